@@ -1,0 +1,337 @@
+"""Parser: expression text -> AST, without recursion.
+
+An operator-precedence (Pratt / shunting-yard) parser driven by an explicit stack of
+frames: one frame per open ``(``, call or ``[``, each with its own operand and operator
+stacks. Because nothing recurses, no input can raise ``RecursionError``; nesting is
+limited on purpose (:data:`MAX_DEPTH`) so later recursive passes stay safe too.
+
+Precedence, low to high: comparison < ``+ -`` < ``* /`` and implicit multiplication
+< unary ``+ -`` < ``^ **`` (right-assoc) < postfix ``[i]`` and calls.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .ast import Binary, Call, Compare, Const, Index, Node, Num, Unary, Var, Vector
+from .errors import ExpressionError
+from .names import CONSTANTS, FunctionSpec, function_names, resolve_function, suggest
+from .tokens import Token, describe, tokenize
+
+__all__ = ["MAX_DEPTH", "MAX_LENGTH", "parse"]
+
+MAX_LENGTH = 10_000
+MAX_DEPTH = 200
+
+_COMPARE = frozenset({"<", "<=", ">", ">=", "==", "!="})
+_PREC = {"+": 2, "-": 2, "*": 3, "/": 3, "^": 5, "**": 5} | {op: 1 for op in _COMPARE}
+_UNARY_PREC = 4
+_CLOSE = {"(": ")", "[": "]"}
+_EXPECT, _AFTER = "expect", "after"
+_OPERAND_WORDS = "a number, a name, '(' or '['"
+
+
+@dataclass
+class _Op:
+    op: str
+    pos: int
+    prec: int
+    unary: bool
+
+
+@dataclass
+class _Frame:
+    """One bracket level being parsed: 'top', 'paren', 'call' or 'vector'."""
+
+    kind: str
+    open: Token | None = None
+    spec: FunctionSpec | None = None
+    name: Token | None = None  # the function name, for calls
+    operands: list[Node] = field(default_factory=list)
+    ops: list[_Op] = field(default_factory=list)
+    items: list[Node] = field(default_factory=list)
+    item_pos: list[int] = field(default_factory=list)
+    has_compare: bool = False
+
+
+def parse(expression: str) -> Node:
+    """Parse ``expression`` into an AST; raise :class:`ExpressionError` on any problem.
+
+    Unknown names become :class:`~gradcli.lang.ast.Var` (free variables); binding them is
+    the evaluator's job (see :func:`gradcli.lang.checks.check_names`).
+    """
+    if not isinstance(expression, str):
+        raise TypeError(f"expression must be str, not {type(expression).__name__}")
+    if len(expression) > MAX_LENGTH:
+        raise ExpressionError(
+            f"expression is {len(expression)} characters long; the limit is {MAX_LENGTH}",
+            expression,
+            None,
+        )
+    tokens = tokenize(expression)
+    if tokens[0].kind == "end":
+        raise ExpressionError("empty expression", expression, 0)
+    return _Parser(expression, tokens).run()
+
+
+class _Parser:
+    def __init__(self, text: str, tokens: list[Token]) -> None:
+        self.text = text
+        self.toks = tokens
+        self.i = 0
+        self.depth = 0
+        self.frames = [_Frame("top")]
+        self.last: Token = tokens[0]  # last token of the most recent operand
+
+    # -- helpers ------------------------------------------------------------------
+    def error(self, reason: str, pos: int, hint: str | None = None) -> ExpressionError:
+        return ExpressionError(reason, self.text, pos, hint)
+
+    def enter(self, pos: int) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.error(f"expression nests deeper than {MAX_DEPTH} levels", pos)
+
+    def push_operand(self, node: Node, last: Token) -> str:
+        self.frames[-1].operands.append(node)
+        self.last = last
+        return _AFTER
+
+    def run(self) -> Node:
+        state = _EXPECT
+        while True:
+            tok = self.toks[self.i]
+            if state == _EXPECT:
+                state = self.operand(tok)
+                continue
+            result = self.after(tok)
+            if not isinstance(result, str):
+                return result
+            state = result
+
+    # -- operand position -----------------------------------------------------------
+    def operand(self, tok: Token) -> str:
+        frame = self.frames[-1]
+        if tok.kind == "op" and tok.text in "+-":
+            self.enter(tok.pos)
+            frame.ops.append(_Op(tok.text, tok.pos, _UNARY_PREC, unary=True))
+            self.i += 1
+            return _EXPECT
+        if tok.kind == "number":
+            value = float(tok.text)
+            if math.isinf(value):
+                raise self.error(f"number too large: {tok.text}", tok.pos,
+                                 "the largest number is about 1.8e308")
+            self.i += 1
+            return self.push_operand(Num(value, tok.pos), tok)
+        if tok.kind == "name":
+            return self.name(tok)
+        if tok.kind in ("(", "["):
+            self.enter(tok.pos)
+            self.i += 1
+            if tok.kind == "[" and self.toks[self.i].kind == "]":
+                raise self.error("empty vector '[]'", tok.pos,
+                                 "a vector needs at least one element")
+            self.frames.append(_Frame("paren" if tok.kind == "(" else "vector", tok))
+            self.frames[-1].item_pos.append(self.toks[self.i].pos)
+            return _EXPECT
+        prev = self.toks[self.i - 1] if self.i else None
+        if tok.kind == "end":
+            if prev is not None and prev.kind in ("(", "[", ",") and frame.open is not None:
+                raise self.unbalanced(frame)
+            after = f" after {describe(prev)}" if prev is not None else ""
+            raise self.error(f"unexpected end of input{after}: expected {_OPERAND_WORDS}",
+                             tok.pos)
+        raise self.error(f"unexpected {describe(tok)}: expected {_OPERAND_WORDS}", tok.pos)
+
+    def name(self, tok: Token) -> str:
+        nxt = self.toks[self.i + 1]
+        spec = resolve_function(tok.text)
+        if spec is not None:
+            if nxt.kind != "(":
+                raise self.error(f"{tok.text} is a function: call it as {tok.text}(...)", tok.pos)
+            self.enter(nxt.pos)
+            self.i += 2
+            frame = _Frame("call", nxt, spec, tok)
+            self.frames.append(frame)
+            if self.toks[self.i].kind == ")":
+                return self.finish_call(frame)
+            frame.item_pos.append(self.toks[self.i].pos)
+            return _EXPECT
+        if nxt.kind == "(":
+            if tok.text in CONSTANTS:
+                raise self.error(f"{tok.text} is a constant, not a function", tok.pos,
+                                 f"write {tok.text}*(...) to multiply")
+            close = suggest(tok.text, function_names())
+            if close is not None:
+                raise self.error(f"unknown function '{tok.text}'", tok.pos,
+                                 f"did you mean '{close}'?")
+            raise self.error(f"{tok.text} is not a function", tok.pos,
+                             f"write {tok.text}*(...) to multiply")
+        self.i += 1
+        node: Node = Const(tok.text, tok.pos) if tok.text in CONSTANTS else Var(tok.text, tok.pos)
+        return self.push_operand(node, tok)
+
+    # -- operator position ------------------------------------------------------------
+    def after(self, tok: Token) -> str | Node:
+        frame = self.frames[-1]
+        if tok.kind == "[":
+            return self.index(frame, tok)
+        if tok.kind == "op":
+            self.push_binary(frame, tok.text, tok.pos)
+            self.i += 1
+            return _EXPECT
+        if tok.kind in ("name", "number", "("):
+            implicit = self.last.kind in (")", "]") or (
+                self.last.kind == "number" and tok.kind != "number"
+            )
+            if not implicit:
+                raise self.error(
+                    f"missing operator between {self.last.text!r} and {tok.text!r}", tok.pos,
+                    f"write {self.last.text}*{tok.text} to multiply",
+                )
+            self.push_binary(frame, "*", tok.pos)
+            return _EXPECT
+        if tok.kind == ",":
+            if frame.kind not in ("call", "vector"):
+                raise self.error("unexpected ','", tok.pos,
+                                 "commas only separate function arguments and vector elements")
+            frame.items.append(self.reduce_all(frame))
+            self.i += 1
+            frame.item_pos.append(self.toks[self.i].pos)
+            return _EXPECT
+        if tok.kind in (")", "]"):
+            return self.close(frame, tok)
+        # end of input
+        if frame.kind != "top":
+            raise self.unbalanced(frame)
+        return self.reduce_all(frame)
+
+    def index(self, frame: _Frame, tok: Token) -> str:
+        target = frame.operands[-1]
+        if isinstance(target, Num):
+            raise self.error("cannot index a number", tok.pos)
+        if isinstance(target, Const):
+            raise self.error(f"cannot index the constant {target.name}", tok.pos)
+        value, close = self.toks[self.i + 1], self.toks[self.i + 2]
+        if value.kind == "end":
+            raise self.error("unbalanced '[': expected ']' to match it", tok.pos)
+        if value.kind != "number" or not value.text.isdigit():
+            raise self.error(f"invalid index {describe(value)}", value.pos,
+                             "an index must be a non-negative integer literal, like x[0]")
+        if len(value.text) > 9:
+            raise self.error(f"index {value.text} is too large", value.pos)
+        if close.kind == "end":
+            raise self.error("unbalanced '[': expected ']' to match it", tok.pos)
+        if close.kind != "]":
+            raise self.error(f"unexpected {describe(close)}: expected ']' after the index",
+                             close.pos, "an index is a single integer, like x[0]")
+        frame.operands[-1] = Index(target, int(value.text), tok.pos)
+        self.i += 3
+        self.last = close
+        return _AFTER
+
+    def push_binary(self, frame: _Frame, op: str, pos: int) -> None:
+        prec = _PREC[op]
+        right_assoc = prec == _PREC["^"]
+        while frame.ops and (
+            frame.ops[-1].prec > prec or (frame.ops[-1].prec == prec and not right_assoc)
+        ):
+            self.apply(frame)
+        if op in _COMPARE:
+            if frame.has_compare:
+                raise self.error("comparisons cannot be chained", pos,
+                                 "use parentheses, e.g. (a < b) == 1")
+            frame.has_compare = True
+        if right_assoc:
+            self.enter(pos)
+        frame.ops.append(_Op(op, pos, prec, unary=False))
+
+    def apply(self, frame: _Frame) -> None:
+        op = frame.ops.pop()
+        right = frame.operands.pop()
+        if op.unary:
+            frame.operands.append(Unary(op.op, right, op.pos))
+        else:
+            left = frame.operands.pop()
+            cls = Compare if op.op in _COMPARE else Binary
+            frame.operands.append(cls("^" if op.op == "**" else op.op, left, right, op.pos))
+        if op.unary or op.prec == _PREC["^"]:
+            self.depth -= 1
+
+    def reduce_all(self, frame: _Frame) -> Node:
+        while frame.ops:
+            self.apply(frame)
+        frame.has_compare = False
+        return frame.operands.pop()
+
+    # -- closing brackets ---------------------------------------------------------------
+    def unbalanced(self, frame: _Frame) -> ExpressionError:
+        assert frame.open is not None
+        opener = frame.open.kind
+        return self.error(f"unbalanced '{opener}': expected '{_CLOSE[opener]}' to match it",
+                          frame.open.pos)
+
+    def close(self, frame: _Frame, tok: Token) -> str:
+        want = {"paren": ")", "call": ")", "vector": "]"}.get(frame.kind)
+        if want is None:
+            partner = "(" if tok.kind == ")" else "["
+            raise self.error(f"unbalanced '{tok.kind}': there is no matching '{partner}'", tok.pos)
+        if tok.kind != want:
+            assert frame.open is not None
+            raise self.error(
+                f"unbalanced '{tok.kind}': the '{frame.open.kind}' at column {frame.open.pos + 1} "
+                f"must be closed with '{want}' first", tok.pos)
+        node = self.reduce_all(frame)
+        if frame.kind == "paren":
+            self.frames.pop()
+            self.depth -= 1
+            self.i += 1
+            return self.push_operand(node, tok)
+        frame.items.append(node)
+        if frame.kind == "call":
+            return self.finish_call(frame)
+        return self.finish_vector(frame, tok)
+
+    def finish_call(self, frame: _Frame) -> str:
+        assert frame.spec is not None and frame.name is not None
+        self.frames.pop()
+        self.depth -= 1
+        got, want = len(frame.items), frame.spec.arity
+        if got != want:
+            raise self.error(
+                f"{frame.name.text} takes {want} argument{'s' if want != 1 else ''}, got {got}",
+                frame.name.pos,
+            )
+        close = self.toks[self.i]
+        self.i += 1
+        return self.push_operand(Call(frame.spec.name, tuple(frame.items), frame.name.pos), close)
+
+    def finish_vector(self, frame: _Frame, tok: Token) -> str:
+        assert frame.open is not None
+        items = frame.items
+        first_is_vec = isinstance(items[0], Vector)
+        first_shape = _shape(items[0])
+        for item, pos in zip(items, frame.item_pos, strict=True):
+            if isinstance(item, Vector) != first_is_vec:
+                raise self.error("cannot mix scalars and vectors in one '[...]'", pos,
+                                 "write [a, b] for a vector, [[a, b], [c, d]] for a matrix")
+            shape = _shape(item)
+            if shape != first_shape:
+                raise self.error(
+                    f"ragged matrix: this element has shape {shape} "
+                    f"but the first has shape {first_shape}", pos)
+        self.frames.pop()
+        self.depth -= 1
+        self.i += 1
+        return self.push_operand(Vector(tuple(items), frame.open.pos), tok)
+
+
+def _shape(node: Node) -> tuple[int, ...]:
+    """Literal shape of a (validated, rectangular) bracket literal; ``()`` for scalars."""
+    dims: list[int] = []
+    while isinstance(node, Vector):
+        dims.append(len(node.items))
+        node = node.items[0]
+    return tuple(dims)
