@@ -1,0 +1,171 @@
+"""``gradcli.evaluate``: an expression, where to look, and what to compute -> named columns.
+
+This is the one path from text to numbers; the CLI calls it too. Columns are named as the
+CLI prints them: ``f``, ``f[0]``, ``df/dx``, ``df[0]/dy``, ``vjp/dx``, ``jvp``,
+``d2f/dxdy``. Grid results are grid-shaped (first grid variable on the first axis); the
+grid variables' own columns come back as broadcastable axes, as ``numpy.ogrid`` gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..lang import ExpressionError, Var, parse, walk
+from ..lang.compile import Program, _flatten, compile_expression
+from .binding import (
+    DEFAULT_MAX_POINTS,
+    Binding,
+    EvaluationError,
+    bind_grid,
+    bind_points,
+    bind_table,
+    check_limit,
+)
+from .kernels import WHATS, Plan
+from .runner import ArraySink, Sink, run
+
+__all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
+           "output_names", "Prepared"]
+
+
+def output_names(shape: tuple[int, ...]) -> list[str]:
+    """``f`` for a scalar, ``f[i]`` for a vector, ``f[i][j]`` for a matrix (C order)."""
+    return ["f" + "".join(f"[{i}]" for i in idx) for idx in np.ndindex(*shape)]
+
+
+class Prepared:
+    """A parsed, bound and compiled request, ready to run (or to inspect, for ``graph``)."""
+
+    def __init__(self, expression: str, program: Program, binding: Binding, plan: Plan,
+                 dtype: np.dtype) -> None:
+        self.expression, self.program, self.binding = expression, program, binding
+        self.plan, self.dtype = plan, dtype
+
+    def variable_columns(self) -> dict[str, np.ndarray]:
+        """Each input component's own column (broadcastable axes for grids)."""
+        return {col: self.binding.components[var][0 if k is None else k]
+                for col, var, k in self.binding.column_names()}
+
+    def run(self, sink: Sink | None = None, *, threads: int | None = None,
+            block_size: int | None = None,
+            progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Compute every block; return the variables' columns then the results."""
+        sink = sink or ArraySink()
+        run(self.plan, self.binding, sink, dtype=self.dtype, threads=threads,
+            block_size=block_size, progress=progress)
+        return {**self.variable_columns(), **sink.result()}
+
+
+def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> ExpressionError:
+    pos = next(n.pos for n in walk(tree) if isinstance(n, Var) and n.name == name)
+    how = (f'--grid {name}=0:1:11 or --grid {name}=VALUE' if binding.kind == "grid"
+           else f'--at "...,{name}=VALUE" or a {name} column in --points')
+    return ExpressionError(f"variable '{name}' is not bound", expression, pos,
+                           hint=f"give it a value with {how}")
+
+
+def prepare(expression: str, what: str = "eval", *, at: Sequence[Mapping[str, Any]] | None = None,
+            grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
+            vector: Any = None, direction: Mapping[str, Any] | None = None, dtype: Any = None,
+            max_points: int = DEFAULT_MAX_POINTS) -> Prepared:
+    """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests."""
+    if what not in WHATS:
+        raise EvaluationError(f"unknown computation '{what}': choose one of {', '.join(WHATS)}")
+    given = [a for a in (at, grid, points) if a is not None]
+    if len(given) != 1:
+        raise EvaluationError("give exactly one of at=, grid= or points=")
+    dt = np.dtype(np.float64 if dtype is None else dtype)
+    if dt not in (np.float64, np.float32):
+        raise EvaluationError(f"dtype must be float64 or float32, got {dt}")
+    tree = parse(expression)
+    if grid is not None:
+        binding = bind_grid(grid, dt, max_points)
+    elif at is not None:
+        binding = bind_points(list(at), dt)
+    else:
+        binding = bind_table(points or {}, dt)
+    check_limit(binding, max_points)
+    for name in _free(tree):
+        if name not in binding.shapes:
+            raise _unbound_error(expression, tree, name, binding)
+    program = compile_expression(tree, expression, binding.shapes)
+    outs = output_names(program.shape)
+    inputs = binding.column_names()
+    plan = Plan(program, what, inputs, outs,
+                var_sizes=[(n, None if binding.shapes[n] == () else binding.shapes[n][0])
+                           for n in binding.names])
+    if what in ("grad", "hessian") and program.shape != ():
+        raise EvaluationError(
+            f"{what} needs a scalar-valued expression, but this one has shape "
+            f"{program.shape}: use jacobian for every derivative, or vjp --vector for vᵀJ")
+    if what == "vjp":
+        plan.vector = _vector(vector, program.shape)
+    if what == "jvp":
+        plan.direction = _direction(direction, binding, inputs)
+    plan.reverse = binding.kind == "points" and what in ("grad", "jacobian", "vjp") and (
+        len(outs) < len(inputs))
+    return Prepared(expression, program, binding, plan, dt)
+
+
+def _free(tree: Any) -> list[str]:
+    from ..lang import free_variables
+
+    return free_variables(tree)
+
+
+def _vector(vector: Any, shape: tuple[int, ...]) -> list[float]:
+    if vector is None:
+        raise EvaluationError("vjp needs a vector v shaped like f: --vector \"1,0\" "
+                              "(Python: vector=[1, 0])")
+    arr = np.asarray(vector, dtype=float) if not isinstance(vector, list) else None
+    if arr is None:
+        try:
+            arr = np.asarray(vector, dtype=float)
+        except ValueError:
+            raise EvaluationError("the vector is ragged: every row needs the same length") \
+                from None
+    if arr.shape != shape:
+        raise EvaluationError(f"the vector has shape {arr.shape} but f has shape {shape}: "
+                              "v must have one entry per component of f")
+    return [float(v) for v in arr.reshape(-1)]
+
+
+def _direction(direction: Mapping[str, Any] | None, binding: Binding,
+               inputs: list[tuple[str, str, int | None]]) -> list[float]:
+    if not direction:
+        raise EvaluationError('jvp needs a direction u: --direction "x=1,y=0" '
+                              '(Python: direction={"x": 1, "y": 0})')
+    for name in direction:
+        if name not in binding.shapes:
+            raise EvaluationError(f"the direction names '{name}', which is not a variable "
+                                  f"here (variables: {', '.join(binding.names)})")
+    out = []
+    for _, var, k in inputs:
+        value = direction.get(var, 0.0)
+        flat = _flatten(value) if isinstance(value, list) else [value]
+        want = 1 if k is None else binding.shapes[var][0]
+        if len(flat) != want:
+            raise EvaluationError(f"the direction for '{var}' has {len(flat)} entries, "
+                                  f"the variable has {want}")
+        out.append(float(flat[0 if k is None else k]))
+    return out
+
+
+def evaluate(expression: str, what: str = "eval", *,
+             at: Sequence[Mapping[str, Any]] | None = None,
+             grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
+             vector: Any = None, direction: Mapping[str, Any] | None = None, dtype: Any = None,
+             max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
+             block_size: int | None = None) -> dict[str, Any]:
+    """Evaluate ``expression`` and its derivatives; return ``{column name: array}``.
+
+    ``what`` is one of eval, grad, jacobian, vjp (needs ``vector``), jvp (needs
+    ``direction``), hessian. Give the points as ``at=[{"x": 1.0}, ...]``, as
+    ``grid={"x": (start, stop, count), "z": value}`` or as ``points={"x": array}``.
+    """
+    prepared = prepare(expression, what, at=at, grid=grid, points=points, vector=vector,
+                       direction=direction, dtype=dtype, max_points=max_points)
+    return prepared.run(threads=threads, block_size=block_size)

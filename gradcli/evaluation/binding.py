@@ -1,0 +1,158 @@
+"""Where to evaluate: bind variables to a point list, a point table or a Cartesian grid.
+
+A Binding gives each variable its component arrays, shaped to broadcast against the
+batch shape: ``(N,)`` for points, the grid's shape for a grid. Grid variables are 1-D
+axes shaped as ``numpy.ogrid`` does, so work on one variable is done once per axis value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+DEFAULT_MAX_POINTS = 50_000_000
+
+
+class EvaluationError(ValueError):
+    """A problem with what the user asked to evaluate (exit status 2 in the CLI)."""
+
+
+@dataclass
+class Binding:
+    """Variables bound to values. ``components[name]`` lists one array per component
+    (one for a scalar variable); each broadcasts against ``batch_shape``."""
+
+    kind: str                                     # "points" or "grid"
+    names: list[str]
+    shapes: dict[str, tuple[int, ...]]
+    components: dict[str, list[np.ndarray]]
+    batch_shape: tuple[int, ...]
+    axes: list[str] = field(default_factory=list)  # grid variables that span an axis
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.batch_shape, dtype=np.int64))
+
+    def column_names(self) -> list[tuple[str, str, int | None]]:
+        """(column, variable, component) for every input component, in binding order."""
+        out = []
+        for name in self.names:
+            if self.shapes[name] == ():
+                out.append((name, name, None))
+            else:
+                out.extend((f"{name}[{k}]", name, k) for k in range(self.shapes[name][0]))
+        return out
+
+    def block(self, start: int, stop: int) -> dict[str, list[np.ndarray]]:
+        """The components restricted to rows ``start:stop`` of the batch's first axis."""
+        if not self.batch_shape:
+            return self.components
+        out = {}
+        for name, comps in self.components.items():
+            out[name] = [c[start:stop] if c.ndim and c.shape[0] != 1 else c for c in comps]
+        return out
+
+
+def _as_components(name: str, value: Any, dtype: np.dtype) -> tuple[tuple[int, ...], list]:
+    arr = np.asarray(value, dtype=dtype)
+    if arr.ndim == 0:
+        return (), [arr]
+    if arr.ndim == 1:
+        return (arr.shape[0],), list(arr)
+    raise EvaluationError(f"variable '{name}': only scalars and vectors are supported, "
+                          f"got a value of shape {arr.shape}")
+
+
+def bind_points(at: Sequence[Mapping[str, Any]], dtype: np.dtype) -> Binding:
+    """Bind a list of points, each a mapping from variable name to a number or vector."""
+    if not at:
+        raise EvaluationError("no points given")
+    names = list(at[0])
+    columns: dict[str, list[list[np.ndarray]]] = {n: [] for n in names}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for i, point in enumerate(at):
+        if list(point) != names:
+            raise EvaluationError(
+                f"point {i + 1} binds {', '.join(point) or 'nothing'}, but point 1 binds "
+                f"{', '.join(names)}: every point must bind the same variables in one order")
+        for name, value in point.items():
+            shape, comps = _as_components(name, value, dtype)
+            if shapes.setdefault(name, shape) != shape:
+                raise EvaluationError(f"variable '{name}' has length {shape} at point {i + 1} "
+                                      f"but {shapes[name]} at point 1")
+            columns[name].append(comps)
+    components = {n: [np.array([p[k] for p in columns[n]], dtype=dtype)
+                      for k in range(len(columns[n][0]))] for n in names}
+    return Binding("points", names, shapes, components, (len(at),))
+
+
+def bind_table(points: Mapping[str, Any], dtype: np.dtype) -> Binding:
+    """Bind columns of values: ``{"x": array (N,) or (N, k), ...}``."""
+    names = list(points)
+    if not names:
+        raise EvaluationError("no variables given")
+    components, shapes, n = {}, {}, None
+    for name in names:
+        arr = np.asarray(points[name], dtype=dtype)
+        if arr.ndim not in (1, 2):
+            raise EvaluationError(f"column '{name}' must be 1-D (or 2-D for a vector "
+                                  f"variable), got shape {arr.shape}")
+        if n is None:
+            n = arr.shape[0]
+        if arr.shape[0] != n:
+            raise EvaluationError(f"column '{name}' has {arr.shape[0]} values, others {n}")
+        shapes[name] = () if arr.ndim == 1 else (arr.shape[1],)
+        components[name] = [arr] if arr.ndim == 1 else [arr[:, k].copy()
+                                                         for k in range(arr.shape[1])]
+    return Binding("points", names, shapes, components, (int(n or 0),))
+
+
+def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Binding:
+    """Bind a Cartesian grid: ``{"x": (start, stop, count), "z": value}``."""
+    axes = [n for n, v in grid.items() if isinstance(v, (tuple, list))]
+    counts = []
+    for name in axes:
+        spec = grid[name]
+        if len(spec) != 3:
+            raise EvaluationError(f"grid '{name}' needs (start, stop, count), got {spec!r}")
+        count = spec[2]
+        if not float(count).is_integer() or count < 1:
+            raise EvaluationError(f"grid '{name}': the count must be a whole number >= 1, "
+                                  f"got {count}")
+        counts.append(int(count))
+    total = 1
+    for c in counts:
+        total *= c
+    if total > max_points:
+        raise EvaluationError(
+            f"the grid has {total:,} points, over the limit of {max_points:,}; "
+            "raise it with --max-points (Python: max_points=)")
+    shape = tuple(counts)
+    components, shapes = {}, {}
+    for name, spec in grid.items():
+        shapes[name] = ()
+        if name in axes:
+            start, stop = float(spec[0]), float(spec[1])
+            if not (np.isfinite(start) and np.isfinite(stop)):
+                raise EvaluationError(f"grid '{name}': bounds must be finite")
+            view = [1] * len(shape)
+            view[axes.index(name)] = shape[axes.index(name)]
+            axis = np.linspace(start, stop, shape[axes.index(name)], dtype=dtype)
+            components[name] = [axis.reshape(view)]
+        else:
+            value = np.asarray(spec, dtype=dtype)
+            if value.ndim:
+                raise EvaluationError(f"grid '{name}' must be a number or (start, stop, count)")
+            components[name] = [value.reshape((1,) * len(shape))]
+    return Binding("grid", list(grid), shapes, components, shape, axes)
+
+
+def check_limit(binding: Binding, max_points: int) -> None:
+    """Refuse point sets over ``max_points`` before anything large is allocated."""
+    if binding.size > max_points:
+        raise EvaluationError(
+            f"{binding.size:,} points is over the limit of {max_points:,}; raise it with "
+            "--max-points (Python: max_points=)")

@@ -1,0 +1,67 @@
+"""Render ``gradcli graph`` results as a terminal table, JSON, or Graphviz DOT source."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def _num(v: float | None, precision: int) -> str:
+    return "" if v is None else f"{v:.{precision}g}"
+
+
+def graph_json(expression: str, point: dict[str, Any], nodes: list[Any], output: str) -> str:
+    """Strict JSON: {"expression", "point", "output", "nodes": [{id, op, inputs, value,
+    adjoint}]}; non-finite numbers become the strings "nan", "inf", "-inf"."""
+    def clean(v: Any) -> Any:
+        if isinstance(v, float) and v != v:
+            return "nan"
+        if isinstance(v, float) and v in (float("inf"), float("-inf")):
+            return "inf" if v > 0 else "-inf"
+        return v
+
+    doc = {
+        "expression": expression,
+        "point": {k: clean(v) if not isinstance(v, list) else v for k, v in point.items()},
+        "output": output,
+        "nodes": [{"id": n.id, "op": n.op, "inputs": n.inputs, "value": clean(n.value),
+                   "adjoint": clean(n.adjoint)} for n in nodes],
+    }
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+
+
+def graph_dot(expression: str, nodes: list[Any], output: str, precision: int) -> str:
+    """Graphviz source: one box per node (operation, value, adjoint), edges from inputs."""
+    esc = lambda s: s.replace('"', '\\"')  # noqa: E731 - DOT's only special character here
+    lines = ["digraph gradcli {", "  rankdir=LR;", f'  label="{esc(expression)}";',
+             '  node [shape=box, fontname="monospace"];']
+    ids = {n.id for n in nodes}
+    for n in nodes:
+        label = (f"{n.id}: {n.op}\\nvalue = {_num(n.value, precision)}\\n"
+                 f"adjoint = {_num(n.adjoint, precision)}")
+        style = ", style=bold" if n.id == output else ""
+        lines.append(f'  "{esc(n.id)}" [label="{esc(label)}"{style}];')
+        for i, src in enumerate(n.inputs):
+            if src in ids:
+                lines.append(f'  "{esc(src)}" -> "{esc(n.id)}";')
+            else:
+                const = f"{n.id}_c{i}"
+                lines.append(f'  "{const}" [label="{esc(src)}", shape=plaintext];')
+                lines.append(f'  "{const}" -> "{esc(n.id)}";')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def graph_table(expression: str, nodes: list[Any], output: str, precision: int) -> Any:
+    """A rich table: node, operation, inputs, value, adjoint ∂f/∂node."""
+    from rich.table import Table
+
+    table = Table(title=f"computation graph of {expression}", title_justify="left")
+    for name, just in (("node", "left"), ("operation", "left"), ("inputs", "left"),
+                       ("value", "right"), ("adjoint ∂f/∂node", "right")):
+        table.add_column(name, justify=just)  # type: ignore[arg-type]
+    for n in nodes:
+        mark = " (f)" if n.id == output else ""
+        table.add_row(n.id + mark, n.op, ", ".join(n.inputs), _num(n.value, precision),
+                      _num(n.adjoint, precision))
+    return table
