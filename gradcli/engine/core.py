@@ -137,7 +137,8 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Tensor:
     with _quiet():
         out = prim.fwd(*arrays, **params)
     if not isinstance(out, np.ndarray) or out.dtype.kind != "f":
-        out = np.asarray(out, dtype=_result_dtype(arrays))
+        # comparisons stay boolean (masks, as in PyTorch); everything else is float
+        out = np.asarray(out) if prim.nondiff else np.asarray(out, dtype=_result_dtype(arrays))
     result = Tensor._make(out)
     if not prim.nondiff:
         if is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args):

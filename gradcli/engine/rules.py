@@ -146,7 +146,8 @@ def _cat_vjp(g, y, xs, params, needs, shapes):
 
 
 def _norm_grad(x, y, dim, keepdim):
-    return where(y == 0, 0.0, x / _reduced_shape_back(y, np.shape(x), dim, keepdim))
+    y = _reduced_shape_back(y, np.shape(x), dim, keepdim)
+    return where(y == 0, 0.0, x / y)
 
 
 # --- elementwise arithmetic ------------------------------------------------------------
@@ -158,7 +159,7 @@ div = binary("div", np.true_divide, lambda a, b, y: 1.0 / b, lambda a, b, y: -y 
 # d/dx x**c at x = 0 with c = 0 is 0 (PyTorch masks exponent == 0); ∂/∂c is 0 where x = 0, c >= 0
 pow = binary("pow", np.power,  # noqa: A001 - mirrors torch.pow
              lambda a, b, y: where(b == 0, 0.0, b * a ** (b - 1.0)),
-             lambda a, b, y: where((a == 0) & (b >= 0), 0.0, y * log(a)),
+             lambda a, b, y: where(logical_and(a == 0, b >= 0), 0.0, y * log(a)),
              grad_name="PowBackward1")
 pow_scalar = unary("pow_scalar", lambda a, exponent: np.power(a, exponent),
                    lambda x, y, exponent: 0.0 if exponent == 0 else
@@ -204,8 +205,8 @@ sigmoid = unary("sigmoid", lambda a: 0.5 * (1.0 + np.tanh(0.5 * a)), lambda x, y
 softplus = unary("softplus", lambda a: np.logaddexp(0.0, a), lambda x, y: sigmoid(x))
 # the gradient passes at the boundary: ∂/∂x clamp(x) = 1 for min <= x <= max
 clamp = unary("clamp", lambda a, min=None, max=None: np.clip(a, min, max),  # noqa: A002
-              lambda x, y, min=None, max=None: ((x >= (-np.inf if min is None else min))  # noqa: A002
-                                                & (x <= (np.inf if max is None else max))),
+              lambda x, y, min=None, max=None: logical_and(  # noqa: A002
+                  x >= (-np.inf if min is None else min), x <= (np.inf if max is None else max)),
               grad_name="ClampBackward1")
 
 # --- comparisons: 0/1 values, no gradient ------------------------------------------------

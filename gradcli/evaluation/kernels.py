@@ -68,6 +68,31 @@ def _env(plan: Plan, values: list[Any]) -> dict[str, Any]:
     return env
 
 
+@dataclass
+class Hoist:
+    """Work shared by every block of a grid: the values (and, being recorded, the tangents)
+    of everything that does not depend on the variable whose axis the blocks cut."""
+
+    blocked: str
+    leaves: dict[str, list[Any]]
+    memo: dict[int, Any]
+
+
+def hoist(plan: Plan, components: dict[str, list[np.ndarray]], blocked: str) -> Hoist:
+    """Compute the block-independent steps once (the y-only part of sin(x)*cos(y))."""
+    recording = plan.what != "eval"
+    leaves = {name: [Tensor._make(a).requires_grad_() if recording else a
+                     for a in components[name]]
+              for name, _ in plan.var_sizes or [] if name != blocked}
+    env = {name: (vals if size is not None else vals[0])
+           for (name, size) in plan.var_sizes or [] if name != blocked
+           for vals in [leaves[name]]}
+    mode = enable_grad() if recording else no_grad()
+    with mode, np.errstate(all="ignore"):
+        memo = plan.program.run_without(env, blocked)
+    return Hoist(blocked, leaves, memo)
+
+
 def _raw(v: Any) -> Any:
     return v.arr if isinstance(v, Tensor) else v
 
@@ -76,17 +101,22 @@ def _live(v: Any) -> bool:
     return isinstance(v, Tensor) and v.requires_grad
 
 
-def compute_block(plan: Plan, comps: dict[str, list[np.ndarray]]) -> dict[str, Any]:
+def compute_block(plan: Plan, comps: dict[str, list[np.ndarray]],
+                  shared: Hoist | None = None) -> dict[str, Any]:
     """Evaluate one block. Values are arrays broadcastable to the block, scalars, or None
-    for an identically zero derivative."""
-    arrays = [a for name, _ in plan.var_sizes or [] for a in comps[name]]
+    for an identically zero derivative. ``shared`` supplies the hoisted work of a grid."""
+    memo = shared.memo if shared is not None else None
     if plan.what == "eval":
+        arrays = [a for name, _ in plan.var_sizes or [] for a in
+                  (shared.leaves[name] if shared and name in shared.leaves else comps[name])]
         with no_grad(), np.errstate(all="ignore"):
-            out = plan.program.run(_env(plan, arrays))
+            out = plan.program.run(_env(plan, arrays), memo)
         return dict(zip(plan.outputs, _flatten(out), strict=True))
-    leaves = [Tensor._make(a).requires_grad_() for a in arrays]
+    leaves = [a for name, _ in plan.var_sizes or [] for a in
+              (shared.leaves[name] if shared and name in shared.leaves else
+               [Tensor._make(c).requires_grad_() for c in comps[name]])]
     with enable_grad(), np.errstate(all="ignore"):
-        outs = _flatten(plan.program.run(_env(plan, leaves)))
+        outs = _flatten(plan.program.run(_env(plan, leaves), memo))
     result: dict[str, Any] = {name: _raw(o) for name, o in zip(plan.outputs, outs, strict=True)}
     cols = plan.columns()[len(plan.outputs):]
     if plan.what == "hessian":

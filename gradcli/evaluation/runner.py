@@ -8,6 +8,7 @@ writes its slice of every output column, so memory stays bounded by the outputs.
 
 from __future__ import annotations
 
+import mmap
 import os
 import threading
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .binding import Binding
-from .kernels import Plan, compute_block
+from .kernels import Plan, compute_block, hoist
 
 DEFAULT_BLOCK = 1 << 16
 
@@ -32,6 +33,22 @@ class Sink(Protocol):
     def result(self) -> dict[str, Any]: ...
 
 
+def fresh_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array; large ones come from a plain anonymous mapping.
+
+    numpy asks the kernel for transparent huge pages on large allocations; on machines
+    where that makes every first-touch page fault several times slower (measured here:
+    0.23 s instead of 0.06 s to fill 128 MB), the page faults of the outputs dominate a
+    whole grid evaluation. A plain mapping keeps them at the normal cost.
+    """
+    dt = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    if nbytes < (4 << 20):
+        return np.empty(shape, dtype=dt)
+    buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    return np.frombuffer(buf, dtype=dt).reshape(shape)
+
+
 class ArraySink:
     """Preallocated in-memory outputs; blocks broadcast straight into their slices."""
 
@@ -39,7 +56,7 @@ class ArraySink:
         self.arrays: dict[str, np.ndarray] = {}
 
     def open(self, columns: list[str], shape: tuple[int, ...], dtype: np.dtype) -> None:
-        self.arrays = {c: np.empty(shape, dtype=dtype) for c in columns}
+        self.arrays = {c: fresh_array(shape, dtype) for c in columns}
 
     def write(self, column: str, start: int, stop: int, block: Any) -> None:
         target = self.arrays[column]
@@ -81,12 +98,15 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     sink.open(columns, shape, dtype)
     blocks = blocks_for(shape, block_size or DEFAULT_BLOCK)
     stop = threading.Event()
+    shared = None
+    if binding.kind == "grid" and binding.axes and len(blocks) > 1:
+        shared = hoist(plan, binding.components, binding.axes[0])
 
     def work(bounds: tuple[int, int]) -> None:
         if stop.is_set():
             raise Cancelled
         start, end = bounds
-        values = compute_block(plan, binding.block(start, end))
+        values = compute_block(plan, binding.block(start, end), shared)
         block_shape = (end - start,) + shape[1:] if shape else ()
         for col in columns:
             v = values.get(col)

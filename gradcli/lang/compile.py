@@ -34,6 +34,7 @@ class _Slot:
     shape: Shape
     const: Any = None
     reg: int = -1
+    deps: frozenset[str] = frozenset()  # the variables this value depends on
 
 
 def _map(fn: Callable[..., Any], *vals: Any) -> Any:
@@ -97,13 +98,33 @@ class Program:
         """The result's component shape: () scalar, (m,) vector, (m, k) matrix."""
         return self.result.shape
 
-    def run(self, env: Mapping[str, Any]) -> Any:
-        """Evaluate with ``env`` giving each variable's value (a list for vectors)."""
+    def run(self, env: Mapping[str, Any], memo: Mapping[int, Any] | None = None) -> Any:
+        """Evaluate with ``env`` giving each variable's value (a list for vectors).
+
+        ``memo`` holds values of steps computed earlier (see ``run_without``); they are
+        reused instead of recomputed.
+        """
         regs: list[Any] = [None] * len(self.steps)
-        for i, (fn, args) in enumerate(self.steps):
+        for i, (fn, args, _) in enumerate(self.steps):
+            if memo is not None and i in memo:
+                regs[i] = memo[i]
+                continue
             regs[i] = fn(*[a.const if a.reg < 0 else regs[a.reg] for a in args], env)
         r = self.result
         return r.const if r.reg < 0 else regs[r.reg]
+
+    def run_without(self, env: Mapping[str, Any], excluded: str) -> dict[int, Any]:
+        """Compute every step that does not depend on variable ``excluded``.
+
+        Over a grid blocked along ``excluded``'s axis these values are the same for every
+        block, so they are computed once and passed to ``run`` as its ``memo``.
+        """
+        regs: dict[int, Any] = {}
+        for i, (fn, args, deps) in enumerate(self.steps):
+            if excluded in deps:
+                continue
+            regs[i] = fn(*[a.const if a.reg < 0 else regs[a.reg] for a in args], env)
+        return regs
 
 
 def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Program:
@@ -122,8 +143,9 @@ def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Pr
             with np.errstate(all="ignore"):
                 value = fn(*[a.const for a in args], {})
             return _Slot(shape, const=_as_const(value))
-        steps.append((fn, args))
-        return _Slot(shape, reg=len(steps) - 1)
+        deps = frozenset().union(*(a.deps for a in args))
+        steps.append((fn, args, deps))
+        return _Slot(shape, reg=len(steps) - 1, deps=deps)
 
     def broadcast(node: Node, parts: list[_Slot]) -> Shape:
         shapes_ = {p.shape for p in parts if p.shape != ()}
@@ -177,8 +199,9 @@ def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Pr
 
 
 def _var_slot(steps: list, name: str, shape: Shape) -> _Slot:
-    steps.append((lambda env: env[name], []))
-    return _Slot(shape, reg=len(steps) - 1)
+    deps = frozenset((name,))
+    steps.append((lambda env: env[name], [], deps))
+    return _Slot(shape, reg=len(steps) - 1, deps=deps)
 
 
 def _call(node: Call, parts: list[_Slot], emit: Callable, broadcast: Callable,

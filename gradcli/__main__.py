@@ -1,0 +1,5 @@
+"""``python -m gradcli`` runs the CLI."""
+
+from .cli.main import main
+
+main()
