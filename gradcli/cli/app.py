@@ -15,36 +15,42 @@ from .. import __version__
 from . import execute
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="Derivatives, gradients, Jacobians and gradient-field pictures of a "
                        "formula, from gradcli's own autograd engine.")
 
 Expr = Annotated[str, typer.Argument(help="The formula, e.g. \"x^2 + 3x + 1\" or \"[x*y, x-y]\".",
-                                     show_default=False)]
+                                     show_default=False, metavar="EXPRESSION")]
 At = Annotated[list[str] | None, typer.Option(
-    "--at", "-a", help='One point, e.g. "x=1,y=pi/2" or "x=[0,1,2]"; repeat for more.',
+    "--at", "-a", metavar="POINT", help='One point, e.g. "x=1,y=pi/2" or "x=[0,1,2]"; repeat for more.',
     show_default=False)]
 Grid = Annotated[list[str] | None, typer.Option(
-    "--grid", "-g", help="start:stop:count per variable, e.g. x=0:2pi:100; z=0.5 holds z "
+    "--grid", "-g", metavar="SPEC", help="start:stop:count per variable, e.g. x=0:2pi:100; z=0.5 holds z "
     "fixed; a bare --grid samples the other variables on -5:5.", show_default=False)]
 Points = Annotated[str | None, typer.Option(
-    "--points", "-p", help="CSV file (or - for stdin) whose header names the variables.",
+    "--points", "-p", metavar="FILE", help="CSV file (or - for stdin) whose header names the variables.",
     show_default=False)]
 Fmt = Annotated[str, typer.Option(
-    "--format", "-f", help="auto | table | csv | json | npz (auto: a table on a terminal, "
+    "--format", "-f", metavar="FORMAT", help="auto | table | csv | json | npz (auto: a table on a terminal, "
     "CSV otherwise).")]
 Out = Annotated[str | None, typer.Option(
-    "--output", "-o", help="Write to FILE; the format follows its extension (.csv .json "
+    "--output", "-o", metavar="FILE", help="Write to FILE; the format follows its extension (.csv .json "
     ".npz .npy).", show_default=False)]
-Precision = Annotated[int, typer.Option("--precision", help="Significant digits in tables.")]
+Precision = Annotated[int, typer.Option("--precision", metavar="DIGITS", help="Significant digits in tables.")]
 Strict = Annotated[bool, typer.Option("--strict", help="Exit 1 if any result is nan or inf.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No notes on stderr.")]
-MaxPoints = Annotated[int, typer.Option("--max-points", help="Refuse more points than this.")]
-Dtype = Annotated[str, typer.Option("--dtype", help="float64 or float32.")]
+MaxPoints = Annotated[int, typer.Option("--max-points", metavar="N", help="Refuse more points than this.")]
+Dtype = Annotated[str, typer.Option("--dtype", metavar="DTYPE", help="float64 or float32.")]
 Check = Annotated[bool, typer.Option(
     "--check", help="Also compute central differences; report the largest discrepancy on "
     "stderr, exit 1 above --check-tol.")]
-CheckTol = Annotated[float, typer.Option("--check-tol", help="Relative tolerance for --check.")]
+CheckTol = Annotated[float, typer.Option("--check-tol", metavar="TOL", help="Relative tolerance for --check.")]
+
+
+def examples(*commands: str) -> str:
+    """A help epilog listing example commands, kept as typed (no re-wrapping)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {c}" for c in commands)
 
 
 def _version(value: bool) -> None:
@@ -71,8 +77,9 @@ def _common(what: str, expression: str, at: list[str] | None, grid: list[str] | 
     return execute.run_request(req)
 
 
-@app.command("eval", epilog='Examples:  gradcli eval "x^2 + 3x + 1" --at x=4\n\n'
-             '           gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json')
+@app.command("eval", epilog=examples('gradcli eval "x^2 + 3x + 1" --at x=4',
+                                     'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 '
+                                     '-f json'))
 def eval_(expression: Expr, at: At = None, grid: Grid = None, points: Points = None,
           fmt: Fmt = "auto", output: Out = None, precision: Precision = 6,
           strict: Strict = False, quiet: Quiet = False, max_points: MaxPoints = 50_000_000,
@@ -82,9 +89,10 @@ def eval_(expression: Expr, at: At = None, grid: Grid = None, points: Points = N
                    quiet, max_points, dtype)
 
 
-@app.command(epilog='Examples:  gradcli grad "x^2 + 3x + 1" --at x=4\n\n'
-             '           gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
-             '-o grad.csv\n\n           gradcli grad "sin(x)*cos(y)" --grid')
+@app.command(epilog=examples('gradcli grad "x^2 + 3x + 1" --at x=4',
+                            'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 '
+                            '--grid y=0:2pi:100 -o grad.csv',
+                            'gradcli grad "sin(x)*cos(y)" --grid'))
 def grad(expression: Expr, at: At = None, grid: Grid = None, points: Points = None,
          fmt: Fmt = "auto", output: Out = None, precision: Precision = 6,
          strict: Strict = False, quiet: Quiet = False, max_points: MaxPoints = 50_000_000,
@@ -94,8 +102,8 @@ def grad(expression: Expr, at: At = None, grid: Grid = None, points: Points = No
                    quiet, max_points, dtype, check, check_tol)
 
 
-@app.command(epilog='Examples:  gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2\n\n'
-             '           gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"')
+@app.command(epilog=examples('gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2',
+                            'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"'))
 def jacobian(expression: Expr, at: At = None, grid: Grid = None, points: Points = None,
              fmt: Fmt = "auto", output: Out = None, precision: Precision = 6,
              strict: Strict = False, quiet: Quiet = False,
@@ -106,9 +114,9 @@ def jacobian(expression: Expr, at: At = None, grid: Grid = None, points: Points 
                    quiet, max_points, dtype, check, check_tol)
 
 
-@app.command(epilog='Example:  gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1')
+@app.command(epilog=examples('gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1'))
 def vjp(expression: Expr, vector: Annotated[str, typer.Option(
-            "--vector", "-v", help='v shaped like f: "1,0", or "[[1,0],[0,1]]" for a matrix.',
+            "--vector", "-v", metavar="V", help='v shaped like f: "1,0", or "[[1,0],[0,1]]" for a matrix.',
             show_default=False)],
         at: At = None, grid: Grid = None, points: Points = None, fmt: Fmt = "auto",
         output: Out = None, precision: Precision = 6, strict: Strict = False,
@@ -119,9 +127,9 @@ def vjp(expression: Expr, vector: Annotated[str, typer.Option(
                    quiet, max_points, dtype, vector=vector)
 
 
-@app.command(epilog='Example:  gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2')
+@app.command(epilog=examples('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2'))
 def jvp(expression: Expr, direction: Annotated[str, typer.Option(
-            "--direction", "-d", help='The tangent u, e.g. "x=1,y=0" (unnamed variables: 0).',
+            "--direction", "-d", metavar="U", help='The tangent u, e.g. "x=1,y=0" (unnamed variables: 0).',
             show_default=False)],
         at: At = None, grid: Grid = None, points: Points = None, fmt: Fmt = "auto",
         output: Out = None, precision: Precision = 6, strict: Strict = False,
@@ -132,7 +140,7 @@ def jvp(expression: Expr, direction: Annotated[str, typer.Option(
                    quiet, max_points, dtype, direction=direction)
 
 
-@app.command(epilog='Example:  gradcli hessian "x^2*y + y^3" --at x=1,y=2')
+@app.command(epilog=examples('gradcli hessian "x^2*y + y^3" --at x=1,y=2'))
 def hessian(expression: Expr, at: At = None, grid: Grid = None, points: Points = None,
             fmt: Fmt = "auto", output: Out = None, precision: Precision = 6,
             strict: Strict = False, quiet: Quiet = False,
@@ -143,8 +151,8 @@ def hessian(expression: Expr, at: At = None, grid: Grid = None, points: Points =
                    quiet, max_points, dtype, check, check_tol)
 
 
-@app.command(epilog='Examples:  gradcli graph "4*(x^2 + x)" --at x=3\n\n'
-             '           gradcli graph "sin(x)*y" --at x=1,y=2 -f dot | dot -Tpng > g.png')
+@app.command(epilog=examples('gradcli graph "4*(x^2 + x)" --at x=3',
+                            'gradcli graph "sin(x)*y" --at x=1,y=2 -f dot | dot -Tpng > g.png'))
 def graph(expression: Expr, at: At = None,
           fmt: Annotated[str, typer.Option("--format", "-f",
                                            help="table | json | dot (Graphviz source).")]
@@ -167,9 +175,10 @@ def run_app(args: list[str], debug: bool = False) -> int:
 def _register_plot() -> None:
     from .plot_cmd import plot
 
-    app.command(epilog='Examples:  gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 '
-                '--grid y=0:2pi:100 -o field.png\n\n           gradcli plot "sin(x)" '
-                '--grid x=0:2pi:100 --derivative -o sin.svg')(plot)
+    app.command(epilog=examples(
+        'gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 -o field.png',
+        'gradcli plot "sin(x)" --grid x=0:2pi:100 --derivative -o sin.svg',
+        'gradcli plot "[-y, x]" --grid x=-2:2:41 --grid y=-2:2:41 --color curl -o curl.png'))(plot)
 
 
 _register_plot()

@@ -29,7 +29,8 @@ def say(message: str) -> None:
 
 def guarded(fn: Callable[[], Any], debug: bool) -> int:
     """Call ``fn`` and map its outcome to an exit status, printing errors on stderr."""
-    from typer._click import exceptions as click_exc
+    import click
+    import typer
 
     from ..evaluation import EvaluationError
     from ..lang import ExpressionError
@@ -38,12 +39,12 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
     try:
         status = fn()
         return int(status or 0)
-    except click_exc.Exit as exc:
+    except (typer.Exit, click.exceptions.Exit) as exc:
         return int(exc.exit_code)
-    except click_exc.Abort:
+    except (typer.Abort, click.exceptions.Abort):
         say("gradcli: interrupted")
         return EXIT_INTERRUPT
-    except click_exc.UsageError as exc:
+    except click.UsageError as exc:
         cmd = exc.ctx.command_path if exc.ctx is not None else "gradcli"
         say(f"gradcli: error: {exc.format_message()} (see '{cmd} --help')")
         return EXIT_USAGE

@@ -202,11 +202,10 @@ def _notes(prepared: Prepared) -> list[str]:
     plan = prepared.plan
     if plan.what != "vjp":
         return []
-    m = len(plan.outputs)
-    n = len(plan.inputs)
-    fshape = prepared.program.shape
-    return [f"v: shape {fshape or '()'} (like f), J: shape ({m}, {n}) per point "
-            f"(outputs × inputs), vᵀJ: shape ({n},): one vjp column per input"]
+    m, n = len(plan.outputs), len(plan.inputs)
+    v_shape = prepared.program.shape or "()"
+    return [f"shapes per point: v {v_shape} (like f), J ({m}, {n}) = outputs × inputs, "
+            f"vᵀJ ({n},): one vjp/d column per input"]
 
 
 def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int:

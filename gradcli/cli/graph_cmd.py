@@ -13,7 +13,7 @@ def run_graph(expression: str, at: list[str], fmt: str, output: str | None,
               precision: int) -> int:
     """Build the graph at the single ``--at`` point and print or write it."""
     from ..output import graph_view
-    from ..output.atomic import write_text
+    from ..output import atomic_open
 
     if len(at) != 1:
         raise UsageProblem('graph needs exactly one point: --at "x=3"')
@@ -33,7 +33,8 @@ def run_graph(expression: str, at: list[str], fmt: str, output: str | None,
     text = (graph_view.graph_json(expression, point, nodes, out) if fmt == "json"
             else graph_view.graph_dot(expression, nodes, out, precision))
     if output:
-        write_text(output, text)
+        with atomic_open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
     else:
         sys.stdout.write(text)
     return 0

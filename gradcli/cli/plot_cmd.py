@@ -1,0 +1,117 @@
+"""``gradcli plot``: options in, ``gradcli.plot`` draws, a png/svg/pdf out.
+
+Kept thin and import-light: matplotlib (through ``gradcli.plot``) is imported inside the
+command body only, so ``gradcli --help`` and the other commands never pay for it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from .errors import RuntimeProblem, UsageProblem, say
+
+BARE_GRID = "*"  # what main.normalize_argv turns a bare --grid into
+DEFAULT_RANGE = (-5.0, 5.0, 101)
+
+Expr = Annotated[str, typer.Argument(
+    help="A scalar formula of one or two variables, e.g. \"sin(x)*cos(y)\", or a vector "
+    "field \"[-y, x]\".", show_default=False)]
+Grid = Annotated[list[str] | None, typer.Option(
+    "--grid", "-g", help="start:stop:count per plotted variable (one or two), e.g. "
+    "x=0:2pi:100; z=0.5 holds z fixed; a bare --grid (or none) samples -5:5.",
+    show_default=False)]
+Output = Annotated[str, typer.Option(
+    "--output", "-o", help="The picture; its extension picks the format: .png .svg .pdf.",
+    show_default=False)]
+
+
+def resolve_grid(expression: str, specs: list[str], quiet: bool) -> dict[str, Any]:
+    """``--grid`` specs -> the grid dict; a bare ``--grid`` (or none) samples every free
+    variable not given on -5:5 with 101 points, and says so on stderr."""
+    from ..evaluation.specs import parse_grid
+    from ..lang import free_variables, parse
+
+    grid: dict[str, Any] = {}
+    for spec in specs:
+        if spec == BARE_GRID:
+            continue
+        name, value = parse_grid(spec)
+        if name in grid:
+            raise UsageProblem(f"--grid {name} is given twice")
+        grid[name] = value
+    if specs and BARE_GRID not in specs:
+        return grid
+    missing = sorted(n for n in free_variables(parse(expression)) if n not in grid)
+    for name in missing:
+        grid[name] = DEFAULT_RANGE
+    if missing and not quiet:
+        say("gradcli: note: using " + " ".join(f"--grid {n}=-5:5:101" for n in missing)
+            + " (choose with --grid NAME=start:stop:count)")
+    return grid
+
+
+def plot(expression: Expr, output: Output, grid: Grid = None,
+         every: Annotated[int | None, typer.Option(
+             "--every", help="An arrow at every r-th grid point (default: about 20 along "
+             "a curve, 25 per axis).", show_default=False)] = None,
+         derivative: Annotated[bool, typer.Option(
+             "--derivative", help="One variable: also draw f' as a second line.")] = False,
+         normalize: Annotated[bool, typer.Option(
+             "--normalize", help="Unit arrows: direction only.")] = False,
+         stream: Annotated[bool, typer.Option(
+             "--stream", help="Streamlines instead of arrows.")] = False,
+         contour: Annotated[int, typer.Option(
+             "--contour", help="Overlay N contour lines of the heatmap.")] = 0,
+         arrows: Annotated[str, typer.Option(
+             "--arrows", help="arrows | none.")] = "arrows",
+         color: Annotated[str | None, typer.Option(
+             "--color", help="Vector fields: magnitude | divergence | curl as the heatmap "
+             "(from the engine's Jacobian).", show_default=False)] = None,
+         cmap: Annotated[str | None, typer.Option(
+             "--cmap", help="Colormap (default viridis; RdBu_r centred at 0 for divergence "
+             "and curl).", show_default=False)] = None,
+         title: Annotated[str | None, typer.Option(
+             "--title", help="Title above the plot.", show_default=False)] = None,
+         dpi: Annotated[float, typer.Option("--dpi", help="Pixels per inch.")] = 100.0,
+         size: Annotated[str | None, typer.Option(
+             "--size", help="WIDTHxHEIGHT in inches (default 8x4.5 for a curve, 7x6 for "
+             "a field).", show_default=False)] = None,
+         aspect: Annotated[str | None, typer.Option(
+             "--aspect", help="equal | auto (default: equal for two variables).",
+             show_default=False)] = None,
+         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No notes on stderr.")]
+         = False,
+         max_points: Annotated[int, typer.Option(
+             "--max-points", help="Refuse more points than this.")] = 50_000_000) -> int:
+    """A picture of the formula and its gradient: a curve with tangent arrows (one
+    variable), a heatmap with gradient arrows or streamlines (two), or a vector field."""
+    if arrows not in ("arrows", "none"):
+        raise UsageProblem(f"--arrows must be arrows or none, got '{arrows}'")
+    if color is not None and color not in ("magnitude", "divergence", "curl"):
+        raise UsageProblem(f"--color must be magnitude, divergence or curl, got '{color}'")
+    from ..plot import PlotOptions, check_target, parse_size, plot_expression
+
+    try:
+        check_target(output)
+    except OSError as exc:
+        raise RuntimeProblem(_cannot_write(output, exc)) from None
+    options = PlotOptions(every=every, derivative=derivative, normalize=normalize,
+                          stream=stream, contour=contour, arrows=arrows == "arrows",
+                          color=color, cmap=cmap, title=title, dpi=dpi,
+                          size=parse_size(size) if size is not None else None,
+                          aspect=aspect)
+    options.check()
+    grid_dict = resolve_grid(expression, list(grid or []), quiet)
+    try:
+        plot_expression(expression, grid_dict, output, options, max_points=max_points)
+    except OSError as exc:
+        raise RuntimeProblem(_cannot_write(output, exc)) from None
+    return 0
+
+
+def _cannot_write(path: str, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    where = f" ({exc.filename})" if exc.filename and exc.filename != path else ""
+    return f"cannot write '{path}': {reason.lower()}{where}"
