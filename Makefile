@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+BENCH_VENV := .bench-venv
+BENCH_PY   := $(shell test -x $(BENCH_VENV)/bin/python && echo $(BENCH_VENV)/bin/python || echo $(PY))
+FUZZ_MINUTES ?= 10
 
 .PHONY: demo test test-all lint bench bench-peers samples fuzz clean
 
@@ -22,7 +25,23 @@ test-all: $(STAMP)
 	$(PY) -m pytest -q -m ''
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check gradcli tests benchmarks
+	$(VENV)/bin/ruff check gradcli tests benchmarks fuzz samples
+
+samples: $(STAMP)
+	$(PY) samples/make_samples.py
+
+fuzz: $(STAMP)
+	$(PY) fuzz/run.py --minutes $(FUZZ_MINUTES)
+
+bench: $(STAMP)
+	$(BENCH_PY) benchmarks/run.py
+
+# Peers live in their own venv; torch is pinned to the CPU build (an unpinned torch pulls
+# a multi-GB GPU build).
+bench-peers: $(STAMP)
+	test -d $(BENCH_VENV) || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e . torch==2.13.0 jax jaxlib autograd
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(BENCH_VENV) build *.egg-info .pytest_cache
