@@ -153,20 +153,25 @@ def run_request(req: Request) -> int:
     prepared = build(req)
     fmt = _choose_format(req)
     bar, update = _progress(prepared)
+    stream = None
+    if fmt in ("npz", "npy") and not req.check:
+        from ..output.stream_sink import StreamSink
+
+        stream = StreamSink(req.output or "", fmt, prepared.variable_columns())
     try:
-        columns = prepared.run(progress=update)
+        columns = prepared.run(stream, progress=update)
     finally:
         if bar is not None:
             bar.stop()
-    status = EXIT_OK
-    if req.check:
-        status = _run_check(prepared, columns, req)
-    notes = _notes(prepared)
-    output.write(columns, fmt=fmt, path=req.output, expression=req.expression,
-                 variables=list(prepared.binding.names), notes=notes,
-                 precision=req.precision, stdout=sys.stdout)
-    bad = output.count_nonfinite(
-        {k: v for k, v in columns.items() if k not in prepared.variable_columns()})
+    status = _run_check(prepared, columns, req) if req.check else EXIT_OK
+    if stream is not None:
+        bad = stream.nonfinite
+    else:
+        output.write(columns, fmt=fmt, path=req.output, expression=req.expression,
+                     variables=list(prepared.binding.names), notes=_notes(prepared),
+                     precision=req.precision, stdout=sys.stdout)
+        bad = output.count_nonfinite(
+            {k: v for k, v in columns.items() if k not in prepared.variable_columns()})
     if bad:
         if not req.quiet or req.strict:
             say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} "
@@ -184,9 +189,13 @@ def _choose_format(req: Request) -> str:
         raise UsageProblem(f"--format must be auto, table, csv, json or npz, got '{req.fmt}'")
     if req.output:
         try:
-            by_ext = output.format_from_extension(req.output)
+            by_ext = ("npy" if req.output.lower().endswith(".npy")
+                      else output.format_from_extension(req.output))
         except ValueError as exc:
-            raise UsageProblem(str(exc)) from None
+            raise UsageProblem(str(exc).replace("use .npz", "use .npz, .npy")) from None
+        if by_ext == "npy" and req.check:
+            raise UsageProblem("--check needs the results in memory: use -o with .npz, .csv "
+                               "or .json")
         if fmt not in ("auto", by_ext):
             raise UsageProblem(f"--format {fmt} does not match the extension of "
                                f"'{req.output}' ({by_ext})")

@@ -12,8 +12,7 @@ from .errors import UsageProblem
 def run_graph(expression: str, at: list[str], fmt: str, output: str | None,
               precision: int) -> int:
     """Build the graph at the single ``--at`` point and print or write it."""
-    from ..output import graph_view
-    from ..output import atomic_open
+    from ..output import atomic_open, graph_view
 
     if len(at) != 1:
         raise UsageProblem('graph needs exactly one point: --at "x=3"')

@@ -92,35 +92,63 @@ def blocks_for(shape: tuple[int, ...], block_size: int) -> list[tuple[int, int]]
 def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         threads: int | None = None, block_size: int | None = None,
         progress: Callable[[int, int], None] | None = None) -> None:
-    """Evaluate every block and write it into ``sink``."""
+    """Evaluate every block and write it into ``sink``.
+
+    Array sinks are written by the workers themselves (disjoint slices); a sink marked
+    ``sequential`` (a file stream) gets the blocks in order from this thread, with a
+    bounded number of blocks in flight so memory stays bounded too.
+    """
     shape = binding.batch_shape
     columns = plan.columns()
     sink.open(columns, shape, dtype)
     blocks = blocks_for(shape, block_size or DEFAULT_BLOCK)
     stop = threading.Event()
-    shared = None
-    if binding.kind == "grid" and binding.axes and len(blocks) > 1:
-        shared = hoist(plan, binding.components, binding.axes[0])
+    sequential = getattr(sink, "sequential", False)
+    try:
+        shared = None
+        if binding.kind == "grid" and binding.axes and len(blocks) > 1:
+            shared = hoist(plan, binding.components, binding.axes[0])
 
-    def work(bounds: tuple[int, int]) -> None:
-        if stop.is_set():
-            raise Cancelled
-        start, end = bounds
-        values = compute_block(plan, binding.block(start, end), shared)
-        block_shape = (end - start,) + shape[1:] if shape else ()
-        for col in columns:
-            v = values.get(col)
-            if v is not None:
-                v = np.broadcast_to(np.asarray(v, dtype=dtype), block_shape)
-            sink.write(col, start, end, v)
+        def compute(bounds: tuple[int, int]) -> dict[str, Any]:
+            if stop.is_set():
+                raise Cancelled
+            start, end = bounds
+            values = compute_block(plan, binding.block(start, end), shared)
+            block_shape = (end - start,) + shape[1:] if shape else ()
+            out = {}
+            for col in columns:
+                v = values.get(col)
+                out[col] = None if v is None else np.broadcast_to(
+                    np.asarray(v, dtype=dtype), block_shape)
+            return out
 
-    n_threads = min(threads or default_threads(), len(blocks))
-    if n_threads <= 1:
-        for i, b in enumerate(blocks):
-            work(b)
-            if progress:
-                progress(i + 1, len(blocks))
-        return
+        def emit(bounds: tuple[int, int], values: dict[str, Any]) -> None:
+            for col in columns:
+                sink.write(col, bounds[0], bounds[1], values[col])
+
+        def work(bounds: tuple[int, int]) -> None:
+            emit(bounds, compute(bounds))
+
+        n_threads = min(threads or default_threads(), len(blocks))
+        if n_threads <= 1:
+            for i, b in enumerate(blocks):
+                work(b)
+                if progress:
+                    progress(i + 1, len(blocks))
+        elif sequential:
+            _run_ordered(blocks, compute, emit, n_threads, progress)
+        else:
+            _run_pool(blocks, work, n_threads, progress)
+    except BaseException:
+        stop.set()
+        abort = getattr(sink, "abort", None)
+        if abort is not None:
+            abort()
+        raise
+
+
+def _run_pool(blocks: list[tuple[int, int]], work: Callable[[tuple[int, int]], None],
+              n_threads: int, progress: Callable[[int, int], None] | None) -> None:
     pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="gradcli")
     try:
         pending = {pool.submit(work, b) for b in blocks}
@@ -132,8 +160,27 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
             done_count += len(done)
             if progress and done:
                 progress(done_count, len(blocks))
-    except BaseException:
-        stop.set()
+    finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+
+
+def _run_ordered(blocks: list[tuple[int, int]], compute: Callable[[tuple[int, int]], Any],
+                 emit: Callable[[tuple[int, int], Any], None], n_threads: int,
+                 progress: Callable[[int, int], None] | None) -> None:
+    pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="gradcli")
+    window = 2 * n_threads
+    try:
+        queue = [pool.submit(compute, b) for b in blocks[:window]]
+        for i, b in enumerate(blocks):
+            fut = queue.pop(0)
+            while True:  # wait in short steps so Ctrl-C is seen promptly
+                done, _ = wait([fut], timeout=0.1)
+                if done:
+                    break
+            emit(b, fut.result())
+            if i + window < len(blocks):
+                queue.append(pool.submit(compute, blocks[i + window]))
+            if progress:
+                progress(i + 1, len(blocks))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
