@@ -23,6 +23,10 @@ class RuntimeProblem(Exception):
 
 def say(message: str) -> None:
     """Write one message to stderr (the CLI's only channel for errors and notes)."""
+    try:
+        sys.stdout.flush()  # keep stdout's rows before the note when both go to a terminal
+    except (OSError, ValueError):
+        pass
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.stderr.flush()
 

@@ -1,0 +1,132 @@
+"""Output layer: tables, CSV/JSON/NPZ writers and atomic files.
+
+Why a single ``write`` entry point: the CLI only decides the format (from
+``--format`` or the ``-o`` extension) and hands over the result columns; all
+knowledge of file formats, atomic replacement and error messages lives here.
+Importing this package loads only numpy (rich is imported when a table is
+rendered).
+
+Formats: ``table`` (rich, stdout or a text file), ``csv``, ``json`` and
+``npz`` (file only).  ``.npy`` is refused by ``format_from_extension``: one
+array cannot carry several named columns; use ``.npz``, or ``NpyStream``
+directly for a single huge column.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+import numpy as np
+
+from ._columns import count_nonfinite, row_count
+from .atomic import OutputError, atomic_open, atomic_path
+from .csv_writer import csv_header, write_csv, write_csv_path
+from .json_writer import write_json, write_json_path
+from .npz_writer import NpyStream, assemble_npz, write_npz
+
+__all__ = [
+    "FORMATS",
+    "OutputError",
+    "NpyStream",
+    "assemble_npz",
+    "atomic_open",
+    "atomic_path",
+    "count_nonfinite",
+    "csv_header",
+    "format_from_extension",
+    "row_count",
+    "write",
+    "write_csv",
+    "write_csv_path",
+    "write_json",
+    "write_json_path",
+    "write_npz",
+]
+
+FORMATS = ("table", "csv", "json", "npz")
+_EXTENSIONS = {".csv": "csv", ".json": "json", ".npz": "npz"}
+
+
+def format_from_extension(path: str | os.PathLike[str]) -> str:
+    """Output format implied by a file name: ``.csv``, ``.json`` or ``.npz``.
+
+    Raises ValueError for anything else (the message suggests the valid ones).
+    """
+    ext = os.path.splitext(os.fspath(path))[1]
+    fmt = _EXTENSIONS.get(ext.lower())
+    if fmt is not None:
+        return fmt
+    if ext.lower() == ".npy":
+        raise ValueError(
+            "unknown output extension '.npy': use .npz (one array per column), .csv or .json"
+        )
+    if not ext:
+        raise ValueError(
+            f"output file '{os.fspath(path)}' has no extension: use .csv, .json or .npz"
+        )
+    raise ValueError(f"unknown output extension '{ext}': use .csv, .json or .npz")
+
+
+def write(
+    result_columns: Mapping[str, np.ndarray],
+    *,
+    fmt: str,
+    path: str | os.PathLike[str] | None = None,
+    expression: str = "",
+    variables: Sequence[str] = (),
+    notes: Sequence[str] | None = None,
+    precision: int = 6,
+    stdout: TextIO | None = None,
+    console: Any = None,
+    max_rows: int = 40,
+    title: str | None = None,
+) -> None:
+    """Write a result in format ``fmt`` to ``path`` (atomically) or to stdout.
+
+    ``stdout`` defaults to ``sys.stdout``; ``console`` (a rich Console) is used
+    for tables on stdout and created on demand.  ``precision`` and
+    ``max_rows`` affect tables only: files always hold exact values.
+    Raises ValueError for an unknown format or npz without a path, and
+    OutputError when the file cannot be written.
+    """
+    notes = list(notes or ())
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown output format '{fmt}': use one of {', '.join(FORMATS)}")
+    if fmt == "npz":
+        if path is None:
+            raise ValueError("npz output needs -o FILE")
+        write_npz(path, result_columns)
+        return
+    out = stdout if stdout is not None else sys.stdout
+    meta = {"expression": expression, "variables": list(variables), "notes": notes}
+    if fmt == "table":
+        from .table import render_table
+
+        renderable = render_table(
+            result_columns, precision=precision, max_rows=max_rows, title=title, notes=notes
+        )
+        if path is None:
+            if console is None:
+                from rich.console import Console
+
+                console = Console(file=out)
+            console.print(renderable)
+            return
+        from rich.console import Console
+
+        with atomic_open(path, "w", encoding="utf-8") as fh:
+            Console(file=fh, width=10_000, no_color=True, force_terminal=False).print(renderable)
+        return
+    if path is None:
+        if fmt == "csv":
+            write_csv(out, result_columns)
+        else:
+            write_json(out, result_columns, **meta)  # type: ignore[arg-type]
+        return
+    if fmt == "csv":
+        write_csv_path(path, result_columns)
+    else:
+        write_json_path(path, result_columns, **meta)
