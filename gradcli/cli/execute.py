@@ -192,6 +192,8 @@ def _choose_format(req: Request) -> str:
             by_ext = ("npy" if req.output.lower().endswith(".npy")
                       else output.format_from_extension(req.output))
         except ValueError as exc:
+            if fmt in ("csv", "json", "npz"):  # an explicit format names the target's format
+                return fmt                       # (e.g. -f csv -o /dev/stdout)
             raise UsageProblem(str(exc).replace("use .npz", "use .npz, .npy")) from None
         if by_ext == "npy" and req.check:
             raise UsageProblem("--check needs the results in memory: use -o with .npz, .csv "
