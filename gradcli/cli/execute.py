@@ -63,7 +63,7 @@ def resolve_grid(expression: str, specs: list[str], quiet: bool,
         grid[name] = value
     if bare:
         names = free_variables(parse(expression))
-        missing = [n for n in names if n not in grid]
+        missing = sorted(n for n in names if n not in grid)  # x before y: x is horizontal
         total = len(set(names) | set(grid))
         count = 101 if total <= 2 else 21
         for name in missing:

@@ -6,14 +6,12 @@ command body only, so ``gradcli --help`` and the other commands never pay for it
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from .errors import RuntimeProblem, UsageProblem, say
-
-BARE_GRID = "*"  # what main.normalize_argv turns a bare --grid into
-DEFAULT_RANGE = (-5.0, 5.0, 101)
+from .errors import RuntimeProblem, UsageProblem
+from .execute import resolve_grid
 
 Expr = Annotated[str, typer.Argument(
     help="A scalar formula of one or two variables, e.g. \"sin(x)*cos(y)\", or a vector "
@@ -25,31 +23,6 @@ Grid = Annotated[list[str] | None, typer.Option(
 Output = Annotated[str, typer.Option(
     "--output", "-o", help="The picture; its extension picks the format: .png .svg .pdf.",
     show_default=False)]
-
-
-def resolve_grid(expression: str, specs: list[str], quiet: bool) -> dict[str, Any]:
-    """``--grid`` specs -> the grid dict; a bare ``--grid`` (or none) samples every free
-    variable not given on -5:5 with 101 points, and says so on stderr."""
-    from ..evaluation.specs import parse_grid
-    from ..lang import free_variables, parse
-
-    grid: dict[str, Any] = {}
-    for spec in specs:
-        if spec == BARE_GRID:
-            continue
-        name, value = parse_grid(spec)
-        if name in grid:
-            raise UsageProblem(f"--grid {name} is given twice")
-        grid[name] = value
-    if specs and BARE_GRID not in specs:
-        return grid
-    missing = sorted(n for n in free_variables(parse(expression)) if n not in grid)
-    for name in missing:
-        grid[name] = DEFAULT_RANGE
-    if missing and not quiet:
-        say("gradcli: note: using " + " ".join(f"--grid {n}=-5:5:101" for n in missing)
-            + " (choose with --grid NAME=start:stop:count)")
-    return grid
 
 
 def plot(expression: Expr, output: Output, grid: Grid = None,
@@ -76,7 +49,7 @@ def plot(expression: Expr, output: Output, grid: Grid = None,
              "--title", help="Title above the plot.", show_default=False)] = None,
          dpi: Annotated[float, typer.Option("--dpi", help="Pixels per inch.")] = 100.0,
          size: Annotated[str | None, typer.Option(
-             "--size", help="WIDTHxHEIGHT in inches (default 8x4.5 for a curve, 7x6 for "
+             "--size", help="WIDTHxHEIGHT in inches (default 8x4.5 for a curve, 7x5.4 for "
              "a field).", show_default=False)] = None,
          aspect: Annotated[str | None, typer.Option(
              "--aspect", help="equal | auto (default: equal for two variables).",
@@ -103,7 +76,7 @@ def plot(expression: Expr, output: Output, grid: Grid = None,
                           size=parse_size(size) if size is not None else None,
                           aspect=aspect)
     options.check()
-    grid_dict = resolve_grid(expression, list(grid or []), quiet)
+    grid_dict = resolve_grid(expression, list(grid or []), quiet, force_default=not grid)
     try:
         plot_expression(expression, grid_dict, output, options, max_points=max_points)
     except OSError as exc:

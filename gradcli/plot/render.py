@@ -1,0 +1,73 @@
+"""Write a Figure to png/svg/pdf reproducibly and atomically.
+
+Reproducible: no software version, creator or date in the file's metadata, and a fixed
+``svg.hashsalt`` so SVG element ids do not change between runs; the same command writes the
+same bytes. Atomic: the picture goes to a temporary file in the target's directory, then
+``os.replace`` moves it into place, so a failure never leaves a half-written or stale file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import matplotlib
+
+from .options import image_format
+
+__all__ = ["save_figure", "stable_rc", "METADATA", "RC"]
+
+METADATA: dict[str, dict[str, Any]] = {
+    "png": {"Software": None},
+    "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+    "svg": {"Date": None, "Creator": None},
+}
+RC = {"svg.hashsalt": "gradcli", "pdf.compression": 6}
+
+
+@contextmanager
+def stable_rc() -> Iterator[None]:
+    """rcParams that make the output bytes depend only on the figure (local, not global)."""
+    with matplotlib.rc_context(RC):
+        yield
+
+
+def check_target(path: str) -> str:
+    """The format for ``path``; raise OSError early if its directory does not exist."""
+    fmt = image_format(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(2, "No such directory", directory)
+    return fmt
+
+
+def save_figure(fig: Any, path: str, fmt: str | None = None, dpi: float | None = None) -> None:
+    """Save ``fig`` to ``path`` (format from the extension unless given), atomically.
+
+    Raises EvaluationError for an unknown extension and OSError if the file cannot be
+    written; in either case nothing is left at ``path`` or beside it.
+    """
+    fmt = fmt or image_format(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".",
+                               suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle, stable_rc():
+            fig.savefig(handle, format=fmt, dpi=dpi or fig.dpi, metadata=METADATA[fmt])
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
