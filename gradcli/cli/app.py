@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 
 from .. import __version__
-from . import execute
 
 app = typer.Typer(
     add_completion=False,
@@ -145,6 +144,8 @@ def _common(
     vector: str | None = None,
     direction: str | None = None,
 ) -> int:
+    from . import execute  # imported on use: `gradcli --help` does not need it
+
     req = execute.Request(
         what,
         expression,

@@ -34,51 +34,48 @@ def say(message: str) -> None:
 def guarded(fn: Callable[[], Any], debug: bool) -> int:
     """Call ``fn`` and map its outcome to an exit status, printing errors on stderr."""
     import click
-    import typer
-
-    from ..evaluation import EvaluationError
-    from ..lang import ExpressionError
-    from ..output import OutputError
 
     try:
         status = fn()
         return int(status or 0)
-    except (typer.Exit, click.exceptions.Exit) as exc:
+    except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except (typer.Abort, click.exceptions.Abort):
+    except (click.exceptions.Abort, KeyboardInterrupt):
         say("gradcli: interrupted")
         return EXIT_INTERRUPT
     except click.UsageError as exc:
         cmd = exc.ctx.command_path if exc.ctx is not None else "gradcli"
         say(f"gradcli: error: {exc.format_message()} (see '{cmd} --help')")
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        say("gradcli: interrupted")
-        return EXIT_INTERRUPT
-    except ExpressionError as exc:
+    except Exception as exc:
         if debug:
             raise
+        return report(exc)
+
+
+def report(exc: Exception) -> int:
+    """Print one message for a failure and return its exit status.
+
+    The error classes are imported here, on failure, so a successful run never pays for
+    importing the layers it did not use.
+    """
+    from ..evaluation import EvaluationError
+    from ..lang import ExpressionError
+    from ..output import OutputError
+
+    if isinstance(exc, ExpressionError):
         say(exc.render())
         return EXIT_USAGE
-    except (EvaluationError, UsageProblem) as exc:
-        if debug:
-            raise
+    if isinstance(exc, (EvaluationError, UsageProblem)):
         say(f"gradcli: error: {exc}")
         return EXIT_USAGE
-    except (OutputError, RuntimeProblem) as exc:
-        if debug:
-            raise
+    if isinstance(exc, (OutputError, RuntimeProblem)):
         say(f"gradcli: error: {exc}")
         return EXIT_FAIL
-    except MemoryError:
-        if debug:
-            raise
+    if isinstance(exc, MemoryError):
         say("gradcli: error: out of memory: use fewer points (--max-points) or write to "
             "a file with -o out.npz")
         return EXIT_FAIL
-    except Exception as exc:  # a bug: say so briefly; --debug shows the traceback
-        if debug:
-            raise
-        say(f"gradcli: internal error: {type(exc).__name__}: {exc} (run with --debug for "
-            "a traceback)")
-        return EXIT_FAIL
+    say(f"gradcli: internal error: {type(exc).__name__}: {exc} (run with --debug for "
+        "a traceback)")
+    return EXIT_FAIL

@@ -11,7 +11,6 @@ from typing import Annotated
 import typer
 
 from .errors import RuntimeProblem, UsageProblem
-from .execute import resolve_grid
 
 Expr = Annotated[str, typer.Argument(
     help="A scalar formula of one or two variables, e.g. \"sin(x)*cos(y)\", or a vector "
@@ -76,6 +75,8 @@ def plot(expression: Expr, output: Output, grid: Grid = None,
                           size=parse_size(size) if size is not None else None,
                           aspect=aspect)
     options.check()
+    from .execute import resolve_grid
+
     grid_dict = resolve_grid(expression, list(grid or []), quiet, force_default=not grid)
     try:
         plot_expression(expression, grid_dict, output, options, max_points=max_points)
