@@ -66,17 +66,18 @@ def render_table(
     from rich.text import Text
 
     arrays = as_arrays(columns)
+    cells, head, hidden = table_cells(arrays, precision=precision, max_rows=max_rows)
     table = Table(title=title)
     for name in arrays:
         table.add_column(name, justify="right", no_wrap=True)
-    cells, head, hidden = table_cells(arrays, precision=precision, max_rows=max_rows)
     for i, row in enumerate(cells):
         if hidden and i == head:
-            marker = f"… {hidden:,} rows hidden …"
-            dots = [Text("…", style="dim")] * (len(row) - 1)
-            table.add_row(Text(marker, style="dim"), *dots)
+            table.add_row(*[Text("⋮", style="dim")] * len(row))
         table.add_row(*row)
     parts: list[Any] = [table]
+    if hidden:  # said under the table, so no column is widened by it
+        parts.append(Text(f"… {hidden:,} rows hidden … (all {len(cells) + hidden:,} rows: "
+                          "-f csv or -o FILE)", style="dim"))
     parts.extend(Text(str(note)) for note in notes or ())
     return Group(*parts)
 
