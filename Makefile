@@ -4,7 +4,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_VENV := .bench-venv
-BENCH_PY   := $(shell test -x $(BENCH_VENV)/bin/python && echo $(BENCH_VENV)/bin/python || echo $(PY))
+BENCH_STAMP := $(BENCH_VENV)/.installed
+BENCH_ARGS ?=
 FUZZ_MINUTES ?= 10
 
 .PHONY: demo test test-all lint bench bench-peers samples fuzz clean
@@ -33,15 +34,22 @@ samples: $(STAMP)
 fuzz: $(STAMP)
 	$(PY) fuzz/run.py --minutes $(FUZZ_MINUTES)
 
+# `make bench BENCH_ARGS="--quick"`; peers (torch, JAX, HIPS autograd) are compared when
+# `make bench-peers` has made their venv.
 bench: $(STAMP)
-	$(BENCH_PY) benchmarks/run.py
+	@if [ -x $(BENCH_VENV)/bin/python ]; then $(MAKE) --no-print-directory $(BENCH_STAMP); fi
+	@py=$(PY); if [ -x $(BENCH_VENV)/bin/python ]; then py=$(BENCH_VENV)/bin/python; fi; \
+	echo "$$py -m benchmarks.run $(BENCH_ARGS)"; $$py -m benchmarks.run $(BENCH_ARGS)
 
 # Peers live in their own venv; torch is pinned to the CPU build (an unpinned torch pulls
 # a multi-GB GPU build).
-bench-peers: $(STAMP)
+$(BENCH_STAMP): pyproject.toml
 	test -d $(BENCH_VENV) || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install --quiet -e . torch==2.13.0 jax jaxlib autograd
+	touch $(BENCH_STAMP)
+
+bench-peers: $(BENCH_STAMP)
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) build *.egg-info .pytest_cache

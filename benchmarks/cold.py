@@ -1,0 +1,189 @@
+"""Whole-command measurements: cold start, the plot command, and the 10⁸-point scale run.
+
+Each run is a fresh process under the launcher (wall time and peak RSS); rows report
+the median over runs and check the output (numbers, PNG header, .npy contents).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+from .measure import Row, repeat_command, run_command
+
+ONE_POINT = "x^2 + 3x + 1"          # at x=4: f = 29, df/dx = 11
+PY = sys.executable
+
+PEERS = [
+    ("torch one-point grad", "torch",
+     "import torch\nx = torch.tensor(4.0, dtype=torch.float64, requires_grad=True)\n"
+     "y = x**2 + 3*x + 1\ny.backward()\nprint(y.item(), x.grad.item())\n"),
+    ("jax one-point grad", "jax",
+     "import jax\njax.config.update('jax_enable_x64', True)\n"
+     "f = lambda x: x**2 + 3*x + 1\nprint(float(f(4.0)), float(jax.grad(f)(4.0)))\n"),
+    ("autograd one-point grad", "autograd",
+     "from autograd import grad\nf = lambda x: x**2 + 3*x + 1\n"
+     "print(f(4.0), grad(f)(4.0))\n"),
+]
+
+PLOT_SCRIPT = """\
+import sys
+import numpy as np
+from matplotlib.figure import Figure
+
+x = np.linspace(0, 2 * np.pi, 100)
+y = np.linspace(0, 2 * np.pi, 100)
+X, Y = x[:, None], y[None, :]
+F, DX, DY = np.sin(X) * np.cos(Y), np.cos(X) * np.cos(Y), -np.sin(X) * np.sin(Y)
+fig = Figure(figsize=(7.0, 6.0), dpi=100)
+ax = fig.add_subplot()
+im = ax.imshow(F.T, origin="lower", extent=(0, 2 * np.pi, 0, 2 * np.pi), cmap="viridis")
+fig.colorbar(im, ax=ax, label="f(x, y) = sin(x)*cos(y)")
+s = slice(None, None, 4)                     # 25 x 25 arrows
+gx, gy = np.meshgrid(x[s], y[s], indexing="ij")
+ax.quiver(gx, gy, DX[s, s], DY[s, s], color="k")
+ax.set_xlabel("x")
+ax.set_ylabel("y")
+fig.savefig(sys.argv[1], format="png")
+"""
+
+
+def gradcli_cmd() -> list[str]:
+    """The console script beside this interpreter, else ``python -m gradcli.cli.main``."""
+    script = Path(PY).parent / "gradcli"
+    return [str(script)] if script.exists() else [PY, "-m", "gradcli.cli.main"]
+
+
+def installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(t) for t in re.findall(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", text)]
+
+
+def _one_point_ok(out: str) -> bool:
+    nums = _numbers(out)
+    return all(any(abs(v - want) <= 1e-9 * want for v in nums) for want in (29.0, 11.0))
+
+
+def _row(name: str, cmd: list[str], runs: int, check, **kw) -> Row:
+    done, bad = repeat_command(cmd, runs, **kw)
+    if bad is not None:
+        return Row(name, "error", [r.seconds for r in done], bad.peak_mib, note=bad.failure)
+    last = done[-1]
+    return Row(name, "ok", [r.seconds for r in done], max(r.peak_mib for r in done),
+               correct=bool(check(last)))
+
+
+def cold_rows(runs: int) -> list[Row]:
+    """Fresh-process start-up: bare Python, numpy import, gradcli, and the peers."""
+    gc = gradcli_cmd()
+    rows = [
+        _row("python -c pass", [PY, "-c", "pass"], runs, lambda r: True),
+        _row('python -c "import numpy"', [PY, "-c", "import numpy"], runs, lambda r: True),
+        _row("gradcli --help", [*gc, "--help"], runs, lambda r: "Usage" in r.stdout),
+        _row(f'gradcli grad "{ONE_POINT}" --at x=4', [*gc, "grad", ONE_POINT, "--at", "x=4"],
+             runs, lambda r: _one_point_ok(r.stdout)),
+    ]
+    for name, module, script in PEERS:
+        if not installed(module):
+            rows.append(Row(name, "not installed"))
+            continue
+        rows.append(_row(name, [PY, "-c", script], runs, lambda r: _one_point_ok(r.stdout)))
+    return rows
+
+
+def _png_ok(path: Path) -> bool:
+    try:
+        head = path.read_bytes()[:24]
+    except OSError:
+        return False
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        return False
+    width, height = struct.unpack(">II", head[16:24])
+    return width >= 100 and height >= 100
+
+
+def plot_rows(runs: int) -> tuple[list[Row], str]:
+    """``gradcli plot`` against the same figure drawn by a bare matplotlib script."""
+    gc = gradcli_cmd()
+    probe = run_command([*gc, "plot", "--help"], timeout=120)
+    with tempfile.TemporaryDirectory(prefix="gradcli-bench-") as tmp:
+        png = Path(tmp) / "x.png"
+        script = Path(tmp) / "bare_plot.py"
+        script.write_text(PLOT_SCRIPT)
+        rows = []
+        if probe.failure:
+            note = f"gradcli plot unavailable ({probe.failure}): skipped"
+            rows.append(Row("gradcli plot", "skipped", note=note))
+        else:
+            note = ""
+            cmd = [*gc, "plot", "sin(x)*cos(y)", "--grid", "x=0:2pi:100", "--grid",
+                   "y=0:2pi:100", "-o", str(png)]
+            rows.append(_row("gradcli plot", cmd, runs, lambda r: _png_ok(png)))
+        png.unlink(missing_ok=True)
+        bare = [PY, str(script), str(png)]
+        rows.append(_row("bare matplotlib (Figure API)", bare, runs, lambda r: _png_ok(png)))
+    return rows, note
+
+
+CHECK_NPY = """\
+import json, sys
+import numpy as np
+path, n = sys.argv[1], int(sys.argv[2])
+a = np.load(path, mmap_mode="r")
+names = ["f", "df/dx", "df/dy"]
+x = np.linspace(0, 1, n)
+if a.dtype.names and a.shape == (n, n):
+    if {"x", "y"} <= set(a.dtype.names):       # the variables' own columns, if present
+        names += ["x", "y"]
+    cols = {k: a[k] for k in names if k in a.dtype.names}
+elif a.shape == (3, n, n):
+    cols = dict(zip(names, a))
+elif a.shape == (n, n, 3):
+    cols = {k: a[..., i] for i, k in enumerate(names)}
+else:
+    print(json.dumps({"ok": False, "note": f"layout {a.shape} {a.dtype} not understood"}))
+    sys.exit()
+err = 0.0
+for r in np.linspace(0, n - 1, 50).astype(int):
+    X, Y = x[r], x
+    t = {"f": np.sin(X) * np.cos(Y), "df/dx": np.cos(X) * np.cos(Y),
+         "df/dy": -np.sin(X) * np.sin(Y), "x": X, "y": Y}
+    for k in names:
+        err = max(err, float(np.abs(np.asarray(cols[k][r]) - t[k]).max()))
+ok = len(cols) == len(names) and err < 1e-9
+print(json.dumps({"ok": ok, "note": f"max abs err {err:.1e} on 50 sampled rows"}))
+"""
+
+
+def scale_row(n: int, timeout: float, rss_limit_mib: float) -> Row:
+    """``gradcli grad ... -o big.npy`` on an n×n grid: peak RSS is the number that matters."""
+    name = f"gradcli grad sin(x)*cos(y) {n}×{n} -o big.npy"
+    tmpdir = Path(tempfile.mkdtemp(prefix="gradcli-bench-scale-"))
+    try:
+        need = 5 * 8 * n * n * 1.1      # x, y, f, df/dx, df/dy as float64
+        if shutil.disk_usage(tmpdir).free < need:
+            return Row(name, "skipped", note=f"needs {need / 2**30:.1f} GiB free in {tmpdir}")
+        out = tmpdir / "big.npy"
+        cmd = [*gradcli_cmd(), "grad", "sin(x)*cos(y)", "--grid", f"x=0:1:{n}", "--grid",
+               f"y=0:1:{n}", "--max-points", str(max(n * n, 50_000_000)), "-o", str(out)]
+        r = run_command(cmd, timeout=timeout, rss_limit_mib=rss_limit_mib)
+        if r.failure:
+            return Row(name, "error", [r.seconds], r.peak_mib, note=r.failure)
+        chk = run_command([PY, "-c", CHECK_NPY, str(out), str(n)], timeout=timeout)
+        try:
+            verdict = json.loads(chk.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            verdict = {"ok": False, "note": f"check failed: {chk.failure}"}
+        return Row(name, "ok", [r.seconds], r.peak_mib, correct=verdict["ok"],
+                   note=verdict["note"])
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
