@@ -7,9 +7,10 @@ Each command only declares its options; ``execute.py`` turns them into a request
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.main
 
 from .. import __version__
 
@@ -430,7 +431,49 @@ def run_app(args: list[str], debug: bool = False) -> int:
     """Run the app on ``args``; map every failure to a one-line message and a status."""
     from .errors import guarded
 
-    return guarded(lambda: app(args=args, prog_name="gradcli", standalone_mode=False), debug)
+    def call() -> Any:
+        command = typer.main.get_command(app)
+        argv = protect_expression(command, args)
+        return command.main(args=argv, prog_name="gradcli", standalone_mode=False)
+
+    return guarded(call, debug)
+
+
+def protect_expression(group: Any, args: list[str]) -> list[str]:
+    """Let an expression start with '-' (``gradcli grad "-x^2" --at x=3``).
+
+    click would read ``-x^2`` as an option; a word starting with '-' that is no option of
+    the command, standing where the expression goes, is moved behind ``--``.
+    """
+    import click
+
+    if not args or args[0] not in getattr(group, "commands", {}):
+        return args
+    command = group.commands[args[0]]
+    takes_value, flags = set(), {"--help", "-h"}
+    for param in command.params:
+        if isinstance(param, click.Option):
+            names = [*param.opts, *param.secondary_opts]
+            (flags if param.is_flag else takes_value).update(names)
+    out, moved, i, positional = [args[0]], None, 1, False
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            return args
+        if word in takes_value:
+            out.extend(args[i:i + 2])
+            i += 2
+            continue
+        is_option = (word in flags or word.split("=", 1)[0] in takes_value
+                     or (word[:2] in takes_value and not word.startswith("--")))
+        looks_negated = word.startswith("-") and not word.startswith("--") and len(word) > 1
+        if looks_negated and not is_option and moved is None and not positional:
+            moved = word
+        else:
+            positional = positional or not word.startswith("-")
+            out.append(word)
+        i += 1
+    return out + ["--", moved] if moved is not None else out
 
 
 def _register_plot() -> None:

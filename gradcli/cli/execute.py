@@ -64,8 +64,8 @@ def resolve_grid(expression: str, specs: list[str], quiet: bool,
     if bare:
         names = free_variables(parse(expression))
         missing = sorted(n for n in names if n not in grid)  # x before y: x is horizontal
-        total = len(set(names) | set(grid))
-        count = 101 if total <= 2 else 21
+        sampled = len(missing) + sum(isinstance(v, tuple) for v in grid.values())
+        count = 101 if sampled <= 2 else 21  # variables held fixed are not sampled
         for name in missing:
             grid[name] = (DEFAULT_RANGE[0], DEFAULT_RANGE[1], count)
         if missing and not quiet:

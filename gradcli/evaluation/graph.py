@@ -37,7 +37,7 @@ def _number(v: Any) -> str:
 
 def build_graph(expression: str, point: dict[str, Any]) -> tuple[list[GraphNode], str]:
     """Nodes in evaluation order (variables first) and the id of the output node."""
-    prepared = prepare(expression, "grad", at=[point])
+    prepared = prepare(expression, "eval", at=[point])
     if prepared.program.shape != ():
         raise EvaluationError("graph needs a scalar-valued expression (adjoints are ∂f/∂node)")
     binding = prepared.binding

@@ -42,7 +42,8 @@ def constant(text: str, what: str) -> Any:
     try:
         tree = parse(text)
     except ExpressionError as exc:
-        raise EvaluationError(f"{what}: {exc.message}\n{exc.render()}") from None
+        shown = exc.render().splitlines()[:-1]  # the value and its caret, without a 2nd message
+        raise EvaluationError("\n".join([f"{what}: {exc.message}", *shown])) from None
     names = free_variables(tree)
     if names:
         raise EvaluationError(f"{what}: '{text.strip()}' must be a constant, but uses "

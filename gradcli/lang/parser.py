@@ -2,8 +2,10 @@
 
 An operator-precedence (Pratt / shunting-yard) parser driven by an explicit stack of
 frames: one frame per open ``(``, call or ``[``, each with its own operand and operator
-stacks. Because nothing recurses, no input can raise ``RecursionError``; nesting is
-limited on purpose (:data:`MAX_DEPTH`) so later recursive passes stay safe too.
+stacks. Nothing recurses, so no input can raise ``RecursionError``. Nesting (brackets,
+calls, unary and power chains) is still limited to :data:`MAX_DEPTH` on purpose; long
+left-associative chains (``x+x+...``) are not nesting and may give deep, left-leaning
+trees, which is why the AST helpers are iterative.
 
 Precedence, low to high: comparison < ``+ -`` < ``* /`` and implicit multiplication
 < unary ``+ -`` < ``^ **`` (right-assoc) < postfix ``[i]`` and calls.
@@ -15,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 
 from .ast import Binary, Call, Compare, Const, Index, Node, Num, Unary, Var, Vector
+from .checks import check_rectangular
 from .errors import ExpressionError
 from .names import CONSTANTS, FunctionSpec, function_names, resolve_function, suggest
 from .tokens import Token, describe, tokenize
@@ -33,7 +36,7 @@ _OPERAND_WORDS = "a number, a name, '(' or '['"
 
 
 @dataclass
-class _Op:
+class _Op:  # a pending operator on a frame's stack
     op: str
     pos: int
     prec: int
@@ -84,7 +87,6 @@ class _Parser:
         self.frames = [_Frame("top")]
         self.last: Token = tokens[0]  # last token of the most recent operand
 
-    # -- helpers ------------------------------------------------------------------
     def error(self, reason: str, pos: int, hint: str | None = None) -> ExpressionError:
         return ExpressionError(reason, self.text, pos, hint)
 
@@ -110,10 +112,9 @@ class _Parser:
                 return result
             state = result
 
-    # -- operand position -----------------------------------------------------------
     def operand(self, tok: Token) -> str:
         frame = self.frames[-1]
-        if tok.kind == "op" and tok.text in "+-":
+        if tok.kind == "op" and tok.text in ("+", "-"):
             self.enter(tok.pos)
             frame.ops.append(_Op(tok.text, tok.pos, _UNARY_PREC, unary=True))
             self.i += 1
@@ -173,7 +174,6 @@ class _Parser:
         node: Node = Const(tok.text, tok.pos) if tok.text in CONSTANTS else Var(tok.text, tok.pos)
         return self.push_operand(node, tok)
 
-    # -- operator position ------------------------------------------------------------
     def after(self, tok: Token) -> str | Node:
         frame = self.frames[-1]
         if tok.kind == "[":
@@ -214,7 +214,7 @@ class _Parser:
             raise self.error("cannot index a number", tok.pos)
         if isinstance(target, Const):
             raise self.error(f"cannot index the constant {target.name}", tok.pos)
-        value, close = self.toks[self.i + 1], self.toks[self.i + 2]
+        value = self.toks[self.i + 1]
         if value.kind == "end":
             raise self.error("unbalanced '[': expected ']' to match it", tok.pos)
         if value.kind != "number" or not value.text.isdigit():
@@ -222,6 +222,7 @@ class _Parser:
                              "an index must be a non-negative integer literal, like x[0]")
         if len(value.text) > 9:
             raise self.error(f"index {value.text} is too large", value.pos)
+        close = self.toks[self.i + 2]
         if close.kind == "end":
             raise self.error("unbalanced '[': expected ']' to match it", tok.pos)
         if close.kind != "]":
@@ -266,7 +267,6 @@ class _Parser:
         frame.has_compare = False
         return frame.operands.pop()
 
-    # -- closing brackets ---------------------------------------------------------------
     def unbalanced(self, frame: _Frame) -> ExpressionError:
         assert frame.open is not None
         opener = frame.open.kind
@@ -310,28 +310,9 @@ class _Parser:
 
     def finish_vector(self, frame: _Frame, tok: Token) -> str:
         assert frame.open is not None
-        items = frame.items
-        first_is_vec = isinstance(items[0], Vector)
-        first_shape = _shape(items[0])
-        for item, pos in zip(items, frame.item_pos, strict=True):
-            if isinstance(item, Vector) != first_is_vec:
-                raise self.error("cannot mix scalars and vectors in one '[...]'", pos,
-                                 "write [a, b] for a vector, [[a, b], [c, d]] for a matrix")
-            shape = _shape(item)
-            if shape != first_shape:
-                raise self.error(
-                    f"ragged matrix: this element has shape {shape} "
-                    f"but the first has shape {first_shape}", pos)
+        check_rectangular(frame.items, frame.item_pos, self.text)
         self.frames.pop()
         self.depth -= 1
         self.i += 1
-        return self.push_operand(Vector(tuple(items), frame.open.pos), tok)
+        return self.push_operand(Vector(tuple(frame.items), frame.open.pos), tok)
 
-
-def _shape(node: Node) -> tuple[int, ...]:
-    """Literal shape of a (validated, rectangular) bracket literal; ``()`` for scalars."""
-    dims: list[int] = []
-    while isinstance(node, Vector):
-        dims.append(len(node.items))
-        node = node.items[0]
-    return tuple(dims)
