@@ -8,7 +8,6 @@ writes its slice of every output column, so memory stays bounded by the outputs.
 
 from __future__ import annotations
 
-import mmap
 import os
 import threading
 from collections.abc import Callable
@@ -33,22 +32,6 @@ class Sink(Protocol):
     def result(self) -> dict[str, Any]: ...
 
 
-def fresh_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """An uninitialised array; large ones come from a plain anonymous mapping.
-
-    numpy asks the kernel for transparent huge pages on large allocations; on machines
-    where that makes every first-touch page fault several times slower (measured here:
-    0.23 s instead of 0.06 s to fill 128 MB), the page faults of the outputs dominate a
-    whole grid evaluation. A plain mapping keeps them at the normal cost.
-    """
-    dt = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-    if nbytes < (4 << 20):
-        return np.empty(shape, dtype=dt)
-    buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    return np.frombuffer(buf, dtype=dt).reshape(shape)
-
-
 class ArraySink:
     """Preallocated in-memory outputs; blocks broadcast straight into their slices."""
 
@@ -56,7 +39,7 @@ class ArraySink:
         self.arrays: dict[str, np.ndarray] = {}
 
     def open(self, columns: list[str], shape: tuple[int, ...], dtype: np.dtype) -> None:
-        self.arrays = {c: fresh_array(shape, dtype) for c in columns}
+        self.arrays = {c: np.empty(shape, dtype=dtype) for c in columns}
 
     def write(self, column: str, start: int, stop: int, block: Any) -> None:
         target = self.arrays[column]
