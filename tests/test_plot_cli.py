@@ -118,6 +118,7 @@ def test_unwritable_path_is_exit_1_naming_the_path(capsys):
 def test_failed_save_leaves_nothing_behind(tmp_path, monkeypatch):
     from matplotlib.figure import Figure
 
+    from gradcli.output import OutputError
     from gradcli.plot import save_figure
 
     def broken(self, fname, **kwargs):
@@ -125,7 +126,7 @@ def test_failed_save_leaves_nothing_behind(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(Figure, "savefig", broken)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="No space left on device"):
         save_figure(Figure(), str(tmp_path / "x.png"))
     assert os.listdir(tmp_path) == []
 

@@ -11,17 +11,11 @@ from typing import Annotated
 import typer
 
 from .errors import RuntimeProblem, UsageProblem
+from .options import Expr, Grid, MaxPoints, Quiet
 
-Expr = Annotated[str, typer.Argument(
-    help="A scalar formula of one or two variables, e.g. \"sin(x)*cos(y)\", or a vector "
-    "field \"[-y, x]\".", show_default=False)]
-Grid = Annotated[list[str] | None, typer.Option(
-    "--grid", "-g", help="start:stop:count per plotted variable (one or two), e.g. "
-    "x=0:2pi:100; z=0.5 holds z fixed; a bare --grid (or none) samples -5:5.",
-    show_default=False)]
 Output = Annotated[str, typer.Option(
-    "--output", "-o", help="The picture; its extension picks the format: .png .svg .pdf.",
-    show_default=False)]
+    "--output", "-o", metavar="FILE", show_default=False,
+    help="The picture; its extension picks the format: .png .svg .pdf.")]
 
 
 def plot(expression: Expr, output: Output, grid: Grid = None,
@@ -53,10 +47,7 @@ def plot(expression: Expr, output: Output, grid: Grid = None,
          aspect: Annotated[str | None, typer.Option(
              "--aspect", help="equal | auto (default: equal for two variables).",
              show_default=False)] = None,
-         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No notes on stderr.")]
-         = False,
-         max_points: Annotated[int, typer.Option(
-             "--max-points", help="Refuse more points than this.")] = 50_000_000) -> int:
+         quiet: Quiet = False, max_points: MaxPoints = 50_000_000) -> int:
     """A picture of the formula and its gradient: a curve with tangent arrows (one
     variable), a heatmap with gradient arrows or streamlines (two), or a vector field."""
     if arrows not in ("arrows", "none"):

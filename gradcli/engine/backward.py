@@ -2,7 +2,8 @@
 
 Nodes carry a creation sequence number, and every consumer is created after its
 producers, so processing the reachable nodes in decreasing sequence order is a valid
-reverse topological order. No recursion: a chain of 100,000 operations is fine.
+reverse topological order (``core.collect_nodes``). No recursion: a chain of 100,000
+operations is fine.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import AccumulateGrad, Node, Tensor, _quiet, as_array
+from .core import AccumulateGrad, Node, Tensor, _quiet, as_array, collect_nodes
 from .grad_mode import enable_grad, forward_level, no_grad
 
 _FREED = (
@@ -22,21 +23,6 @@ _FREED = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
-
-
-def _reachable(roots: Sequence[Node]) -> list[Node]:
-    seen: set[int] = set()
-    order: list[Node] = []
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        order.append(node)
-        stack.extend(e for e in node.edges if isinstance(e, Node) and id(e) not in seen)
-    order.sort(key=lambda n: n.seq, reverse=True)
-    return order
 
 
 def _initial_gradient(out: Tensor, grad: Any, tensor_mode: bool) -> Any:
@@ -95,7 +81,7 @@ def run_backward(
         key = id(out.grad_fn)
         pending[key] = g if key not in pending else pending[key] + g
         roots.append(out.grad_fn)
-    nodes = _reachable(roots)
+    nodes = collect_nodes(roots)[::-1]  # consumers before producers
     mode = enable_grad() if create_graph else no_grad()
     with mode, _quiet():
         for node in nodes:

@@ -120,6 +120,23 @@ class Node:
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
+def collect_nodes(roots: Any) -> list[Node]:
+    """Every node reachable from ``roots``, in creation order (a topological order, since
+    a node is always created after its inputs). Iterative: any depth is fine."""
+    seen: set[int] = set()
+    found: list[Node] = []
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        found.append(node)
+        stack.extend(e for e in node.edges if isinstance(e, Node) and id(e) not in seen)
+    found.sort(key=lambda n: n.seq)
+    return found
+
+
 def _edge_of(a: Any) -> Node | AccumulateGrad | None:
     if not isinstance(a, Tensor) or not a.requires_grad:
         return None

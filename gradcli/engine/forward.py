@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Node, Tensor, _quiet, as_array
+from .core import Node, Tensor, _quiet, as_array, collect_nodes
 from .grad_mode import _push_forward, enable_grad, no_grad
 
 
@@ -58,18 +58,7 @@ def _map(out: Any, f: Callable[[Tensor], Any]) -> Any:
 
 def graph_nodes(outputs: Sequence[Tensor]) -> list[Node]:
     """Nodes reachable from ``outputs``, in creation (topological) order."""
-    seen: set[int] = set()
-    found: list[Node] = []
-    stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        found.append(node)
-        stack.extend(e for e in node.edges if isinstance(e, Node) and id(e) not in seen)
-    found.sort(key=lambda n: n.seq)
-    return found
+    return collect_nodes(o.grad_fn for o in outputs if o.grad_fn is not None)
 
 
 class Linearized:

@@ -9,13 +9,13 @@ same bytes. Atomic: the picture goes to a temporary file in the target's directo
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import matplotlib
 
+from ..output.atomic import atomic_open
 from .options import image_format
 
 __all__ = ["save_figure", "stable_rc", "METADATA", "RC"]
@@ -47,27 +47,9 @@ def check_target(path: str) -> str:
 def save_figure(fig: Any, path: str, fmt: str | None = None, dpi: float | None = None) -> None:
     """Save ``fig`` to ``path`` (format from the extension unless given), atomically.
 
-    Raises EvaluationError for an unknown extension and OSError if the file cannot be
-    written; in either case nothing is left at ``path`` or beside it.
+    Raises EvaluationError for an unknown extension and OutputError (naming the path) if
+    the file cannot be written; in either case nothing is left at ``path`` or beside it.
     """
     fmt = fmt or image_format(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".",
-                               suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle, stable_rc():
-            fig.savefig(handle, format=fmt, dpi=dpi or fig.dpi, metadata=METADATA[fmt])
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    with atomic_open(path, "wb") as handle, stable_rc():
+        fig.savefig(handle, format=fmt, dpi=dpi or fig.dpi, metadata=METADATA[fmt])
