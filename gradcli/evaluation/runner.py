@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, Protocol
 
 import numpy as np
@@ -132,6 +131,8 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
 
 def _run_pool(blocks: list[tuple[int, int]], work: Callable[[tuple[int, int]], None],
               n_threads: int, progress: Callable[[int, int], None] | None) -> None:
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
     pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="gradcli")
     try:
         pending = {pool.submit(work, b) for b in blocks}
@@ -150,6 +151,8 @@ def _run_pool(blocks: list[tuple[int, int]], work: Callable[[tuple[int, int]], N
 def _run_ordered(blocks: list[tuple[int, int]], compute: Callable[[tuple[int, int]], Any],
                  emit: Callable[[tuple[int, int], Any], None], n_threads: int,
                  progress: Callable[[int, int], None] | None) -> None:
+    from concurrent.futures import ThreadPoolExecutor, wait
+
     pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="gradcli")
     window = 2 * n_threads
     try:

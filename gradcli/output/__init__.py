@@ -23,9 +23,21 @@ import numpy as np
 
 from ._columns import count_nonfinite, row_count
 from .atomic import OutputError, atomic_open, atomic_path
-from .csv_writer import csv_header, write_csv, write_csv_path
-from .json_writer import write_json, write_json_path
-from .npz_writer import NpyStream, assemble_npz, write_npz
+
+# writers are imported when first used, so a one-point CSV does not pay for JSON/NPZ
+_LAZY = {
+    "csv_header": "csv_writer", "write_csv": "csv_writer", "write_csv_path": "csv_writer",
+    "write_json": "json_writer", "write_json_path": "json_writer",
+    "NpyStream": "npz_writer", "assemble_npz": "npz_writer", "write_npz": "npz_writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "FORMATS",
@@ -98,6 +110,8 @@ def write(
     if fmt == "npz":
         if path is None:
             raise ValueError("npz output needs -o FILE")
+        from .npz_writer import write_npz
+
         write_npz(path, result_columns)
         return
     out = stdout if stdout is not None else sys.stdout
@@ -120,13 +134,17 @@ def write(
         with atomic_open(path, "w", encoding="utf-8") as fh:
             Console(file=fh, width=10_000, no_color=True, force_terminal=False).print(renderable)
         return
-    if path is None:
-        if fmt == "csv":
+    if fmt == "csv":
+        from .csv_writer import write_csv, write_csv_path
+
+        if path is None:
             write_csv(out, result_columns)
         else:
-            write_json(out, result_columns, **meta)  # type: ignore[arg-type]
+            write_csv_path(path, result_columns)
         return
-    if fmt == "csv":
-        write_csv_path(path, result_columns)
+    from .json_writer import write_json, write_json_path
+
+    if path is None:
+        write_json(out, result_columns, **meta)  # type: ignore[arg-type]
     else:
         write_json_path(path, result_columns, **meta)

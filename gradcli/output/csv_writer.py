@@ -26,7 +26,6 @@ from typing import BinaryIO, TextIO
 import numpy as np
 
 from ._columns import CHUNK_ROWS, iter_blocks
-from ._floatfmt import format_rows
 from .atomic import atomic_open
 
 __all__ = ["csv_header", "write_csv", "write_csv_path"]
@@ -59,7 +58,12 @@ def write_csv(
     file.write(header if text else header.encode("utf-8"))  # type: ignore[arg-type]
     rows = 0
     for block in iter_blocks(columns, chunk_rows):
-        data = _format_small(block) if block.size <= _SMALL else format_rows(block)
+        if block.size <= _SMALL:
+            data = _format_small(block)
+        else:
+            from ._floatfmt import format_rows  # its tables cost ~10 ms to import
+
+            data = format_rows(block)
         file.write(data.decode("ascii") if text else data)  # type: ignore[arg-type]
         rows += block.shape[0]
     return rows
