@@ -88,13 +88,15 @@ def _no_points_message(expression: str) -> str:
 def build(req: Request) -> Prepared:
     """Parse the point options and prepare the evaluation."""
     given = sum(bool(x) for x in (req.at, req.grid, req.points))
-    if given == 0:
+    if given == 0 and not free_variables(parse(req.expression)):
+        req.at = [""]  # a constant needs no point: evaluate it once
+    elif given == 0:
         raise UsageProblem(_no_points_message(req.expression))
     if given > 1:
         raise UsageProblem("use only one of --at, --grid and --points")
     kwargs: dict[str, Any] = {}
     if req.at:
-        kwargs["at"] = [parse_point(spec) for spec in req.at]
+        kwargs["at"] = [parse_point(spec) if spec else {} for spec in req.at]
     elif req.grid:
         kwargs["grid"] = resolve_grid(req.expression, req.grid, req.quiet)
     else:
