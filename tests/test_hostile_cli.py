@@ -328,24 +328,19 @@ def test_huge_values_are_answered_with_inf_or_nan(capsys, workdir, expr, at, col
 # --- echoing user text must not drive the terminal ----------------------------------------
 
 ESC = "\x1b]0;pwned\x07\x1b[2J"  # set the window title, clear the screen
-ECHO_BUG = pytest.mark.xfail(strict=True, reason="bug: the CLI echoes option values raw into "
-                             "its one-line error messages, so escape sequences reach the "
-                             "terminal (cli/errors.py say() / execute.py, specs.py messages)")
-
 
 @pytest.mark.parametrize("argv", [
-    pytest.param(["grad", "x", *AT, "-f", ESC], marks=ECHO_BUG, id="format"),
-    pytest.param(["grad", "x", *AT, "--dtype", ESC], marks=ECHO_BUG, id="dtype"),
-    pytest.param(["grad", "x", "--at", f"{ESC}=1"], marks=ECHO_BUG, id="at-name"),
-    pytest.param(["grad", "x", "--grid", f"{ESC}=0:1:3"], marks=ECHO_BUG, id="grid-name"),
-    pytest.param(["jvp", "x", "--direction", f"{ESC}=1", *AT], marks=ECHO_BUG, id="direction"),
-    pytest.param(["grad", "x", "--points", f"{ESC}.csv"], marks=ECHO_BUG, id="points-path"),
-    pytest.param(["grad", "x", *AT, "-o", f"/nonexistent/{ESC}.csv"], marks=ECHO_BUG,
-                 id="output-path"),
-    pytest.param(["grad", "x", *AT, "-o", f"out.{ESC}"], marks=ECHO_BUG, id="output-extension"),
-    pytest.param(["graph", "x", *AT, "-f", ESC], marks=ECHO_BUG, id="graph-format"),
-    pytest.param(["grad", "x", "--points", "esc.csv"], marks=ECHO_BUG, id="csv-header"),
-    pytest.param(["grad", "x", "--points", "newline.csv"], marks=ECHO_BUG, id="csv-newline"),
+    pytest.param(["grad", "x", *AT, "-f", ESC], id="format"),
+    pytest.param(["grad", "x", *AT, "--dtype", ESC], id="dtype"),
+    pytest.param(["grad", "x", "--at", f"{ESC}=1"], id="at-name"),
+    pytest.param(["grad", "x", "--grid", f"{ESC}=0:1:3"], id="grid-name"),
+    pytest.param(["jvp", "x", "--direction", f"{ESC}=1", *AT], id="direction"),
+    pytest.param(["grad", "x", "--points", f"{ESC}.csv"], id="points-path"),
+    pytest.param(["grad", "x", *AT, "-o", f"/nonexistent/{ESC}.csv"], id="output-path"),
+    pytest.param(["grad", "x", *AT, "-o", f"out.{ESC}"], id="output-extension"),
+    pytest.param(["graph", "x", *AT, "-f", ESC], id="graph-format"),
+    pytest.param(["grad", "x", "--points", "esc.csv"], id="csv-header"),
+    pytest.param(["grad", "x", "--points", "newline.csv"], id="csv-newline"),
     pytest.param(["grad", ESC, *AT], id="expression"),
     pytest.param(["grad", "x", "--grid", f"x=0:1:{ESC}"], id="grid-count"),
     pytest.param(["grad", "x", *AT, f"--{ESC}"], id="unknown-option"),
@@ -356,7 +351,8 @@ def test_error_messages_never_echo_control_characters(capsys, workdir, argv) -> 
     (workdir / "esc.csv").write_text(f"{ESC},y\n1,2\n")
     (workdir / "newline.csv").write_text('"x\n1",y\n1,2\n')
     status, out, err, _ = run(capsys, argv)
-    assert status == 2 and out == ""
+    missing_directory = any(a.startswith("/nonexistent/") for a in argv)  # I/O failure: exit 1
+    assert status == (1 if missing_directory else 2) and out == ""
     assert "\x1b" not in err and "\x07" not in err
     assert not CONTROL.search(err), repr(err)
     lines = err.rstrip("\n").split("\n")
@@ -374,9 +370,6 @@ def test_points_header_only_gives_an_empty_result(capsys, workdir) -> None:
     assert (status, out, err) == (0, "x,y,f,df/dx,df/dy\n", "")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a CSV header naming one column twice ('x,x') is "
-                   "reported as 'columns of 'x' must be x[0], x[1], ... without gaps' "
-                   "(evaluation/specs.py read_points_csv); it should say 'x' appears twice")
 def test_points_duplicate_header_is_named_as_such(capsys, workdir) -> None:
     (workdir / "dup.csv").write_text("x,x\n1,2\n")
     status, out, err, _ = run(capsys, ["grad", "x", "--points", "dup.csv"])
@@ -384,9 +377,6 @@ def test_points_duplicate_header_is_named_as_such(capsys, workdir) -> None:
     assert "twice" in err or "duplicate" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a name of a constant (pi, e, tau) is accepted as "
-                   "a variable: --at pi=4 adds a column pi=4 while f still uses 3.14159 and "
-                   "df/dpi is 0 (evaluation/specs.py _assignments, binding.py)")
 @pytest.mark.parametrize("argv", [
     ["grad", "pi*x", "--at", "pi=4,x=1"],
     ["grad", "e^x", "--grid", "e=0:1:3", "--grid", "x=0:1:2"],
@@ -424,19 +414,12 @@ def test_raising_max_points_lets_the_same_grid_through(capsys, workdir) -> None:
     assert status == 0 and len(out.splitlines()) == 12
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the refusal of a grid with a count like 1e300 "
-                   "prints the exact 301-digit point count (~500 characters); "
-                   "evaluation/binding.py bind_grid formats {total:,} unbounded")
 def test_absurd_grid_count_message_is_short(capsys, workdir) -> None:
     status, out, err, _ = run(capsys, ["grad", "x", "--grid", "x=0:1:1e300"])
     assert status == 2
     assert len(err) < 200, f"{len(err)} characters"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a grid sampling more than 32 variables crashes "
-                   "with 'internal error' (numpy's 32/64-dimension limits in "
-                   "output/_columns.py grid_shape and evaluation/binding.py bind_grid) "
-                   "instead of a usage error")
 @pytest.mark.parametrize("n", [33, 65])
 def test_grid_with_too_many_axes_is_a_usage_error(capsys, workdir, n) -> None:
     grids = [a for i in range(n) for a in ("--grid", f"v{i}=0:1:1")]
@@ -445,10 +428,6 @@ def test_grid_with_too_many_axes_is_a_usage_error(capsys, workdir, n) -> None:
     assert status == 2 and out == "", err
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the number of result columns is unbounded: "
-                   "hessian of a 2000-component vector variable asks for 4,000,000 columns "
-                   "and runs for hours (n=800 took 300 s); --max-points bounds points, not "
-                   "points x columns (evaluation/__init__.py prepare)")
 def test_column_explosion_is_refused_quickly(capsys, workdir) -> None:
     vector = "[" + ",".join(["1"] * 2000) + "]"  # 4,001 characters
     try:
@@ -456,21 +435,14 @@ def test_column_explosion_is_refused_quickly(capsys, workdir) -> None:
                                   limit=1.0)
     except Alarm:
         pytest.fail("hessian of a 2000-vector still running after 1 s")
-    assert status == 2 and "--max-points" in err
+    assert status == 2 and "sweeps" in err and "limit" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="bug: --check-tol nan is accepted and disables the check "
-                   "(rel > nan is always False), so --check always passes; execute.py "
-                   "_run_check / app.py should refuse a non-finite or negative tolerance")
 def test_check_tolerance_must_be_a_number(capsys, workdir) -> None:
     status, out, err, _ = run(capsys, ["grad", "x", *AT, "--check", "--check-tol", "nan"])
     assert status == 2 and out == ""
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a table of a grid without sampled axes (no "
-                   "variable, or only fixed ones) crashes with 'internal error: ValueError: "
-                   "multiple indices are not supported for 0d arrays' "
-                   "(output/_columns.py take_rows via output/table.py table_cells)")
 @pytest.mark.parametrize("argv", [["eval", "0", "--grid"], ["eval", "1", "--grid", "z=1"],
                                   ["grad", "pi", "--grid"]])
 def test_table_of_a_zero_dimensional_grid(capsys, workdir, argv) -> None:

@@ -143,3 +143,29 @@ def test_points_over_max_points_are_refused(capsys, tmp_path) -> None:
     assert main(["eval", "x", "--points", str(tmp_path / "p.csv"), "--max-points", "100"]) == 2
     err = capsys.readouterr().err
     assert "101 points" in err and "--max-points" in err and "100" in err
+
+
+# --- work limits: refused by cost, not by column count ------------------------------------------
+
+def test_hessian_of_a_long_vector_is_refused_by_its_cost() -> None:
+    """A hessian of a 2,000-vector is 4 million sweeps: refused before any work starts."""
+    start = time.perf_counter()
+    with pytest.raises(EvaluationError, match="sweeps.*over the limit"):
+        evaluate("sum(x^2)", "hessian", at=[{"x": np.ones(2000)}])
+    assert time.perf_counter() - start < 5.0
+
+
+def test_hessian_of_a_moderate_vector_still_runs() -> None:
+    """sum(x^2) over 30 components: the Hessian is 2·I (closed form)."""
+    x = np.linspace(-1.0, 1.0, 30)
+    result = evaluate("sum(x^2)", "hessian", at=[{"x": x}])
+    hess = np.array([[float(result[f"d2f/dx[{a}]dx[{b}]"][0]) for b in range(30)]
+                     for a in range(30)])
+    np.testing.assert_array_equal(hess, 2.0 * np.eye(30))
+
+
+def test_constants_are_refused_as_variable_names_by_the_api() -> None:
+    for kwargs in ({"at": [{"pi": 1.0}]}, {"grid": {"e": (0, 1, 3)}},
+                   {"points": {"tau": np.zeros(3)}}):
+        with pytest.raises(EvaluationError, match="is a constant"):
+            evaluate("pi + 1", "eval", **kwargs)

@@ -132,10 +132,6 @@ def test_failure_while_streaming_npz_keeps_the_old_file(capsys, tmp_path, monkey
         assert one_line(err).startswith("gradcli: error: cannot write ")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a write error while streaming .npz names the "
-                   "internal part file ('.../.gradcli-parts-XXXX/1.npy', already deleted) "
-                   "instead of the -o path (output/stream_sink.py: NpyStream raises "
-                   "OutputError for the part path)")
 def test_disk_full_while_streaming_npz_names_the_output(capsys, tmp_path, monkeypatch) -> None:
     fail_writes(monkeypatch, STREAM, 12, OSError(errno.ENOSPC, "No space left on device"))
     target = tmp_path / "out.npz"
@@ -144,11 +140,6 @@ def test_disk_full_while_streaming_npz_names_the_output(capsys, tmp_path, monkey
     assert one_line(err) == f"gradcli: error: cannot write '{target}': No space left on device"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: StreamSink.open runs before runner.run's "
-                   "try/abort, so when opening a part fails (e.g. 'Too many open files' with "
-                   "over ~20,000 columns: hessian of a 200-vector) the .gradcli-parts-* "
-                   "directory and its parts stay behind (evaluation/runner.py run; "
-                   "output/stream_sink.py open)")
 def test_npz_open_failure_leaves_no_parts_directory(capsys, tmp_path, monkeypatch) -> None:
     from gradcli.output import npz_writer
     from gradcli.output.atomic import OutputError
@@ -168,9 +159,6 @@ def test_npz_open_failure_leaves_no_parts_directory(capsys, tmp_path, monkeypatc
     assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.xfail(strict=True, reason="bug: typer turns KeyboardInterrupt into Exit(130), so "
-                   "guarded()'s 'gradcli: interrupted' is never printed: Ctrl-C exits 130 "
-                   "silently (cli/errors.py guarded, typer/core.py _main)")
 def test_interrupt_says_so(capsys, tmp_path, monkeypatch) -> None:
     fail_writes(monkeypatch, ATOMIC, 1, KeyboardInterrupt())
     code, out, err = run(capsys, "grad", "x", "--at", "x=1", "-o", str(tmp_path / "o.csv"))
@@ -191,11 +179,7 @@ def test_missing_directory_is_exit_1_naming_the_path(capsys, tmp_path, ext) -> N
 
 
 @pytest.mark.skipif(not HAVE_DEV_FULL, reason="needs /dev/full")
-@pytest.mark.parametrize("ext", ["csv", "json", pytest.param("npz", marks=pytest.mark.xfail(
-    strict=True, reason="bug: when the final .npz cannot be written (full disk), the "
-    ".gradcli-parts-* directory with every column's data stays behind: StreamSink.result "
-    "calls _cleanup only after assemble_npz succeeded, and runner.run's abort does not "
-    "cover result() (output/stream_sink.py result)"))])
+@pytest.mark.parametrize("ext", ["csv", "json", "npz"])
 def test_full_disk_is_exit_1_naming_the_path(capsys, tmp_path, ext) -> None:
     """A symlink to /dev/full stands in for a full disk: every write fails with ENOSPC."""
     link = tmp_path / f"full.{ext}"
@@ -307,10 +291,6 @@ def test_closed_pipe_is_quiet(tmp_path) -> None:
 
 @needs_script
 @pytest.mark.skipif(not HAVE_DEV_FULL, reason="needs /dev/full")
-@pytest.mark.xfail(strict=True, reason="bug: stdout on a full disk ('gradcli ... > /dev/full') "
-                   "is reported as 'internal error: OSError: [Errno 28] ... (run with --debug "
-                   "for a traceback)' instead of a one-line I/O error naming standard output "
-                   "(cli/errors.py report: OSError is not mapped)")
 def test_full_stdout_is_a_clear_io_error(tmp_path) -> None:
     with open("/dev/full", "w") as full:
         proc = _spawn(["grad", "x", "--at", "x=1"], tmp_path, stdout=full)
@@ -391,3 +371,29 @@ def test_non_finite_inputs_are_not_counted(capsys, tmp_path) -> None:
     code, out, err = run(capsys, "eval", "2*y", "--points", str(tmp_path / "p.csv"), "--strict")
     assert code == 0 and err == ""
     assert out.splitlines()[1:] == ["nan,1.0,2.0", "inf,2.0,4.0"]
+
+
+def test_npz_with_many_columns_streams_without_holding_a_file_per_column(capsys, tmp_path,
+                                                                         monkeypatch) -> None:
+    """Past 64 columns the part files are reopened per block; the values are unchanged."""
+    from gradcli.output import stream_sink
+
+    monkeypatch.setattr(stream_sink, "_MAX_OPEN_PARTS", 2)
+    target = tmp_path / "j.npz"
+    code, out, err = run(capsys, "jacobian", "[x*y, x-y, x^2]", "--grid", "x=0:1:300",
+                         "--grid", "y=-1:1:301", "-o", str(target))  # 2 blocks
+    assert code == 0, err
+    data = np.load(target)
+    x, y = np.meshgrid(np.linspace(0, 1, 300), np.linspace(-1, 1, 301), indexing="ij")
+    np.testing.assert_array_equal(data["df[0]/dx"], y)
+    np.testing.assert_array_equal(data["df[0]/dy"], x)
+    np.testing.assert_array_equal(data["df[2]/dx"], 2 * x)
+    assert os.listdir(tmp_path) == ["j.npz"]
+
+
+@pytest.mark.parametrize("option,value", [("--max-points", "-1"), ("--precision", "0"),
+                                          ("--check-tol", "-1"), ("--check-tol", "inf")])
+def test_out_of_range_numbers_are_usage_errors(capsys, option, value) -> None:
+    code, out, err = run(capsys, "grad", "x", "--at", "x=1", option, value)
+    assert code == 2 and out == ""
+    assert option in one_line(err)

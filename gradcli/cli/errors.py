@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
@@ -21,14 +23,57 @@ class RuntimeProblem(Exception):
     """A failure while running (exit 1)."""
 
 
+# C0/C1 control characters (ESC, BEL, CR, ...) that would drive the terminal if echoed.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# A message's own continuation lines (a formula and its caret, indented two spaces, then
+# "error: ...") are kept; any other newline came from user text (a CSV header, a file name)
+# and is shown escaped.
+_STRAY_NEWLINE = re.compile(r"\n(?!  |error: )")
+
+
+def printable(message: str) -> str:
+    """``message`` with user-supplied control characters shown as escapes, never sent raw."""
+    message = _STRAY_NEWLINE.sub(r"\\n", message.rstrip("\n"))
+    return _CONTROL.sub(lambda m: "\n" if m.group() == "\n" else f"\\x{ord(m.group()):02x}",
+                        message)
+
+
 def say(message: str) -> None:
-    """Write one message to stderr (the CLI's only channel for errors and notes)."""
+    """Write one message to stderr (the CLI's only channel for errors and notes).
+
+    Messages quote what the user typed; :func:`printable` keeps escape sequences in that
+    text from reaching the terminal.
+    """
     try:
         sys.stdout.flush()  # keep stdout's rows before the note when both go to a terminal
     except (OSError, ValueError):
         pass
-    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.write(printable(message) + "\n")
     sys.stderr.flush()
+
+
+@contextmanager
+def writing_stdout() -> Iterator[None]:
+    """Writes to standard output inside this block that fail (``> /dev/full``) become one
+    clear I/O error; a closed pipe (``| head``) passes through to end the run quietly."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise RuntimeProblem(f"cannot write to standard output: {exc.strerror or exc}") from exc
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def guarded(fn: Callable[[], Any], debug: bool) -> int:
@@ -36,10 +81,12 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
     import click
 
     try:
-        status = fn()
-        return int(status or 0)
+        status = int(fn() or 0)
     except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
+        status = int(exc.exit_code)
+    except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
+        _silence_stdout()
+        return EXIT_FAIL
     except (click.exceptions.Abort, KeyboardInterrupt):
         say("gradcli: interrupted")
         return EXIT_INTERRUPT
@@ -51,6 +98,9 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
         if debug:
             raise
         return report(exc)
+    if status == EXIT_INTERRUPT:  # typer turns Ctrl-C into a plain exit status 130
+        say("gradcli: interrupted")
+    return status
 
 
 def report(exc: Exception) -> int:

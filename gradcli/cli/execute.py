@@ -14,7 +14,7 @@ from typing import Any
 from ..evaluation import EvaluationError, Prepared, prepare
 from ..evaluation.specs import parse_grid, parse_point, parse_vector, read_points_csv
 from ..lang import free_variables, parse
-from .errors import EXIT_FAIL, EXIT_OK, UsageProblem, say
+from .errors import EXIT_FAIL, EXIT_OK, UsageProblem, say, writing_stdout
 from .main import BARE_GRID
 
 DEFAULT_RANGE = (-5.0, 5.0)
@@ -107,6 +107,8 @@ def build(req: Request) -> Prepared:
         kwargs["direction"] = parse_point(req.direction, "--direction")
     if req.dtype not in ("float64", "float32"):
         raise UsageProblem(f"--dtype must be float64 or float32, got '{req.dtype}'")
+    if not req.check_tol >= 0 or req.check_tol == float("inf"):  # also refuses nan
+        raise UsageProblem(f"--check-tol must be a finite number >= 0, got {req.check_tol}")
     return prepare(req.expression, req.what, dtype=req.dtype, max_points=req.max_points,
                    **kwargs)
 
@@ -169,9 +171,10 @@ def run_request(req: Request) -> int:
     if stream is not None:
         bad = stream.nonfinite
     else:
-        output.write(columns, fmt=fmt, path=req.output, expression=req.expression,
-                     variables=list(prepared.binding.names), notes=_notes(prepared),
-                     precision=req.precision, stdout=sys.stdout)
+        with writing_stdout():
+            output.write(columns, fmt=fmt, path=req.output, expression=req.expression,
+                         variables=list(prepared.binding.names), notes=_notes(prepared),
+                         precision=req.precision, stdout=sys.stdout)
         bad = output.count_nonfinite(
             {k: v for k, v in columns.items() if k not in prepared.variable_columns()})
     if bad:

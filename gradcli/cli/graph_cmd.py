@@ -6,7 +6,7 @@ import sys
 
 from ..evaluation.graph import build_graph
 from ..evaluation.specs import parse_point
-from .errors import UsageProblem
+from .errors import UsageProblem, writing_stdout
 
 
 def run_graph(expression: str, at: list[str], fmt: str, output: str | None,
@@ -27,7 +27,8 @@ def run_graph(expression: str, at: list[str], fmt: str, output: str | None,
                                "-f dot with -o")
         from rich.console import Console
 
-        Console().print(graph_view.graph_table(expression, nodes, out, precision))
+        with writing_stdout():
+            Console().print(graph_view.graph_table(expression, nodes, out, precision))
         return 0
     text = (graph_view.graph_json(expression, point, nodes, out) if fmt == "json"
             else graph_view.graph_dot(expression, nodes, out, precision))
@@ -35,5 +36,6 @@ def run_graph(expression: str, at: list[str], fmt: str, output: str | None,
         with atomic_open(output, "w", encoding="utf-8") as fh:
             fh.write(text)
     else:
-        sys.stdout.write(text)
+        with writing_stdout():
+            sys.stdout.write(text)
     return 0

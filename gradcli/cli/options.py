@@ -8,8 +8,9 @@ import typer
 
 
 def _option(*names: str, help: str, metavar: str | None = None,  # noqa: A002 - typer's name
-            show_default: bool = True) -> typer.models.OptionInfo:
-    return typer.Option(*names, help=help, metavar=metavar, show_default=show_default)
+            show_default: bool = True, **bounds: int) -> typer.models.OptionInfo:
+    return typer.Option(*names, help=help, metavar=metavar, show_default=show_default,
+                        **bounds)
 
 
 Expr = Annotated[str, typer.Argument(
@@ -31,11 +32,11 @@ Fmt = Annotated[str, _option(
 Out = Annotated[str | None, _option(
     "--output", "-o", metavar="FILE", show_default=False,
     help="Write to FILE; the format follows its extension (.csv .json .npz .npy).")]
-Precision = Annotated[int, _option("--precision", metavar="DIGITS",
+Precision = Annotated[int, _option("--precision", metavar="DIGITS", min=1, max=17,
                                    help="Significant digits in tables.")]
 Strict = Annotated[bool, _option("--strict", help="Exit 1 if any result is nan or inf.")]
 Quiet = Annotated[bool, _option("--quiet", "-q", help="No notes on stderr.")]
-MaxPoints = Annotated[int, _option("--max-points", metavar="N",
+MaxPoints = Annotated[int, _option("--max-points", metavar="N", min=0,
                                    help="Refuse more points than this.")]
 Dtype = Annotated[str, _option("--dtype", metavar="DTYPE", help="float64 or float32.")]
 Check = Annotated[bool, _option(

@@ -23,9 +23,14 @@ from .binding import (
     bind_points,
     bind_table,
     check_limit,
+    count_text,
 )
 from .kernels import WHATS, Plan
 from .runner import ArraySink, Sink, run
+
+# Sweeps x recorded operations bounds the Python-level work per point: a hessian of a
+# 2,000-vector is 4 million sweeps, hours of work, so it is refused before any starts.
+MAX_SWEEP_OPS = 100_000_000
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
            "output_names", "Prepared"]
@@ -107,6 +112,13 @@ def prepare(expression: str, what: str = "eval", *, at: Sequence[Mapping[str, An
         plan.direction = _direction(direction, binding, inputs)
     plan.reverse = binding.kind == "points" and what in ("grad", "jacobian", "vjp") and (
         len(outs) < len(inputs))
+    work = plan.sweeps() * max(1, program.op_count)
+    if work > MAX_SWEEP_OPS:
+        raise EvaluationError(
+            f"{what} here needs {count_text(plan.sweeps())} derivative sweeps over "
+            f"{count_text(program.op_count)} operations, over the limit of "
+            f"{MAX_SWEEP_OPS:,} operations per point: ask for a product instead "
+            "(vjp --vector, jvp --direction) or use fewer vector components")
     return Prepared(expression, program, binding, plan, dt)
 
 

@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from ..lang import CONSTANTS
+
 DEFAULT_MAX_POINTS = 50_000_000
+MAX_GRID_AXES = 32  # numpy's dimension limit (32 before numpy 2)
 
 
 class EvaluationError(ValueError):
@@ -56,6 +59,18 @@ class Binding:
         return out
 
 
+def count_text(n: int) -> str:
+    """A point count for a message: exact with separators, or 3 digits when absurdly large."""
+    return f"{n:,}" if n < 10**15 else f"{float(n):.3g}"
+
+
+def _check_names(names: Sequence[str]) -> None:
+    for name in names:
+        if name in CONSTANTS:
+            raise EvaluationError(f"'{name}' is a constant ({CONSTANTS[name]:.6g}) and cannot "
+                                  "be given a value; name the variable differently")
+
+
 def _as_components(name: str, value: Any, dtype: np.dtype) -> tuple[tuple[int, ...], list]:
     arr = np.asarray(value, dtype=dtype)
     if arr.ndim == 0:
@@ -71,6 +86,7 @@ def bind_points(at: Sequence[Mapping[str, Any]], dtype: np.dtype) -> Binding:
     if not at:
         raise EvaluationError("no points given")
     names = list(at[0])
+    _check_names(names)
     columns: dict[str, list[list[np.ndarray]]] = {n: [] for n in names}
     shapes: dict[str, tuple[int, ...]] = {}
     for i, point in enumerate(at):
@@ -94,6 +110,7 @@ def bind_table(points: Mapping[str, Any], dtype: np.dtype) -> Binding:
     names = list(points)
     if not names:
         raise EvaluationError("no variables given")
+    _check_names(names)
     components, shapes, n = {}, {}, None
     for name in names:
         arr = np.asarray(points[name], dtype=dtype)
@@ -112,7 +129,12 @@ def bind_table(points: Mapping[str, Any], dtype: np.dtype) -> Binding:
 
 def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Binding:
     """Bind a Cartesian grid: ``{"x": (start, stop, count), "z": value}``."""
+    _check_names(list(grid))
     axes = [n for n, v in grid.items() if isinstance(v, (tuple, list))]
+    if len(axes) > MAX_GRID_AXES:
+        raise EvaluationError(f"the grid samples {len(axes)} variables; at most "
+                              f"{MAX_GRID_AXES} can span an axis (hold others fixed with "
+                              "--grid name=VALUE, or use --points)")
     counts = []
     for name in axes:
         spec = grid[name]
@@ -128,7 +150,7 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
         total *= c
     if total > max_points:
         raise EvaluationError(
-            f"the grid has {total:,} points, over the limit of {max_points:,}; "
+            f"the grid has {count_text(total)} points, over the limit of {max_points:,}; "
             "raise it with --max-points (Python: max_points=)")
     shape = tuple(counts)
     components, shapes = {}, {}
@@ -154,5 +176,5 @@ def check_limit(binding: Binding, max_points: int) -> None:
     """Refuse point sets over ``max_points`` before anything large is allocated."""
     if binding.size > max_points:
         raise EvaluationError(
-            f"{binding.size:,} points is over the limit of {max_points:,}; raise it with "
+            f"{count_text(binding.size)} points is over the limit of {max_points:,}; raise it with "
             "--max-points (Python: max_points=)")

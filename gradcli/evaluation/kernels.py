@@ -38,6 +38,17 @@ class Plan:
     reverse: bool = False                        # reverse sweeps (point sets, m < n)
     var_sizes: list[tuple[str, int | None]] | None = None  # components per variable
 
+    def sweeps(self) -> int:
+        """How many passes over the recorded graph the kernel makes (its cost per op)."""
+        m, n = len(self.outputs), len(self.inputs)
+        if self.what in ("eval", "jvp"):
+            return 1
+        if self.what in ("grad", "vjp"):
+            return 1 if self.reverse else n
+        if self.what == "jacobian":
+            return m if self.reverse else n
+        return n + n * n  # hessian: n first-order sweeps, then n over their n-fold graph
+
     def columns(self) -> list[str]:
         """The result columns after the variables' own, in output order."""
         ins = [c for c, _, _ in self.inputs]

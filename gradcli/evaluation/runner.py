@@ -82,11 +82,11 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     """
     shape = binding.batch_shape
     columns = plan.columns()
-    sink.open(columns, shape, dtype)
     blocks = blocks_for(shape, block_size or DEFAULT_BLOCK)
     stop = threading.Event()
     sequential = getattr(sink, "sequential", False)
     try:
+        sink.open(columns, shape, dtype)
         shared = None
         if binding.kind == "grid" and binding.axes and len(blocks) > 1:
             shared = hoist(plan, binding.components, binding.axes[0])

@@ -123,6 +123,9 @@ def read_points_csv(text: str, source: str) -> dict[str, np.ndarray]:
     header = [h.strip() for h in rows[0]]
     groups: dict[str, list[tuple[int, int]]] = {}
     for col, h in enumerate(header):
+        if h in header[:col]:
+            raise EvaluationError(f"{source}: header column {col + 1} '{h}' appears twice "
+                                  f"(first as column {header.index(h) + 1})")
         m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?", h)
         if not m:
             raise EvaluationError(f"{source}: header column {col + 1} '{h}' is not a "

@@ -88,10 +88,14 @@ def _dot(a: Any, b: Any) -> Any:
 class Program:
     """A compiled expression: ``run(env)`` maps variable values to the result value."""
 
-    def __init__(self, steps: list, result: _Slot, variables: list[str]) -> None:
+    def __init__(self, steps: list, result: _Slot, variables: list[str],
+                 op_count: int = 0) -> None:
         self.steps = steps
         self.result = result
         self.variables = variables
+        # engine operations one run records (a step on vectors is one per component); the
+        # evaluation layer uses it to refuse requests that would run for hours
+        self.op_count = op_count
 
     @property
     def shape(self) -> Shape:
@@ -134,6 +138,7 @@ def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Pr
     adding vectors of different lengths or indexing a scalar.
     """
     steps: list = []
+    ops = [0]
 
     def err(msg: str, node: Node) -> ExpressionError:
         return ExpressionError(msg, text, node.pos)
@@ -145,6 +150,7 @@ def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Pr
             return _Slot(shape, const=_as_const(value))
         deps = frozenset().union(*(a.deps for a in args))
         steps.append((fn, args, deps))
+        ops[0] += max(int(np.prod(s.shape, dtype=np.int64)) for s in [*args, _Slot(shape)])
         return _Slot(shape, reg=len(steps) - 1, deps=deps)
 
     def broadcast(node: Node, parts: list[_Slot]) -> Shape:
@@ -195,7 +201,7 @@ def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Pr
         return _call(node, parts, emit, broadcast, err)
 
     result = fold(tree, combine)
-    return Program(steps, result, list(shapes))
+    return Program(steps, result, list(shapes), op_count=ops[0])
 
 
 def _var_slot(steps: list, name: str, shape: Shape) -> _Slot:

@@ -1,8 +1,10 @@
-"""Printer: AST -> canonical, fully parenthesised text that re-parses to an equal AST.
+"""Printer: AST -> text that re-parses to an equal AST.
 
-Used for ``--explain``-style output, error context and round-trip tests. Every unary,
-binary and comparison node gets its own parentheses, so precedence is visible:
-``-x^2`` prints as ``(-(x ^ 2))``. Iterative, so very long chains print fine.
+Two styles. The default gives every unary, binary and comparison node its own
+parentheses, so precedence is visible: ``-x^2`` prints as ``(-(x ^ 2))``. ``minimal=True``
+writes only the parentheses precedence needs (``-x ^ 2``): a chain the parser accepted
+(``x+x+...`` of 300 terms, 150 unary signs) stays within the parser's nesting limit, which
+fully parenthesised text would exceed. Both are iterative, so very long chains print fine.
 """
 
 from __future__ import annotations
@@ -10,6 +12,10 @@ from __future__ import annotations
 from .ast import Binary, Call, Compare, Const, Index, Node, Num, Unary, Var, Vector, fold
 
 __all__ = ["format_number", "to_text"]
+
+# Binding strength as the parser sees it (parser._PREC, _UNARY_PREC); atoms bind tightest.
+_COMPARE_PREC, _UNARY_PREC, _POWER_PREC, _ATOM_PREC = 1, 4, 5, 9
+_BINARY_PREC = {"+": 2, "-": 2, "*": 3, "/": 3, "^": _POWER_PREC}
 
 
 def format_number(value: float) -> str:
@@ -42,6 +48,34 @@ def _format(node: Node, parts: list[str]) -> str:
     raise TypeError(f"not an expression node: {node!r}")
 
 
-def to_text(node: Node) -> str:
-    """Fully parenthesised text of ``node``; ``parse(to_text(n)) == n``."""
+def _wrap(part: tuple[str, int], needs_parens: bool) -> str:
+    return f"({part[0]})" if needs_parens else part[0]
+
+
+def _format_minimal(node: Node, parts: list[tuple[str, int]]) -> tuple[str, int]:
+    """(text, binding strength) with parentheses only where precedence needs them."""
+    if isinstance(node, Unary):
+        (operand,) = parts  # -x ^ 2 is -(x ^ 2); -(x * y) needs its parentheses
+        return f"{node.op}{_wrap(operand, operand[1] < _UNARY_PREC)}", _UNARY_PREC
+    if isinstance(node, Compare):  # comparisons do not chain: nested ones keep parentheses
+        left, right = parts
+        text = f"{_wrap(left, left[1] <= _COMPARE_PREC)} {node.op} " \
+               f"{_wrap(right, right[1] <= _COMPARE_PREC)}"
+        return text, _COMPARE_PREC
+    if isinstance(node, Binary):
+        prec, (left, right) = _BINARY_PREC[node.op], parts
+        if prec == _POWER_PREC:  # right-associative: (a ^ b) ^ c and a ^ (-b) keep theirs
+            left_parens, right_parens = left[1] <= prec, right[1] < prec
+        else:  # left-associative: a - (b - c) keeps its parentheses
+            left_parens, right_parens = left[1] < prec, right[1] <= prec
+        return f"{_wrap(left, left_parens)} {node.op} {_wrap(right, right_parens)}", prec
+    if isinstance(node, Index):  # (x + y)[0] keeps its parentheses
+        return f"{_wrap(parts[0], parts[0][1] < _ATOM_PREC)}[{node.index}]", _ATOM_PREC
+    return _format(node, [text for text, _ in parts]), _ATOM_PREC
+
+
+def to_text(node: Node, *, minimal: bool = False) -> str:
+    """Text of ``node`` (fully parenthesised unless ``minimal``); ``parse(to_text(n)) == n``."""
+    if minimal:
+        return fold(node, _format_minimal)[0]
     return fold(node, _format)

@@ -68,7 +68,10 @@ def iter_blocks(
 def take_rows(columns: Mapping[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
     """Values of each column at the given flat (C-order) row indices."""
     shape = grid_shape(columns)
-    index = np.unravel_index(np.asarray(rows, dtype=np.intp), shape)
+    rows = np.asarray(rows, dtype=np.intp)
+    if shape == ():  # a grid with no sampled axis is one row; unravel_index needs an axis
+        return {name: np.broadcast_to(col, rows.shape) for name, col in as_arrays(columns).items()}
+    index = np.unravel_index(rows, shape)
     return {name: np.broadcast_to(col, shape)[index] for name, col in as_arrays(columns).items()}
 
 

@@ -68,6 +68,10 @@ class NpyStream:
 
     ``close()`` checks that exactly ``prod(shape)`` elements were written and
     raises OutputError otherwise; on any failure the file is removed.
+
+    ``keep_open=False`` reopens the file for each block instead of holding a descriptor:
+    thousands of streams at once (one per column of a large Jacobian) would otherwise run
+    out of file descriptors.
     """
 
     def __init__(
@@ -75,6 +79,8 @@ class NpyStream:
         path: str | os.PathLike[str],
         shape: tuple[int, ...],
         dtype: np.dtype[Any] | type = np.float64,
+        *,
+        keep_open: bool = True,
     ) -> None:
         self.path = os.fspath(path)
         self.shape = tuple(int(n) for n in shape)
@@ -82,9 +88,14 @@ class NpyStream:
         self.expected = int(np.prod(self.shape, dtype=np.int64))
         self.written = 0
         self.closed = False
+        self._fh: Any = None
         try:
-            self._fh = open(self.path, "wb")
-            _write_header(self._fh, self.shape, self.dtype)
+            fh = open(self.path, "wb")
+            _write_header(fh, self.shape, self.dtype)
+            if keep_open:
+                self._fh = fh
+            else:
+                fh.close()
         except OSError as err:
             raise OutputError.from_oserror(self.path, err) from err
 
@@ -95,7 +106,11 @@ class NpyStream:
             self.abort()
             raise OutputError(self.path, f"more than the declared {self.expected} elements")
         try:
-            self._fh.write(arr.data)
+            if self._fh is not None:
+                self._fh.write(arr.data)
+            else:
+                with open(self.path, "ab") as fh:
+                    fh.write(arr.data)
         except OSError as err:
             self.abort()
             raise OutputError.from_oserror(self.path, err) from err
@@ -111,7 +126,8 @@ class NpyStream:
                 self.path, f"got {self.written} elements, expected {self.expected}"
             )
         try:
-            self._fh.close()
+            if self._fh is not None:
+                self._fh.close()
         except OSError as err:
             self.abort()
             raise OutputError.from_oserror(self.path, err) from err
@@ -123,7 +139,8 @@ class NpyStream:
             return
         self.closed = True
         try:
-            self._fh.close()
+            if self._fh is not None:
+                self._fh.close()
         except OSError:
             pass
         try:

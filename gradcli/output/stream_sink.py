@@ -20,6 +20,10 @@ import numpy as np
 from .atomic import OutputError, atomic_path
 from .npz_writer import NpyStream, assemble_npz
 
+# Past this many columns the part files are reopened per block instead of held open, so a
+# Jacobian with thousands of columns does not run out of file descriptors.
+_MAX_OPEN_PARTS = 64
+
 
 class StreamSink:
     """An evaluation sink (``open``/``write``/``result``) that writes files sequentially.
@@ -45,7 +49,35 @@ class StreamSink:
         self._pending_range: tuple[int, int] | None = None
         self.nonfinite = 0  # non-finite result values written so far
 
+    def _guarded(self, step: Any, *args: Any) -> Any:
+        """Run one step; on any failure remove every partial file and report the failure
+        against the user's path (the part files are an implementation detail)."""
+        try:
+            return step(*args)
+        except OutputError as err:
+            self.abort()
+            raise OutputError(self.path, err.reason) from err
+        except OSError as err:
+            self.abort()
+            raise OutputError.from_oserror(self.path, err) from err
+        except BaseException:
+            self.abort()
+            raise
+
     def open(self, columns: list[str], shape: tuple[int, ...], dtype: np.dtype) -> None:
+        """Create the temporary files for ``columns`` of a batch of ``shape``."""
+        self._guarded(self._open, columns, shape, dtype)
+
+    def write(self, column: str, start: int, stop: int, block: Any) -> None:
+        """Buffer one column's block; a block row range is flushed once all its columns
+        have arrived (the runner delivers them together, in order)."""
+        self._guarded(self._write, column, start, stop, block)
+
+    def result(self) -> dict[str, Any]:
+        """Finish the files and return the variables (results live only on disk)."""
+        return self._guarded(self._result)
+
+    def _open(self, columns: list[str], shape: tuple[int, ...], dtype: np.dtype) -> None:
         self.shape = shape
         self.columns = [*self.variables, *columns]
         target_dir = os.path.dirname(os.path.abspath(self.path))
@@ -56,9 +88,10 @@ class StreamSink:
                 self._dir = tempfile.mkdtemp(prefix=".gradcli-parts-", dir=target_dir)
             except OSError as err:
                 raise OutputError.from_oserror(self.path, err) from err
+            keep_open = len(self.columns) <= _MAX_OPEN_PARTS
             for i, name in enumerate(self.columns):
                 part = os.path.join(self._dir, f"{i}.npy")
-                self._streams[name] = NpyStream(part, shape, dtype)
+                self._streams[name] = NpyStream(part, shape, dtype, keep_open=keep_open)
         else:
             self._atomic = atomic_path(self.path)
             self._tmp_path = self._atomic.__enter__()
@@ -71,9 +104,7 @@ class StreamSink:
             arr = arr[start:stop]
         return np.broadcast_to(arr, block_shape)
 
-    def write(self, column: str, start: int, stop: int, block: Any) -> None:
-        """Buffer one column's block; a block row range is flushed once all its columns
-        have arrived (the runner delivers them together, in order)."""
+    def _write(self, column: str, start: int, stop: int, block: Any) -> None:
         block_shape = (stop - start,) + self.shape[1:] if self.shape else ()
         if self._pending_range != (start, stop):
             self._pending, self._pending_range = {}, (start, stop)
@@ -97,8 +128,7 @@ class StreamSink:
             self._record.write(rec)
         self._pending = {}
 
-    def result(self) -> dict[str, Any]:
-        """Finish the files and return the variables (results live only on disk)."""
+    def _result(self) -> dict[str, Any]:
         if self.fmt == "npz":
             for s in self._streams.values():
                 s.close()
@@ -108,7 +138,8 @@ class StreamSink:
         else:
             assert self._record is not None
             self._record.close()
-            self._atomic.__exit__(None, None, None)
+            atomic, self._atomic = self._atomic, None
+            atomic.__exit__(None, None, None)
         return dict(self.variables)
 
     def abort(self) -> None:
