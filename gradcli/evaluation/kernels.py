@@ -104,6 +104,23 @@ def hoist(plan: Plan, components: dict[str, list[np.ndarray]], blocked: str) -> 
     return Hoist(blocked, leaves, memo)
 
 
+def full_size_ops(plan: Plan, comps: dict[str, list[np.ndarray]], size: int) -> int:
+    """How many recorded operations of one block produce an array of ``size`` elements (the
+    block's size).
+
+    Run on a probe block (two rows of a grid, so work on the other axes alone stays
+    smaller than the block): when this is no more than the number of
+    outputs, every full-size array a block makes is an output (sin(x)*cos(y): the product),
+    so the whole grid can be one block whose arrays become the outputs without a copy.
+    """
+    leaves = [Tensor._make(c).requires_grad_() for name, _ in plan.var_sizes or []
+              for c in comps[name]]
+    with enable_grad(), np.errstate(all="ignore"):
+        outs = [o for o in _flatten(plan.program.run(_env(plan, leaves))) if _live(o)]
+    made = [node.out_ref() for node in Linearized(leaves, outs).nodes]
+    return sum(1 for t in made if t is not None and int(np.size(t.arr)) >= size)
+
+
 def _raw(v: Any) -> Any:
     return v.arr if isinstance(v, Tensor) else v
 

@@ -15,8 +15,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .allocator import keep_freed_memory
 from .binding import Binding
-from .kernels import Plan, compute_block, hoist
+from .kernels import Plan, compute_block, full_size_ops, hoist
 
 DEFAULT_BLOCK = 1 << 16
 
@@ -34,19 +35,47 @@ class Sink(Protocol):
 class ArraySink:
     """Preallocated in-memory outputs; blocks broadcast straight into their slices."""
 
-    def __init__(self) -> None:
+    def __init__(self, inputs: list[np.ndarray] | None = None) -> None:
         self.arrays: dict[str, np.ndarray] = {}
+        # arrays the caller owns (the points' columns): never handed back as a result
+        self.inputs = {id(a) for a in inputs or []}
+        self._kept: set[int] = set()
 
     def open(self, columns: list[str], shape: tuple[int, ...], dtype: np.dtype) -> None:
         self.arrays = {c: np.empty(shape, dtype=dtype) for c in columns}
 
     def write(self, column: str, start: int, stop: int, block: Any) -> None:
         target = self.arrays[column]
+        if self._adoptable(target, block):
+            self.arrays[column] = block  # the whole result, freshly made: keep, don't copy
+            self._kept.add(id(block))
+            return
         view = target[start:stop] if target.ndim else target[...]
         view[...] = 0.0 if block is None else block
 
+    def _adoptable(self, target: np.ndarray, block: Any) -> bool:
+        return (isinstance(block, np.ndarray) and block.shape == target.shape
+                and block.dtype == target.dtype and block.base is None
+                and block.flags.c_contiguous and block.flags.writeable
+                and id(block) not in self._kept and id(block) not in self.inputs)
+
     def result(self) -> dict[str, Any]:
         return self.arrays
+
+
+def _output_bound(plan: Plan, binding: Binding) -> bool:
+    """True when every full-size array of a block is an output (sin(x)*cos(y)): one block
+    over the whole grid then allocates nothing but the outputs, which it keeps uncopied.
+
+    Only for grids of two or more sampled axes, where work on the other axes stays small;
+    on a point set or a 1-D grid every operation is full-size.
+    """
+    shape = binding.batch_shape
+    if binding.kind != "grid" or len(binding.axes) < 2 or plan.what == "hessian":
+        return False
+    rows = min(2, shape[0])
+    size = rows * int(np.prod(shape[1:], dtype=np.int64))
+    return full_size_ops(plan, binding.block(0, rows), size) <= len(plan.outputs)
 
 
 class Cancelled(Exception):
@@ -83,6 +112,10 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     shape = binding.batch_shape
     columns = plan.columns()
     blocks = blocks_for(shape, block_size or DEFAULT_BLOCK)
+    if len(blocks) > 1 and isinstance(sink, ArraySink) and _output_bound(plan, binding):
+        blocks = [(0, shape[0])]
+    if len(blocks) > 1:  # block temporaries are reused: keep them off the page-fault path
+        keep_freed_memory()
     stop = threading.Event()
     sequential = getattr(sink, "sequential", False)
     try:
@@ -100,8 +133,11 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
             out = {}
             for col in columns:
                 v = values.get(col)
-                out[col] = None if v is None else np.broadcast_to(
-                    np.asarray(v, dtype=dtype), block_shape)
+                if v is None or (isinstance(v, np.ndarray) and v.shape == block_shape
+                                 and v.dtype == dtype):
+                    out[col] = v  # already the block's own array: a sink may keep it
+                else:
+                    out[col] = np.broadcast_to(np.asarray(v, dtype=dtype), block_shape)
             return out
 
         def emit(bounds: tuple[int, int], values: dict[str, Any]) -> None:
