@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]' --config-settings editable_mode=compat
+	$(PY) -m compileall -q gradcli
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -36,9 +37,12 @@ fuzz: $(STAMP)
 
 # `make bench BENCH_ARGS="--quick"`; peers (torch, JAX, HIPS autograd) are compared when
 # `make bench-peers` has made their venv.
+# gradcli's bytecode is compiled first, as a wheel install does: with PYTHONDONTWRITEBYTECODE
+# set, an editable install would otherwise recompile every module in every cold start.
 bench: $(STAMP)
 	@if [ -x $(BENCH_VENV)/bin/python ]; then $(MAKE) --no-print-directory $(BENCH_STAMP); fi
 	@py=$(PY); if [ -x $(BENCH_VENV)/bin/python ]; then py=$(BENCH_VENV)/bin/python; fi; \
+	$$py -m compileall -q gradcli; \
 	echo "$$py -m benchmarks.run $(BENCH_ARGS)"; $$py -m benchmarks.run $(BENCH_ARGS)
 
 # Peers live in their own venv; torch is pinned to the CPU build (an unpinned torch pulls
@@ -53,3 +57,4 @@ bench-peers: $(BENCH_STAMP)
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) build *.egg-info .pytest_cache
+	find gradcli tests benchmarks -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -78,29 +78,44 @@ def _silence_stdout() -> None:
 
 def guarded(fn: Callable[[], Any], debug: bool) -> int:
     """Call ``fn`` and map its outcome to an exit status, printing errors on stderr."""
-    import click
-
     try:
         status = int(fn() or 0)
-    except click.exceptions.Exit as exc:
-        status = int(exc.exit_code)
     except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
         _silence_stdout()
         return EXIT_FAIL
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except KeyboardInterrupt:
         say("gradcli: interrupted")
         return EXIT_INTERRUPT
-    except click.UsageError as exc:
-        cmd = exc.ctx.command_path if exc.ctx is not None else "gradcli"
-        say(f"gradcli: error: {exc.format_message()} (see '{cmd} --help')")
-        return EXIT_USAGE
     except Exception as exc:
+        click_status = _click_outcome(exc)
+        if click_status is not None:
+            return click_status
         if debug:
             raise
         return report(exc)
     if status == EXIT_INTERRUPT:  # typer turns Ctrl-C into a plain exit status 130
         say("gradcli: interrupted")
     return status
+
+
+def _click_outcome(exc: Exception) -> int | None:
+    """The exit status for click's own exceptions (None for any other). click is looked up,
+    not imported: the one-point fast path never loads it, and then none can occur."""
+    click = sys.modules.get("click")
+    if click is None:
+        return None
+    if isinstance(exc, click.exceptions.Exit):
+        if exc.exit_code == EXIT_INTERRUPT:  # typer turns Ctrl-C into a plain status 130
+            say("gradcli: interrupted")
+        return int(exc.exit_code)
+    if isinstance(exc, click.exceptions.Abort):
+        say("gradcli: interrupted")
+        return EXIT_INTERRUPT
+    if isinstance(exc, click.UsageError):
+        cmd = exc.ctx.command_path if exc.ctx is not None else "gradcli"
+        say(f"gradcli: error: {exc.format_message()} (see '{cmd} --help')")
+        return EXIT_USAGE
+    return None
 
 
 def report(exc: Exception) -> int:

@@ -53,9 +53,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     debug = "--debug" in args
     args = [a for a in args if a != "--debug"]
-    from .app import run_app
+    from .fast import fast_points
 
-    status = run_app(normalize_argv(args), debug=debug)
+    points = fast_points(args)
+    if points is not None:  # COMMAND EXPR --at POINT...: the same run, without typer
+        from .errors import guarded
+        from .fast import run_fast
+
+        status = guarded(lambda: run_fast(args, points), debug)
+    else:
+        from .app import run_app
+
+        status = run_app(normalize_argv(args), debug=debug)
     if argv is None:
         sys.exit(status)
     return status

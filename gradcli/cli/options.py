@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from .defaults import NUMERIC_DEFAULTS
+
 
 def _option(*names: str, help: str, metavar: str | None = None,  # noqa: A002 - typer's name
             show_default: bool = True, **bounds: int) -> typer.models.OptionInfo:
@@ -51,10 +53,8 @@ Direction = Annotated[str, _option(
     "--direction", "-d", metavar="U", show_default=False,
     help='The tangent u, e.g. "x=1,y=0" (variables not named: 0).')]
 
+_TYPES = {"at": At, "grid": Grid, "points": Points, "fmt": Fmt, "output": Out,
+          "precision": Precision, "strict": Strict, "quiet": Quiet, "max_points": MaxPoints,
+          "dtype": Dtype}
 #: (name, type, default) of the options every numeric command takes, in --help order
-NUMERIC = [
-    ("at", At, None), ("grid", Grid, None), ("points", Points, None), ("fmt", Fmt, "auto"),
-    ("output", Out, None), ("precision", Precision, 6), ("strict", Strict, False),
-    ("quiet", Quiet, False), ("max_points", MaxPoints, 50_000_000),
-    ("dtype", Dtype, "float64"),
-]
+NUMERIC = [(name, _TYPES[name], default) for name, default in NUMERIC_DEFAULTS.items()]

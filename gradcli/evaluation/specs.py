@@ -6,7 +6,6 @@ by it: nothing a user types is executed as Python.
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 from typing import Any
@@ -116,6 +115,8 @@ def parse_vector(spec: str) -> Any:
 def read_points_csv(text: str, source: str) -> dict[str, np.ndarray]:
     """Columns of a CSV whose header names the variables (``x[0]``, ``x[1]`` make a
     vector variable ``x``)."""
+    import csv  # only for --points
+
     rows = list(csv.reader(io.StringIO(text)))
     rows = [r for r in rows if any(cell.strip() for cell in r)]
     if not rows:

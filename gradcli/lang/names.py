@@ -7,7 +7,6 @@ The parser checks calls against :data:`FUNCTIONS` (arity) and the compiler maps 
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -97,5 +96,7 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
     lowered = [c for c in pool if c.lower() == name.lower()]
     if lowered:
         return lowered[0]
+    import difflib  # only when a name is unknown
+
     close = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
     return close[0] if close else None

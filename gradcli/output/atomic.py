@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
@@ -65,6 +64,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
     target = os.path.realpath(path) if os.path.islink(path) else path
     directory, name = os.path.split(target)
     try:
+        import tempfile  # on first write: it pulls in shutil, random and compressors
+
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.tmp-", dir=directory or ".")
         os.close(fd)
     except OSError as err:
