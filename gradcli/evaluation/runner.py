@@ -19,7 +19,10 @@ from .allocator import keep_freed_memory
 from .binding import Binding
 from .kernels import Plan, compute_block, full_size_ops, hoist
 
-DEFAULT_BLOCK = 1 << 16
+# 2 MiB per float64 array: a block's temporaries stay in the L2/L3 caches, and each block
+# holds enough numpy work that two threads rarely wait on the GIL (measured on W2, W3, W6:
+# 2^18 beat 2^16 by 1.1-1.7x with two threads).
+DEFAULT_BLOCK = 1 << 18
 
 
 class Sink(Protocol):
