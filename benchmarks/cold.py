@@ -14,8 +14,9 @@ import struct
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from .measure import Row, repeat_command, run_command
+from .measure import Row, run_command
 
 ONE_POINT = "x^2 + 3x + 1"          # at x=4: f = 29, df/dx = 11
 PY = sys.executable
@@ -73,31 +74,59 @@ def _one_point_ok(out: str) -> bool:
     return all(any(abs(v - want) <= 1e-9 * want for v in nums) for want in (29.0, 11.0))
 
 
-def _row(name: str, cmd: list[str], runs: int, check, **kw) -> Row:
-    done, bad = repeat_command(cmd, runs, **kw)
-    if bad is not None:
-        return Row(name, "error", [r.seconds for r in done], bad.peak_mib, note=bad.failure)
-    last = done[-1]
-    return Row(name, "ok", [r.seconds for r in done], max(r.peak_mib for r in done),
-               correct=bool(check(last)))
+def _interleaved(specs: list[tuple[str, list[str], Any]], runs: int, **kw) -> list[Row]:
+    """Run every (name, command, check) once per round, ``runs`` rounds: a drift in the
+    machine's speed (this VM's memory daemon, other tenants) then hits every tool alike,
+    and the ratios between medians stay fair. A tool stops at its first failure."""
+    done: dict[str, list[Any]] = {name: [] for name, _, _ in specs}
+    failed: dict[str, Any] = {}
+    correct: dict[str, bool] = {}
+    for _ in range(runs):
+        for name, cmd, check in specs:
+            if name in failed:
+                continue
+            r = run_command(cmd, **kw)
+            if r.failure:
+                failed[name] = r
+                continue
+            done[name].append(r)
+            correct[name] = bool(check(r))
+    rows = []
+    for name, _, _ in specs:
+        secs = [r.seconds for r in done[name]]
+        if name in failed:
+            rows.append(Row(name, "error", secs, failed[name].peak_mib,
+                            note=failed[name].failure))
+        else:
+            rows.append(Row(name, "ok", secs, max(r.peak_mib for r in done[name]),
+                            correct=correct[name]))
+    return rows
 
 
 def cold_rows(runs: int) -> list[Row]:
     """Fresh-process start-up: bare Python, numpy import, gradcli, and the peers."""
     gc = gradcli_cmd()
-    rows = [
-        _row("python -c pass", [PY, "-c", "pass"], runs, lambda r: True),
-        _row('python -c "import numpy"', [PY, "-c", "import numpy"], runs, lambda r: True),
-        _row("gradcli --help", [*gc, "--help"], runs, lambda r: "Usage" in r.stdout),
-        _row(f'gradcli grad "{ONE_POINT}" --at x=4', [*gc, "grad", ONE_POINT, "--at", "x=4"],
-             runs, lambda r: _one_point_ok(r.stdout)),
+    specs = [
+        ("python -c pass", [PY, "-c", "pass"], lambda r: True),
+        ('python -c "import numpy"', [PY, "-c", "import numpy"], lambda r: True),
+        ("gradcli --help", [*gc, "--help"], lambda r: "Usage" in r.stdout),
+        (f'gradcli grad "{ONE_POINT}" --at x=4', [*gc, "grad", ONE_POINT, "--at", "x=4"],
+         lambda r: _one_point_ok(r.stdout)),
     ]
+    missing = []
     for name, module, script in PEERS:
-        if not installed(module):
-            rows.append(Row(name, "not installed"))
-            continue
-        rows.append(_row(name, [PY, "-c", script], runs, lambda r: _one_point_ok(r.stdout)))
-    return rows
+        if installed(module):
+            specs.append((name, [PY, "-c", script], lambda r: _one_point_ok(r.stdout)))
+        else:
+            missing.append(Row(name, "not installed"))
+    return _interleaved(specs, runs) + missing
+
+
+def _png_taken(path: Path) -> bool:
+    """Check the picture a run just wrote, then remove it so the next run must write its own."""
+    ok = _png_ok(path)
+    path.unlink(missing_ok=True)
+    return ok
 
 
 def _png_ok(path: Path) -> bool:
@@ -120,17 +149,18 @@ def plot_rows(runs: int) -> tuple[list[Row], str]:
         script = Path(tmp) / "bare_plot.py"
         script.write_text(PLOT_SCRIPT)
         rows = []
+        bare = [PY, str(script), str(png)]
+        bare_spec = ("bare matplotlib (Figure API)", bare, lambda r: _png_taken(png))
         if probe.failure:
             note = f"gradcli plot unavailable ({probe.failure}): skipped"
             rows.append(Row("gradcli plot", "skipped", note=note))
+            rows += _interleaved([bare_spec], runs)
         else:
             note = ""
             cmd = [*gc, "plot", "sin(x)*cos(y)", "--grid", "x=0:2pi:100", "--grid",
                    "y=0:2pi:100", "-o", str(png)]
-            rows.append(_row("gradcli plot", cmd, runs, lambda r: _png_ok(png)))
-        png.unlink(missing_ok=True)
-        bare = [PY, str(script), str(png)]
-        rows.append(_row("bare matplotlib (Figure API)", bare, runs, lambda r: _png_ok(png)))
+            rows += _interleaved([("gradcli plot", cmd, lambda r: _png_taken(png)), bare_spec],
+                                 runs)
     return rows, note
 
 
