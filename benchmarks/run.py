@@ -32,7 +32,7 @@ from benchmarks.cold import cold_rows, plot_rows, scale_row  # noqa: E402
 from benchmarks.measure import ROOT, Row, run_worker  # noqa: E402
 from benchmarks.worker import LIBRARY, PLAN  # noqa: E402
 
-SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "scale")
+SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "csv", "scale")
 
 
 def machine() -> dict[str, str]:
@@ -157,6 +157,13 @@ def main(argv: list[str] | None = None) -> int:
         text = report.table(f"Plot, 100×100 grid to PNG (fresh process, median of "
                             f"{args.plot_runs})", tables["plot"], "gradcli plot", "gradcli")
         print(text + (f"\nNote: {note}\n" if note else ""), flush=True)
+    if "csv" in args.sections:
+        _progress("  csv ...")
+        from benchmarks.csv_speed import csv_rows
+
+        tables["csv"] = csv_rows(100_000 if args.quick else 1_000_000, args.repeat)
+        print(report.table("CSV, 1,000,000 rows × 4 columns to memory (median)", tables["csv"],
+                           "gradcli CSV writer", "gradcli"), flush=True)
     if "scale" in args.sections:
         _progress(f"  scale {args.scale_n}² ...")
         row = scale_row(args.scale_n, args.scale_timeout, args.scale_rss_limit)
