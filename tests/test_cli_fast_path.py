@@ -67,3 +67,60 @@ def test_one_point_grad_loads_neither_typer_nor_click() -> None:
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["x,f,df/dx", "4.0,29.0,11.0", "0 []"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["plot", "sin(x)*cos(y)", "--grid", "x=0:2pi:30", "--grid", "y=0:2pi:20", "-o", "P"],
+    ["plot", "sin(x)", "-g", "x=0:2pi:50", "--output=P"],
+    ["plot", "x^2 - y^2", "-o", "P"],                             # default grid, with its note
+    ["plot", "[-y, x]", "--grid=x=-2:2:9", "--grid", "y=-2:2:9", "-o", "P"],
+    ["plot", "x*y*z", "--grid", "x=0:1:3", "--grid", "y=0:1:3", "--grid", "z=0:1:3",
+     "-o", "P"],                                                  # three variables: error
+    ["plot", "sinn(x)", "--grid", "x=0:1:5", "-o", "P"],          # unknown function
+    ["plot", "x", "--grid", "x=0:1:5", "-o", "nowhere/P"],        # missing directory
+    ["plot", "x", "--grid", "x=0:1:5", "-o", "P.bmp"],            # unknown extension
+])
+def test_fast_plot_equals_the_typer_plot(capsys, monkeypatch, tmp_path, argv) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = [a.replace("P", "p.png") if a.endswith("P") else a.replace("P.bmp", "p.bmp")
+            for a in argv]
+    assert fast.fast_plot(argv) is not None, "this command line should take the fast path"
+    fast_result = run(capsys, argv)
+    fast_files = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for p in tmp_path.iterdir():
+        p.unlink()
+    monkeypatch.setattr(fast, "fast_plot", lambda args: None)
+    assert run(capsys, argv) == fast_result
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == fast_files
+
+
+@pytest.mark.parametrize("argv", [
+    ["plot", "x", "--grid", "x=0:1:5"],                          # no output: typer's error
+    ["plot", "x", "--grid", "-o", "p.png"],                      # bare --grid
+    ["plot", "x", "--grid", "x=0:1:5", "-o", "a.png", "-o", "b.png"],
+    ["plot", "x", "--grid", "x=0:1:5", "-o", "p.png", "--stream"],
+    ["plot", "-x", "--grid", "x=0:1:5", "-o", "p.png"],
+])
+def test_other_plot_command_lines_go_through_typer(argv) -> None:
+    assert fast.fast_plot(argv) is None
+
+
+def test_fast_path_defaults_are_the_typer_defaults() -> None:
+    """The fast path fills options from defaults.py / plot_run.py; typer declares its own
+    in the command signatures. They must agree, option by option."""
+    import inspect
+
+    from gradcli.cli.app import app
+    from gradcli.cli.defaults import NUMERIC_DEFAULTS
+    from gradcli.cli.plot_run import PLOT_DEFAULTS
+
+    commands = {c.name or c.callback.__name__: c.callback for c in app.registered_commands}
+    for name in fast.FAST_COMMANDS:
+        params = inspect.signature(commands[name]).parameters
+        for option, default in NUMERIC_DEFAULTS.items():
+            assert params[option].default == default, (name, option)
+        if "check_tol" in params:  # the Request's own default is not used: check is off
+            assert params["check"].default is False
+    params = inspect.signature(commands["plot"]).parameters
+    assert {n: p.default for n, p in params.items()
+            if n not in ("expression", "output", "grid")} == PLOT_DEFAULTS

@@ -53,14 +53,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     debug = "--debug" in args
     args = [a for a in args if a != "--debug"]
-    from .fast import fast_points
+    from .errors import guarded
+    from .fast import fast_plot, fast_points, run_fast, run_fast_plot
 
-    points = fast_points(args)
+    points, plot = fast_points(args), fast_plot(args)
     if points is not None:  # COMMAND EXPR --at POINT...: the same run, without typer
-        from .errors import guarded
-        from .fast import run_fast
-
         status = guarded(lambda: run_fast(args, points), debug)
+    elif plot is not None:  # plot EXPR --grid SPEC... -o FILE: likewise
+        status = guarded(lambda: run_fast_plot(args, *plot), debug)
     else:
         from .app import run_app
 

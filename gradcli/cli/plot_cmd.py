@@ -1,7 +1,8 @@
-"""``gradcli plot``: options in, ``gradcli.plot`` draws, a png/svg/pdf out.
+"""``gradcli plot``: the typer declaration of its options; ``plot_run`` does the work.
 
 Kept thin and import-light: matplotlib (through ``gradcli.plot``) is imported inside the
-command body only, so ``gradcli --help`` and the other commands never pay for it.
+command body only, so ``gradcli --help`` and the other commands never pay for it. The
+defaults here must match ``plot_run.PLOT_DEFAULTS`` (a test checks they do).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from typing import Annotated
 
 import typer
 
-from .errors import RuntimeProblem, UsageProblem
 from .options import Expr, Grid, MaxPoints, Quiet
 
 Output = Annotated[str, typer.Option(
@@ -50,33 +50,11 @@ def plot(expression: Expr, output: Output, grid: Grid = None,
          quiet: Quiet = False, max_points: MaxPoints = 50_000_000) -> int:
     """A picture of the formula and its gradient: a curve with tangent arrows (one
     variable), a heatmap with gradient arrows or streamlines (two), or a vector field."""
-    if arrows not in ("arrows", "none"):
-        raise UsageProblem(f"--arrows must be arrows or none, got '{arrows}'")
-    if color is not None and color not in ("magnitude", "divergence", "curl"):
-        raise UsageProblem(f"--color must be magnitude, divergence or curl, got '{color}'")
-    from ..plot import PlotOptions, check_target, parse_size, plot_expression
+    from .plot_run import run_plot
 
-    try:
-        check_target(output)
-    except OSError as exc:
-        raise RuntimeProblem(_cannot_write(output, exc)) from None
-    options = PlotOptions(every=every, derivative=derivative, normalize=normalize,
-                          stream=stream, contour=contour, arrows=arrows == "arrows",
-                          color=color, cmap=cmap, title=title, dpi=dpi,
-                          size=parse_size(size) if size is not None else None,
-                          aspect=aspect)
-    options.check()
-    from .execute import resolve_grid
-
-    grid_dict = resolve_grid(expression, list(grid or []), quiet, force_default=not grid)
-    try:
-        plot_expression(expression, grid_dict, output, options, max_points=max_points)
-    except OSError as exc:
-        raise RuntimeProblem(_cannot_write(output, exc)) from None
-    return 0
+    return run_plot(expression, output, list(grid or []), every=every, derivative=derivative,
+                    normalize=normalize, stream=stream, contour=contour, arrows=arrows,
+                    color=color, cmap=cmap, title=title, dpi=dpi, size=size, aspect=aspect,
+                    quiet=quiet, max_points=max_points)
 
 
-def _cannot_write(path: str, exc: OSError) -> str:
-    reason = exc.strerror or str(exc)
-    where = f" ({exc.filename})" if exc.filename and exc.filename != path else ""
-    return f"cannot write '{path}': {reason.lower()}{where}"
