@@ -20,6 +20,7 @@ import numpy as np
 
 from .core import Node, Tensor, _quiet, as_array, collect_nodes
 from .grad_mode import _push_forward, enable_grad, no_grad
+from .products import Product, settle
 
 
 def dual_jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
@@ -98,10 +99,15 @@ class Linearized:
                 else:
                     xs = [a.arr if isinstance(a, Tensor) else a for a in saved]
                     out, cache = node.out_ref().arr, node.cache
+                    # elementwise rules only multiply and add: let them defer (products.py)
+                    defer = node.prim.partials is not None
+                    ts = [None if t is None else Product.of(t) if defer else settle(t)
+                          for t in ts]
                 res = node.prim.jvp(ts, out, xs, node.params, cache)
                 if res is not None:
                     tan[id(node)] = res
-        return [tan.get(id(o.grad_fn) if o.grad_fn is not None else id(o)) for o in self.outputs]
+        return [settle(tan.get(id(o.grad_fn) if o.grad_fn is not None else id(o)))
+                for o in self.outputs]
 
 
 def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
