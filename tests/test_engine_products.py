@@ -62,3 +62,14 @@ def test_linearized_jvp_equals_dual_numbers(expr) -> None:
         got = jvp_fn(*units)
         np.testing.assert_allclose(np.broadcast_to(got, (4, 5, 6)), want.numpy()
                                    if hasattr(want, "numpy") else want, rtol=1e-13, atol=1e-15)
+
+
+def test_settling_inf_times_zero_is_quiet(recwarn) -> None:
+    """exp(x)*y at x = 1000 (exp overflows) gives inf * 0 in the deferred product: nan comes
+    out as a value, never as a RuntimeWarning on the terminal."""
+    x, y = np.array([1000.0, 0.0]), np.array([0.0, 2.0])
+    _, jvp_fn = gc.functional.linearize(lambda a, b: gc.exp(a) * b, x, y)
+    with np.errstate(all="raise"):
+        out = jvp_fn(np.ones(2), np.zeros(2))
+    assert np.isnan(out[0]) and out[1] == 2.0
+    assert not [w for w in recwarn.list if issubclass(w.category, RuntimeWarning)]

@@ -106,8 +106,9 @@ class Linearized:
                 res = node.prim.jvp(ts, out, xs, node.params, cache)
                 if res is not None:
                     tan[id(node)] = res
-        return [settle(tan.get(id(o.grad_fn) if o.grad_fn is not None else id(o)))
-                for o in self.outputs]
+            # settled inside _quiet(): deferred products may meet inf * 0 here
+            return [settle(tan.get(id(o.grad_fn) if o.grad_fn is not None else id(o)))
+                    for o in self.outputs]
 
 
 def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
