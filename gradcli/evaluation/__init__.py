@@ -58,7 +58,7 @@ class Prepared:
             block_size: int | None = None,
             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Compute every block; return the variables' columns then the results."""
-        sink = sink or ArraySink([c for cs in self.binding.components.values() for c in cs])
+        sink = sink or ArraySink()
         run(self.plan, self.binding, sink, dtype=self.dtype, threads=threads,
             block_size=block_size, progress=progress)
         return {**self.variable_columns(), **sink.result()}

@@ -29,7 +29,7 @@ def _shifted(prepared: Any, var: str, k: int, sign: float, eps: float) -> Any:
 
 
 def _evaluate(prepared: Any, plan: Plan, binding: Any) -> dict[str, np.ndarray]:
-    sink = ArraySink([c for cs in binding.components.values() for c in cs])
+    sink = ArraySink()
     run(plan, binding, sink, dtype=np.dtype(np.float64))
     return sink.result()
 

@@ -38,10 +38,8 @@ class Sink(Protocol):
 class ArraySink:
     """Preallocated in-memory outputs; blocks broadcast straight into their slices."""
 
-    def __init__(self, inputs: list[np.ndarray] | None = None) -> None:
+    def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
-        # arrays the caller owns (the points' columns): never handed back as a result
-        self.inputs = {id(a) for a in inputs or []}
         self._kept: set[int] = set()
 
     def open(self, columns: list[str], shape: tuple[int, ...], dtype: np.dtype) -> None:
@@ -60,7 +58,7 @@ class ArraySink:
         return (isinstance(block, np.ndarray) and block.shape == target.shape
                 and block.dtype == target.dtype and block.base is None
                 and block.flags.c_contiguous and block.flags.writeable
-                and id(block) not in self._kept and id(block) not in self.inputs)
+                and id(block) not in self._kept)
 
     def result(self) -> dict[str, Any]:
         return self.arrays
@@ -121,6 +119,9 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         keep_freed_memory()
     stop = threading.Event()
     sequential = getattr(sink, "sequential", False)
+    # the variables' own arrays (for points, the caller's: f = x returns x) reach sinks as
+    # views, so no sink can keep one as a result
+    inputs = {id(c) for comps in binding.components.values() for c in comps}
     try:
         sink.open(columns, shape, dtype)
         shared = None
@@ -137,7 +138,7 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
             for col in columns:
                 v = values.get(col)
                 if v is None or (isinstance(v, np.ndarray) and v.shape == block_shape
-                                 and v.dtype == dtype):
+                                 and v.dtype == dtype and id(v) not in inputs):
                     out[col] = v  # already the block's own array: a sink may keep it
                 else:
                     out[col] = np.broadcast_to(np.asarray(v, dtype=dtype), block_shape)
