@@ -150,7 +150,8 @@ def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Pr
             return _Slot(shape, const=_as_const(value))
         deps = frozenset().union(*(a.deps for a in args))
         steps.append((fn, args, deps))
-        ops[0] += max(int(np.prod(s.shape, dtype=np.int64)) for s in [*args, _Slot(shape)])
+        # one engine operation per component of the widest operand or result
+        ops[0] += max(int(np.prod(s, dtype=np.int64)) for s in [shape, *(a.shape for a in args)])
         return _Slot(shape, reg=len(steps) - 1, deps=deps)
 
     def broadcast(node: Node, parts: list[_Slot]) -> Shape:

@@ -14,8 +14,11 @@ from types import MappingProxyType
 
 __all__ = [
     "ALIASES",
+    "COMPARISONS",
     "CONSTANTS",
     "FUNCTIONS",
+    "PRECEDENCE",
+    "UNARY_PRECEDENCE",
     "FunctionSpec",
     "function_names",
     "resolve_function",
@@ -75,6 +78,14 @@ ALIASES: Mapping[str, str] = MappingProxyType(
 
 #: Reserved constant names -> value. These can never be variables.
 CONSTANTS: Mapping[str, float] = MappingProxyType({"pi": math.pi, "e": math.e, "tau": math.tau})
+
+#: comparison operators (they give 0/1 and do not chain)
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+#: binding strength of every binary operator (``^`` and ``**`` right-associative); the parser
+#: reads with it and the printer decides its parentheses with it
+PRECEDENCE: Mapping[str, int] = MappingProxyType(
+    {"+": 2, "-": 2, "*": 3, "/": 3, "^": 5, "**": 5} | dict.fromkeys(COMPARISONS, 1))
+UNARY_PRECEDENCE = 4  # -x^2 is -(x^2), -x*y is (-x)*y
 
 
 def resolve_function(name: str) -> FunctionSpec | None:

@@ -19,7 +19,16 @@ from dataclasses import dataclass, field
 from .ast import Binary, Call, Compare, Const, Index, Node, Num, Unary, Var, Vector
 from .checks import check_rectangular
 from .errors import ExpressionError
-from .names import CONSTANTS, FunctionSpec, function_names, resolve_function, suggest
+from .names import (
+    COMPARISONS,
+    CONSTANTS,
+    PRECEDENCE,
+    UNARY_PRECEDENCE,
+    FunctionSpec,
+    function_names,
+    resolve_function,
+    suggest,
+)
 from .tokens import Token, describe, tokenize
 
 __all__ = ["MAX_DEPTH", "MAX_LENGTH", "parse"]
@@ -27,9 +36,6 @@ __all__ = ["MAX_DEPTH", "MAX_LENGTH", "parse"]
 MAX_LENGTH = 10_000
 MAX_DEPTH = 200
 
-_COMPARE = frozenset({"<", "<=", ">", ">=", "==", "!="})
-_PREC = {"+": 2, "-": 2, "*": 3, "/": 3, "^": 5, "**": 5} | {op: 1 for op in _COMPARE}
-_UNARY_PREC = 4
 _CLOSE = {"(": ")", "[": "]"}
 _EXPECT, _AFTER = "expect", "after"
 _OPERAND_WORDS = "a number, a name, '(' or '['"
@@ -116,7 +122,7 @@ class _Parser:
         frame = self.frames[-1]
         if tok.kind == "op" and tok.text in ("+", "-"):
             self.enter(tok.pos)
-            frame.ops.append(_Op(tok.text, tok.pos, _UNARY_PREC, unary=True))
+            frame.ops.append(_Op(tok.text, tok.pos, UNARY_PRECEDENCE, unary=True))
             self.i += 1
             return _EXPECT
         if tok.kind == "number":
@@ -234,13 +240,13 @@ class _Parser:
         return _AFTER
 
     def push_binary(self, frame: _Frame, op: str, pos: int) -> None:
-        prec = _PREC[op]
-        right_assoc = prec == _PREC["^"]
+        prec = PRECEDENCE[op]
+        right_assoc = prec == PRECEDENCE["^"]
         while frame.ops and (
             frame.ops[-1].prec > prec or (frame.ops[-1].prec == prec and not right_assoc)
         ):
             self.apply(frame)
-        if op in _COMPARE:
+        if op in COMPARISONS:
             if frame.has_compare:
                 raise self.error("comparisons cannot be chained", pos,
                                  "use parentheses, e.g. (a < b) == 1")
@@ -256,9 +262,9 @@ class _Parser:
             frame.operands.append(Unary(op.op, right, op.pos))
         else:
             left = frame.operands.pop()
-            cls = Compare if op.op in _COMPARE else Binary
+            cls = Compare if op.op in COMPARISONS else Binary
             frame.operands.append(cls("^" if op.op == "**" else op.op, left, right, op.pos))
-        if op.unary or op.prec == _PREC["^"]:
+        if op.unary or op.prec == PRECEDENCE["^"]:
             self.depth -= 1
 
     def reduce_all(self, frame: _Frame) -> Node:

@@ -10,12 +10,13 @@ fully parenthesised text would exceed. Both are iterative, so very long chains p
 from __future__ import annotations
 
 from .ast import Binary, Call, Compare, Const, Index, Node, Num, Unary, Var, Vector, fold
+from .names import PRECEDENCE, UNARY_PRECEDENCE
 
 __all__ = ["format_number", "to_text"]
 
-# Binding strength as the parser sees it (parser._PREC, _UNARY_PREC); atoms bind tightest.
-_COMPARE_PREC, _UNARY_PREC, _POWER_PREC, _ATOM_PREC = 1, 4, 5, 9
-_BINARY_PREC = {"+": 2, "-": 2, "*": 3, "/": 3, "^": _POWER_PREC}
+# the parser's binding strengths; atoms (numbers, names, calls, brackets) bind tightest
+_COMPARE_PREC, _UNARY_PREC, _POWER_PREC = PRECEDENCE["<"], UNARY_PRECEDENCE, PRECEDENCE["^"]
+_ATOM_PREC = max(PRECEDENCE.values()) + 1
 
 
 def format_number(value: float) -> str:
@@ -63,7 +64,7 @@ def _format_minimal(node: Node, parts: list[tuple[str, int]]) -> tuple[str, int]
                f"{_wrap(right, right[1] <= _COMPARE_PREC)}"
         return text, _COMPARE_PREC
     if isinstance(node, Binary):
-        prec, (left, right) = _BINARY_PREC[node.op], parts
+        prec, (left, right) = PRECEDENCE[node.op], parts
         if prec == _POWER_PREC:  # right-associative: (a ^ b) ^ c and a ^ (-b) keep theirs
             left_parens, right_parens = left[1] <= prec, right[1] < prec
         else:  # left-associative: a - (b - c) keeps its parentheses
