@@ -55,13 +55,7 @@ def elementwise(name: str, fwd: Callable, partials: tuple, **kw: Any) -> Primiti
                 if d is None:
                     d = cache[i] = partials[i](*xs, y, **params)
             term = t * d
-            if total is None:
-                total = term
-            elif isinstance(total, np.ndarray) and total.shape == np.broadcast_shapes(
-                    total.shape, np.shape(term)) and total.dtype == np.result_type(total, term):
-                total += term  # total is this rule's own fresh product: add in place
-            else:
-                total = total + term
+            total = term if total is None else total + term
         return total
 
     return Primitive(name, fwd, vjp, jvp, partials=partials, **kw)
