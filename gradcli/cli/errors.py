@@ -88,12 +88,12 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
         return EXIT_INTERRUPT
     except Exception as exc:
         click_status = _click_outcome(exc)
-        if click_status is not None:
-            return click_status
-        if debug:
-            raise
-        return report(exc)
-    if status == EXIT_INTERRUPT:  # typer turns Ctrl-C into a plain exit status 130
+        if click_status is None:
+            if debug:
+                raise
+            return report(exc)
+        status = click_status
+    if status == EXIT_INTERRUPT:  # typer and click turn Ctrl-C into a status or an Abort
         say("gradcli: interrupted")
     return status
 
@@ -105,11 +105,8 @@ def _click_outcome(exc: Exception) -> int | None:
     if click is None:
         return None
     if isinstance(exc, click.exceptions.Exit):
-        if exc.exit_code == EXIT_INTERRUPT:  # typer turns Ctrl-C into a plain status 130
-            say("gradcli: interrupted")
         return int(exc.exit_code)
     if isinstance(exc, click.exceptions.Abort):
-        say("gradcli: interrupted")
         return EXIT_INTERRUPT
     if isinstance(exc, click.UsageError):
         cmd = exc.ctx.command_path if exc.ctx is not None else "gradcli"

@@ -7,6 +7,7 @@ announced on stderr in the syntax the user could have typed.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -107,7 +108,7 @@ def build(req: Request) -> Prepared:
         kwargs["direction"] = parse_point(req.direction, "--direction")
     if req.dtype not in ("float64", "float32"):
         raise UsageProblem(f"--dtype must be float64 or float32, got '{req.dtype}'")
-    if not req.check_tol >= 0 or req.check_tol == float("inf"):  # also refuses nan
+    if not (math.isfinite(req.check_tol) and req.check_tol >= 0):
         raise UsageProblem(f"--check-tol must be a finite number >= 0, got {req.check_tol}")
     return prepare(req.expression, req.what, dtype=req.dtype, max_points=req.max_points,
                    **kwargs)

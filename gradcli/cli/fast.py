@@ -34,7 +34,7 @@ def _values(words: list[str], names: dict[str, str]) -> dict[str, list[str]] | N
     long); None at the first word that is anything else."""
     found: dict[str, list[str]] = {long: [] for long in set(names.values())}
     while words:
-        word, long = words[0], None
+        word, long, value = words[0], None, ""
         if "=" in word and word.startswith("--") and word.split("=", 1)[0] in names:
             long, value, words = names[word.split("=", 1)[0]], word.split("=", 1)[1], words[1:]
         elif word in names and len(words) > 1:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..engine.backward import run_backward
 from ..engine.core import Tensor
-from ..engine.forward import Linearized
+from ..engine.forward import Linearized, graph_nodes
 from ..engine.grad_mode import enable_grad, no_grad
 from ..lang.compile import Program, _flatten
 
@@ -117,7 +117,7 @@ def full_size_ops(plan: Plan, comps: dict[str, list[np.ndarray]], size: int) -> 
               for c in comps[name]]
     with enable_grad(), np.errstate(all="ignore"):
         outs = [o for o in _flatten(plan.program.run(_env(plan, leaves))) if _live(o)]
-    made = [node.out_ref() for node in Linearized(leaves, outs).nodes]
+    made = [node.out_ref() for node in graph_nodes(outs)]
     return sum(1 for t in made if t is not None and int(np.size(t.arr)) >= size)
 
 
