@@ -3,7 +3,8 @@
 The whole animation is one engine evaluation (the animated variable is the grid's last
 axis); each frame is then an ordinary still (``build_figure``) whose colour scale, arrow
 length and y-range are fixed from all the frames together, so colours mean the same thing
-in every frame. GIF goes through pillow with one palette for every frame; MP4 goes through
+in every frame. GIF goes through pillow with one palette of 64 colours for every frame (frame times are
+whole hundredths of a second, as GIF stores them); MP4 goes through
 ffmpeg when it is installed. Neither file holds a date or a random id: the same command
 writes the same bytes.
 """
@@ -92,7 +93,7 @@ def _write_gif(images: list[np.ndarray], path: str, fps: float) -> None:
             for a in images[1:]]
     with atomic_path(path) as tmp:
         first.save(tmp, format="GIF", save_all=True, append_images=rest, loop=0,
-                   duration=round(1000 / fps), optimize=False, disposal=1)
+                   duration=10 * round(100 / fps), optimize=False, disposal=1)
 
 
 def _write_mp4(images: list[np.ndarray], path: str, fps: float, ffmpeg: str) -> None:

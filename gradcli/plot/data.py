@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from ..evaluation import EvaluationError, prepare
-from ..lang import Vector, parse, to_text
+from ..evaluation.specs import split_top
+from ..lang import Vector, parse
 
 __all__ = ["Field", "compute_field", "sampled_names", "MAX_CURVES", "flat_error"]
 
@@ -129,11 +130,14 @@ def _check_grid(grid: Mapping[str, Any], slice_: tuple[str, float] | None,
 
 
 def _curve_labels(expression: str, count: int) -> tuple[str, ...]:
-    """Each component's own formula, as the parser reads it (``[sin(x), cos(x)]``)."""
-    tree = parse(expression)
-    if isinstance(tree, Vector) and len(tree.items) == count:
-        return tuple(to_text(item, minimal=True) for item in tree.items)
-    return tuple(f"{expression.strip()}[{i}]" for i in range(count))
+    """Each component's own formula: as typed for a bracket literal (``[sin(x), x^2]``),
+    else the whole formula indexed."""
+    text = expression.strip()
+    if isinstance(parse(text), Vector) and text.startswith("[") and text.endswith("]"):
+        parts = [p.strip() for p in split_top(text[1:-1], ",")]
+        if len(parts) == count:
+            return tuple(parts)
+    return tuple(f"{text}[{i}]" for i in range(count))
 
 
 def _kind(shape: tuple[int, ...], n: int, sliced: bool) -> str:

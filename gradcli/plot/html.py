@@ -173,12 +173,12 @@ def _plane(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
             if not pick.any():
                 continue
             lx, ly = _arrow_lines(arrows.x[pick], arrows.y[pick], u[pick], v[pick], ratio)
-            for line, shown in (({"color": "white", "width": 3.2}, False),  # a halo
-                                ({"color": color, "width": 1.4}, name == "clipped")):
+            halo = {"color": "rgba(255,255,255,0.6)", "width": 3.2}  # shows on dark colours
+            for line, shown in ((halo, False), ({"color": color, "width": 1.4},
+                                                name == "clipped")):
                 traces.append({"type": "scatter", "mode": "lines", "x": lx, "y": ly,
                                "line": line, "hoverinfo": "skip", "name": name,
-                               "showlegend": shown, "opacity": 0.6 if not shown and
-                               line["color"] == "white" else 1})
+                               "showlegend": shown})
         what = "|∇f|" if fl.kind == "scalar" else "|F|"
         caption = clip_note(fit, what)
         if caption:  # the clipped arrows' legend entry says what they are

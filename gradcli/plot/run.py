@@ -42,8 +42,8 @@ def nonfinite_count(fl: Field) -> int:
 def _precheck(grid: Mapping[str, Any], options: PlotOptions, kind: str | None) -> None:
     """Refuse a 3-D field for a flat format before anything is computed."""
     names = sampled_names(grid)
-    if options.slice is not None and options.slice[0] in names:
-        names.remove(options.slice[0])
+    if options.slice is not None:
+        return  # compute_field checks the slice, and a slice is flat
     flat = kind in ("image", "gif", "mp4") or (options.preview and kind is None)
     if len(names) == 3 and flat:
         stub = Field("", tuple(names), (), {}, "scalar", ())
