@@ -3,8 +3,8 @@
 The whole animation is one engine evaluation (the animated variable is the grid's last
 axis); each frame is then an ordinary still (``build_figure``) whose colour scale, arrow
 length and y-range are fixed from all the frames together, so colours mean the same thing
-in every frame. GIF goes through pillow with one palette of 64 colours for every frame (frame times are
-whole hundredths of a second, as GIF stores them); MP4 goes through
+in every frame. GIF goes through pillow with one palette of 64 colours for every frame
+(frame times are whole hundredths of a second, as GIF stores them); MP4 goes through
 ffmpeg when it is installed. Neither file holds a date or a random id: the same command
 writes the same bytes.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+
 import numpy as np
 
 from ..evaluation import EvaluationError

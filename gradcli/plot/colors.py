@@ -91,9 +91,9 @@ def _normal_label(fl: Field) -> str:
 HEATS: dict[str, tuple[Callable[[Field], np.ndarray], Callable[[Field], str], bool]] = {
     "f": (lambda fl: fl.values[0], lambda fl: f"f({', '.join(fl.names)})", False),
     "magnitude": (Field.magnitude, lambda fl: "|F|", False),
-    "divergence": (_divergence, lambda fl: "div F = ∂u/∂{0} + ∂v/∂{1}".format(*fl.names),
+    "divergence": (_divergence, lambda fl: "div F = ∂u/∂{} + ∂v/∂{}".format(*fl.names[:2]),
                    True),
-    "curl": (_curl, lambda fl: "curl F = ∂v/∂{0} − ∂u/∂{1}".format(*fl.names), True),
+    "curl": (_curl, lambda fl: "curl F = ∂v/∂{} − ∂u/∂{}".format(*fl.names[:2]), True),
     "normal": (_normal, _normal_label, True),
 }
 

@@ -27,8 +27,18 @@ from . import breaks
 from .arrows import CURVE_ARROWS, clip_note, fit_plane, plane_lattice
 from .colors import ColorScale, Heat, color_scale, heat, heat_name, held_text, short
 from .data import Field, flat_error
-from .layout import CURVE_PERCENTILE, Box, choose_aspect, clamp_every, default_every, fit_arrows, lattice, \
-    normalized, place, y_range
+from .layout import (
+    CURVE_PERCENTILE,
+    Box,
+    choose_aspect,
+    clamp_every,
+    default_every,
+    fit_arrows,
+    lattice,
+    normalized,
+    place,
+    y_range,
+)
 from .options import PlotOptions
 
 __all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "OVERLAYS", "Canvas",
@@ -223,7 +233,7 @@ def _tangents(c: Canvas) -> None:
     if note:
         c.drawn.notes.append(note)
     style = dict(angles="xy", scale_units="xy", scale=fit.quiver_scale, pivot="mid",
-                 zorder=4, width=0.08 / max(20, len(px)), edgecolor="white", linewidth=0.6)
+                 zorder=4, width=0.0035, edgecolor="white", linewidth=0.6)
     plain = ~fit.clipped
     c.drawn.quiver = ax.quiver(px[plain], py[plain], fit.u[plain], fit.v[plain], color="k",
                                **style)

@@ -37,6 +37,8 @@ WIDTH, HEIGHT = 900, 720  # pixels: fixed, so arrows drawn in data units keep th
 MARGIN = dict(l=70, r=30, t=60, b=70)
 CLIPPED = "#e6007e"
 CONE_ARROWS = 10  # default cones per axis
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf"]  # matplotlib's tab10, as the pictures use
 PLOTLY_NAMES = {"viridis": ("Viridis", False), "RdBu_r": ("RdBu", True),
                 "RdBu": ("RdBu", False), "cividis": ("Cividis", False)}
 
@@ -87,7 +89,8 @@ def hover_lines(fl: Field, order: tuple[int, ...] | None = None) -> list[str]:
         parts.append([f"{name} = {r}" for r in map(_num, np.transpose(full, axes)
                                                    .ravel().tolist())])
     n = len(fl.names)
-    return ["<br>".join(p[:n]) + held + "<br>" + "<br>".join(p[n:]) for p in zip(*parts)]
+    return ["<br>".join(p[:n]) + held + "<br>" + "<br>".join(p[n:])
+            for p in zip(*parts, strict=True)]
 
 
 def _colorscale(name: str) -> tuple[Any, bool]:
@@ -208,7 +211,7 @@ def _curve(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
             hover = np.insert(text, cut + 1, None) if cut.size else text
             traces.append({"type": "scatter", "mode": "lines", "name": html.escape(what),
                            "x": _json_numbers(xs), "y": _json_numbers(ys),
-                           "line": {"color": f"hsl({(i * 137) % 360},70%,{45 if dash == 'solid' else 35}%)",
+                           "line": {"color": PALETTE[i % 10],
                                     "dash": dash, "width": 2 if dash == "solid" else 1.5},
                            "text": hover.tolist(), "hovertemplate": "%{text}<extra></extra>"})
     ylim, _ = y_range([*fl.values, *fl.grad], opts.ylim)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["ARROW_FILL", "Box", "ArrowFit", "fit_arrows", "default_every", "lattice",
-           "normalized", "place", "clamp_every", "choose_aspect", "y_range", "ASPECT_LIMIT", "CURVE_PERCENTILE"]
+           "normalized", "place", "clamp_every", "choose_aspect", "y_range", "ASPECT_LIMIT",
+           "CURVE_PERCENTILE"]
 
 ARROW_FILL = 0.9
 ARROW_PERCENTILE = 95  # the default full arrow length: this percentile of the lengths

@@ -104,13 +104,10 @@ class PlotOptions:
                                       "variable); for a heatmap's colours use --vmin/--vmax")
 
 
-#: the command line's option values as typed, before parse_options (the CLI's defaults)
-OPTION_DEFAULTS: dict[str, Any] = {
-    "every": None, "derivative": False, "normalize": False, "stream": False, "contour": 0,
-    "arrows": "arrows", "color": None, "cmap": None, "title": None, "dpi": 100.0,
-    "size": None, "aspect": None, "scale": None, "log": False, "vmin": None, "vmax": None,
-    "ylim": None, "slice": None, "animate": None, "fps": 12.0, "preview": False,
-}
+#: the command line's option values as typed, before parse_options (the CLI's defaults):
+#: PlotOptions' own, with --arrows spelled as on the command line
+OPTION_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(PlotOptions)} | {
+    "arrows": "arrows"}
 
 
 def parse_options(**raw: Any) -> PlotOptions:
@@ -136,8 +133,7 @@ def parse_options(**raw: Any) -> PlotOptions:
         values["slice"] = parse_held(values["slice"], "--slice")
     if values["animate"] is not None:
         values["animate"] = parse_animate(values["animate"])
-    names = {f.name for f in fields(PlotOptions)}
-    options = PlotOptions(**{k: v for k, v in values.items() if k in names})
+    options = PlotOptions(**values)
     options.check()
     return options
 

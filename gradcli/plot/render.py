@@ -8,7 +8,6 @@ same bytes. Atomic: the picture goes to a temporary file in the target's directo
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
