@@ -179,3 +179,10 @@ def test_the_page_does_not_load_matplotlib(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_page_too_big_to_open_is_refused(tmp_path, capsys):
+    status, err, out = write(tmp_path, capsys, ["x*y", "--grid", "x=0:1:600", "--grid",
+                                                "y=0:1:500"])
+    assert status == 2 and "300,000 grid points is too many for a page" in err
+    assert os.listdir(tmp_path) == []

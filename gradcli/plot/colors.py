@@ -99,13 +99,14 @@ HEATS: dict[str, tuple[Callable[[Field], np.ndarray], Callable[[Field], str], bo
 
 
 def heat_name(fl: Field, color: str | None) -> str | None:
-    """Which entry of HEATS a 2-D field paints: a slice its normal component, a scalar f,
-    a vector field its --color (none for a bare vector field: its arrows are coloured)."""
+    """Which entry of HEATS a 2-D field paints: the --color asked for, else a slice's
+    normal component, a scalar's f, or none for a bare vector field (its arrows are
+    coloured instead)."""
+    if color is not None:
+        return color
     if fl.normal is not None:
         return "normal"
-    if fl.kind == "scalar":
-        return "f"
-    return color
+    return "f" if fl.kind == "scalar" else None
 
 
 def heat(fl: Field, name: str | None) -> Heat | None:

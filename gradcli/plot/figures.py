@@ -143,17 +143,9 @@ def build_figure(field_: Field, options: PlotOptions | None = None,
 
 def _curve_ylim(fl: Field, opts: PlotOptions, limits: Limits) -> tuple[tuple[float, float],
                                                                         str | None]:
-    arrays = [*fl.values, *(fl.grad if opts.derivative else ())]
     if limits.ylim is not None:
         return limits.ylim, None
-    ylim, cut = y_range(arrays, opts.ylim, opts.log)
-    note = None
-    if cut:
-        big = max(float(np.nanmax(np.abs(np.where(np.isfinite(a), a, np.nan))))
-                  for a in arrays)
-        note = (f"|f| reaches {big:.3g}: the y-range {ylim[0]:.4g} to {ylim[1]:.4g} comes "
-                "from the 5th-95th percentiles; --ylim LOW:HIGH sets it")
-    return ylim, note
+    return y_range([*fl.values, *(fl.grad if opts.derivative else ())], opts.ylim, opts.log)
 
 
 def _draw_curve(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, float],

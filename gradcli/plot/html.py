@@ -37,6 +37,7 @@ WIDTH, HEIGHT = 900, 720  # pixels: fixed, so arrows drawn in data units keep th
 MARGIN = dict(l=70, r=30, t=60, b=70)
 CLIPPED = "#e6007e"
 CONE_ARROWS = 10  # default cones per axis
+MAX_PAGE_POINTS = 250_000  # points with hover text: about 40 MB of page at most
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf"]  # matplotlib's tab10, as the pictures use
 PLOTLY_NAMES = {"viridis": ("Viridis", False), "RdBu_r": ("RdBu", True),
@@ -75,18 +76,22 @@ def _nulls(values: Any, mask: Any) -> Any:
     return None if mask else values
 
 
-def hover_lines(fl: Field, order: tuple[int, ...] | None = None) -> list[str]:
-    """One hover label per grid point (flattened in ``order`` of the axes, default C
-    order): the point, the variables held fixed, then every column the engine computed."""
+def hover_lines(fl: Field, order: tuple[int, ...] | None = None,
+                pick: tuple[np.ndarray, ...] | None = None) -> list[str]:
+    """One hover label per grid point (or per point of the sub-grid ``pick``, one index
+    array per axis), flattened in ``order`` of the axes (default C order): the point, the
+    variables held fixed, then every column the engine computed."""
+    pick = pick or tuple(np.arange(len(c)) for c in fl.coords)
+    coords = [c[i] for c, i in zip(fl.coords, pick, strict=True)]
     shape = tuple(len(c) for c in fl.coords)
     axes = order or tuple(range(len(shape)))
-    grids = np.meshgrid(*fl.coords, indexing="ij")
+    grids = np.meshgrid(*coords, indexing="ij")
     parts = [[f"{n} = {r}" for r in map(_num, np.transpose(g, axes).ravel().tolist())]
              for n, g in zip(fl.names, grids, strict=True)]
     held = "".join(f"<br>{n} = {_num(v)} (held)" for n, v in fl.held.items())
     for name, a in fl.columns.items():
-        full = np.broadcast_to(a, shape)
-        parts.append([f"{name} = {r}" for r in map(_num, np.transpose(full, axes)
+        sub = np.broadcast_to(a, shape)[np.ix_(*pick)]
+        parts.append([f"{name} = {r}" for r in map(_num, np.transpose(sub, axes)
                                                    .ravel().tolist())])
     n = len(fl.names)
     return ["<br>".join(p[:n]) + held + "<br>" + "<br>".join(p[n:])
@@ -165,6 +170,10 @@ def _plane(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
         "zsmooth": False, "colorbar": bar, "name": hm.name,
         "text": [text[j * len(x):(j + 1) * len(x)] for j in range(len(y))],
         "hovertemplate": "%{text}<extra></extra>"}]
+    if opts.contour:
+        traces.append(_contour_trace(fl, hm.values, opts.contour))
+    if opts.stream:
+        notes.append("--stream: the page draws arrows (it has no streamlines)")
     if opts.arrows:
         lat = plane_lattice(fl, opts)
         notes += [lat.note] if lat.note else []
@@ -197,6 +206,20 @@ def _plane(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
     return traces, layout, notes
 
 
+def _contour_trace(fl: Field, values: np.ndarray, count: int) -> dict[str, Any]:
+    """``count`` contour lines of the heatmap, evenly spaced inside its range, as the
+    picture draws them."""
+    vals = values[np.isfinite(values)]
+    lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
+    step = (hi - lo) / (count + 1) or 1.0
+    return {"type": "contour", "x": _json_numbers(fl.coords[0]),
+            "y": _json_numbers(fl.coords[1]), "z": _json_numbers(values.T),
+            "contours": {"coloring": "lines", "start": lo + step, "end": hi - step / 2,
+                         "size": step},
+            "line": {"color": "white", "width": 1}, "showscale": False,
+            "hoverinfo": "skip", "name": "contours"}
+
+
 def _curve(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], list[str]]:
     x, name = fl.coords[0], fl.names[0]
     many = len(fl.values) > 1
@@ -214,12 +237,18 @@ def _curve(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
                            "line": {"color": PALETTE[i % 10],
                                     "dash": dash, "width": 2 if dash == "solid" else 1.5},
                            "text": hover.tolist(), "hovertemplate": "%{text}<extra></extra>"})
-    ylim, _ = y_range([*fl.values, *fl.grad], opts.ylim)
-    layout = {"xaxis": {"title": {"text": name}, "range": [x[0], x[-1]]},
-              "yaxis": {"title": {"text": html.escape(
-                  f"f({name}) = {short(fl.expression, 50)}")}, "range": list(ylim)},
+    ylim, note = y_range([*fl.values, *fl.grad], opts.ylim, opts.log)
+    notes = [note] if note else []
+    yaxis: dict[str, Any] = {"title": {"text": html.escape(
+        f"f({name}) = {short(fl.expression, 50)}")}, "range": list(ylim)}
+    if opts.log:
+        if min(float(np.nanmin(np.where(np.isfinite(a), a, np.nan))) for a in fl.values) > 0:
+            yaxis |= {"type": "log", "range": [math.log10(ylim[0]), math.log10(ylim[1])]}
+        else:
+            notes.append("--log: the page has no symlog axis; drawn on a linear one")
+    layout = {"xaxis": {"title": {"text": name}, "range": [x[0], x[-1]]}, "yaxis": yaxis,
               "hovermode": "closest"}
-    return traces, layout, []
+    return traces, layout, notes
 
 
 def _cones(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], list[str]]:
@@ -238,7 +267,7 @@ def _cones(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
     fit = fit_arrows(norm, np.zeros_like(norm), spacing, 1.0, opts.scale)
     with np.errstate(all="ignore"):
         shrink = np.where(norm > 0, fit.u / np.where(norm > 0, norm, 1), 0) / fit.quiver_scale
-    text = np.array(hover_lines(fl), dtype=object).reshape(counts)[pick].ravel()[ok]
+    text = np.array(hover_lines(fl, pick=tuple(idx)), dtype=object)[ok]
     traces = []
     for name, sel, colors in (("cones", ~fit.clipped, "Viridis"),
                               ("clipped", fit.clipped, [[0, CLIPPED], [1, CLIPPED]])):
@@ -266,8 +295,21 @@ def _cones(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
     return traces, layout, notes
 
 
+def check_page_size(fl: Field) -> None:
+    """A 2-D or 1-D page carries a hover label for every grid point: refuse grids whose
+    page would be too big to open (3-D pages show only the cones' lattice)."""
+    if len(fl.names) == 3:
+        return
+    points = int(np.prod([len(c) for c in fl.coords]))
+    if points > MAX_PAGE_POINTS:
+        raise EvaluationError(f"-o *.html: {points:,} grid points is too many for a page "
+                              f"(each gets a hover label; at most {MAX_PAGE_POINTS:,}): "
+                              "use a coarser --grid, e.g. 500 points per axis")
+
+
 def page_spec(fl: Field, opts: PlotOptions) -> tuple[dict[str, Any], list[str]]:
     """The plotly figure (data, layout, config) for ``fl`` and the notes for stderr."""
+    check_page_size(fl)
     build = _curve if fl.kind == "curve" else _cones if len(fl.names) == 3 else _plane
     traces, layout, notes = build(fl, opts)
     layout |= {"title": {"text": _title(fl, opts)}, "width": WIDTH, "height": HEIGHT,

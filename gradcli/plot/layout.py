@@ -155,29 +155,30 @@ def fit_arrows(u: np.ndarray, v: np.ndarray, spacing: float, ratio: float,
 
 
 def y_range(arrays: list[np.ndarray], asked: tuple[float, float] | None = None,
-            log: bool = False) -> tuple[tuple[float, float], bool]:
+            log: bool = False) -> tuple[tuple[float, float], str | None]:
     """The y-range of a curve: ``asked``, else the data's range with 8% padding; where
     |f| is huge next to most of the curve (its range is over 4x the 5th to 95th
     percentiles: poles), those percentiles widened by a quarter each side, so the poles
-    do not flatten the rest. Returns it and whether it cut the
-    data."""
+    do not flatten the rest. Returns it and, when it cut the data, a note saying so."""
     vals = np.concatenate([np.ravel(a)[np.isfinite(np.ravel(a))] for a in arrays])
     if asked is not None:
-        return asked, False
+        return asked, None
     if vals.size == 0:
-        return (-1.0, 1.0), False
+        return (-1.0, 1.0), None
     lo, hi = float(vals.min()), float(vals.max())
     if log and lo > 0:  # a log axis pads by factors
-        return (lo / 1.3, hi * 1.3) if hi > lo else (lo / 2, hi * 2), False
+        return ((lo / 1.3, hi * 1.3) if hi > lo else (lo / 2, hi * 2)), None
     q_lo, q_hi = (float(q) for q in np.percentile(vals, [5, 95]))
     span = q_hi - q_lo
     if span > 0 and (hi - lo) > 4 * span and not log:
-        lo2, hi2 = max(lo, q_lo - span / 4), min(hi, q_hi + span / 4)
-        return (lo2, hi2), True
+        cut = (max(lo, q_lo - span / 4), min(hi, q_hi + span / 4))
+        big = float(np.abs(vals).max())
+        return cut, (f"|f| reaches {big:.3g}: the y-range {cut[0]:.4g} to {cut[1]:.4g} "
+                     "comes from the 5th-95th percentiles; --ylim LOW:HIGH sets it")
     if hi <= lo:
-        return (lo - 1.0, hi + 1.0), False
+        return (lo - 1.0, hi + 1.0), None
     pad = 0.08 * (hi - lo)
-    return (lo - pad, hi + pad), False
+    return (lo - pad, hi + pad), None
 
 
 def normalized(u: np.ndarray, v: np.ndarray, ratio: float) -> tuple[np.ndarray, np.ndarray]:
