@@ -126,11 +126,11 @@ def build_figure(field_: Field, options: PlotOptions | None = None,
     size = opts.size or (CURVE_SIZE if field_.kind == "curve" else PLANE_SIZE)
     fig = Figure(figsize=size, dpi=opts.dpi)
     FigureCanvasAgg(fig)
-    draw = _draw_curve if field_.kind == "curve" else _draw_plane
+    base = "curve" if field_.kind == "curve" else "plane"
+    draw = _draw_curve if base == "curve" else _draw_plane
     canvas = draw(fig, field_, opts, size, limits or Limits())
     for overlay in OVERLAYS:
-        if overlay.kind in ("any", canvas.field.kind == "curve" and "curve" or "plane") \
-                and overlay.wanted(opts):
+        if overlay.kind in ("any", base) and overlay.wanted(opts):
             overlay.draw(canvas)
     drawn = canvas.drawn
     if opts.title:
