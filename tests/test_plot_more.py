@@ -215,3 +215,14 @@ def test_degenerate_range_is_refused_before_drawing_with_no_warning_leaking(tmp_
                            "there is no range to draw; give two different ends, e.g. "
                            "x=1:2\n")
     assert not out.exists()
+
+
+def test_every_sample_is_listed_with_its_command_and_the_gif_is_small():
+    root = os.path.join(os.path.dirname(__file__), "..", "samples")
+    readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    pictures = sorted(f for f in os.listdir(root) if f.endswith((".png", ".gif")))
+    for name in pictures:
+        assert f"({name})" in readme, f"{name} is not shown in samples/README.md"
+        if name != "html_field.png":  # taken by the browser test, whose command is listed
+            assert f"-o samples/{name}" in readme, f"no command writes {name}"
+    assert os.path.getsize(os.path.join(root, "wave.gif")) < 2 * 1024 * 1024
