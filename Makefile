@@ -8,12 +8,12 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 BENCH_ARGS ?=
 FUZZ_MINUTES ?= 10
 
-.PHONY: demo test test-all lint bench bench-peers samples fuzz clean
+.PHONY: demo test test-all test-browser browser-deps lint bench bench-peers samples fuzz clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]' --config-settings editable_mode=compat
+	$(PY) -m pip install --quiet -e '.[test,html]' --config-settings editable_mode=compat
 	$(PY) -m compileall -q gradcli
 	touch $(STAMP)
 
@@ -26,11 +26,30 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PY) -m pytest -q -m ''
 
+# The interactive page in a real browser: Debian's Chromium (installed with apt-get when
+# missing and this is root) driven by the Python playwright package; a missing browser is
+# a failure here, not a skip.
+browser-deps: $(STAMP)
+	$(PY) -m pip install --quiet 'playwright>=1.40'
+	@if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "Chromium is missing: apt-get install chromium (as root)"; exit 1; fi; \
+	fi
+
+test-browser: browser-deps
+	GRADCLI_REQUIRE_BROWSER=1 $(PY) -m pytest -q -rs tests/test_plot_browser.py
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check gradcli tests benchmarks fuzz samples
 
+# the pictures listed in samples/README.md, then the page's screenshot from the browser test
 samples: $(STAMP)
 	$(PY) samples/make_samples.py
+	$(MAKE) --no-print-directory browser-deps
+	GRADCLI_REQUIRE_BROWSER=1 GRADCLI_SCREENSHOT=samples/html_field.png \
+	  $(PY) -m pytest -q tests/test_plot_browser.py -k field_page
 
 fuzz: $(STAMP)
 	$(PY) fuzz/run.py --minutes $(FUZZ_MINUTES)
@@ -50,7 +69,7 @@ bench: $(STAMP)
 $(BENCH_STAMP): pyproject.toml
 	test -d $(BENCH_VENV) || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e . torch==2.13.0 jax jaxlib autograd
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[html]' torch==2.13.0 jax jaxlib autograd
 	touch $(BENCH_STAMP)
 
 bench-peers: $(BENCH_STAMP)

@@ -141,7 +141,8 @@ def _png_ok(path: Path) -> bool:
 
 
 def plot_rows(runs: int) -> tuple[list[Row], str]:
-    """``gradcli plot`` against the same figure drawn by a bare matplotlib script."""
+    """``gradcli plot`` against the same figure drawn by a bare matplotlib script, and the
+    same field as an interactive page (``-o field.html``) against the PNG."""
     gc = gradcli_cmd()
     probe = run_command([*gc, "plot", "--help"], timeout=120)
     with tempfile.TemporaryDirectory(prefix="gradcli-bench-") as tmp:
@@ -159,9 +160,27 @@ def plot_rows(runs: int) -> tuple[list[Row], str]:
             note = ""
             cmd = [*gc, "plot", "sin(x)*cos(y)", "--grid", "x=0:2pi:100", "--grid",
                    "y=0:2pi:100", "-o", str(png)]
-            rows += _interleaved([("gradcli plot", cmd, lambda r: _png_taken(png)), bare_spec],
-                                 runs)
+            specs = [("gradcli plot", cmd, lambda r: _png_taken(png)), bare_spec]
+            page = Path(tmp) / "field.html"
+            if installed("plotly"):
+                specs.append(("gradcli plot -o field.html", [*cmd[:-1], str(page)],
+                              lambda r: _page_taken(page)))
+            rows += _interleaved(specs, runs)
+            if not installed("plotly"):
+                rows.append(Row("gradcli plot -o field.html", "not installed",
+                                note="pip install 'gradcli[html]'"))
     return rows, note
+
+
+def _page_taken(path: Path) -> bool:
+    """A page that embeds plotly.js and the 100×100 heatmap's hover text; then removed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    path.unlink(missing_ok=True)
+    return text.startswith("<!DOCTYPE html>") and "plotly.js v" in text and \
+        text.count("df/dy = ") == 100 * 100
 
 
 CHECK_NPY = """\

@@ -112,6 +112,8 @@ def goals(w1: str, w2: str, w3: str, w6: str, scale_n: int) -> list[Goal]:
              'gradcli grad "x^2 + 3x + 1" --at x=4', ('python -c "import numpy"',), 1.3),
         Goal("plot ≤ 1.15× bare matplotlib", "plot", "gradcli plot",
              ("bare matplotlib (Figure API)",), 1.15),
+        Goal("plot -o field.html ≤ 1.5× the PNG's time", "plot", "gradcli plot -o field.html",
+             ("gradcli plot",), 1.5),
         Goal("CSV writer ≤ 0.33× numpy.savetxt's time (3× faster)", "csv", "gradcli CSV writer",
              ("numpy.savetxt %.17g",), 1 / 3),
         Goal(f"scale: {scale_n}×{scale_n} grad to .npy, peak RSS ≤ 1024 MiB", "scale", "", (),

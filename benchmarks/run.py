@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     if "plot" in args.sections:
         _progress("  plot ...")
         tables["plot"], note = plot_rows(args.plot_runs)
-        text = report.table(f"Plot, 100×100 grid to PNG (fresh process, median of "
+        text = report.table(f"Plot, 100×100 grid to PNG and HTML (fresh process, median of "
                             f"{args.plot_runs})", tables["plot"], "gradcli plot", "gradcli")
         print(text + (f"\nNote: {note}\n" if note else ""), flush=True)
     if "csv" in args.sections:

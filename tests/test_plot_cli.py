@@ -78,7 +78,16 @@ def test_no_grid_samples_every_variable_on_minus5_5(tmp_path, capsys):
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["x+y+z", "--grid", "x=0:1:5", "--grid", "y=0:1:5", "--grid", "z=0:1:5"],
-     "--grid z=VALUE"),
+     "add --slice z=VALUE to draw one plane"),
+    (["x", "--grid", "x=1:1:5"], "start and stop are equal"),
+    (["x*y", "--grid", "x=0:1:5", "--grid", "y=0:1:5", "--slice", "y=0"],
+     "--slice draws one plane of a 3-D field"),
+    ([*FIELD, "--ylim", "0:1"], "--ylim sets the y-range of a curve"),
+    (["x", "--grid", "x=0:1:5", "--ylim", "2:1"], "LOW must be below HIGH"),
+    (["x", "--grid", "x=0:1:5", "--vmin", "1"], "--vmin needs two grid variables"),
+    ([*FIELD, "--vmin", "1", "--vmax", "0"], "--vmin 1 must be below --vmax 0"),
+    ([*FIELD, "--scale", "0"], "--scale must be a finite number > 0"),
+    ([*FIELD, "--animate", "t=0:1:1"], "number of frames"),
     ([*FIELD, "--color", "curl"], "--color is for vector fields"),
     ([*FIELD, "--stream", "--arrows", "none"], "--stream"),
     ([*FIELD, "--arrows", "sideways"], "--arrows"),
@@ -104,7 +113,8 @@ def test_unknown_extension(tmp_path, capsys):
     out = tmp_path / "f.xyz"
     status, err = run([*FIELD, "-o", str(out)], capsys)
     assert status == 2
-    assert "unknown image extension '.xyz': use .png, .svg or .pdf" in err
+    assert ("unknown picture extension '.xyz': use .png, .svg, .pdf, .html, .gif, .mp4"
+            in err)
     assert os.listdir(tmp_path) == []
 
 

@@ -32,11 +32,19 @@ def test_gradient_arrows_are_the_engine_gradient_at_the_lattice():
     assert (q.angles, q.scale_units) == ("xy", "xy")
 
 
-@pytest.mark.parametrize(("every", "expected"), [(1, 20), (3, 6), (5, 4), (50, 1)])
+@pytest.mark.parametrize(("every", "expected"), [(1, 20), (3, 6), (5, 4), (10, 2)])
 def test_arrow_count_follows_every(every, expected):
     fig, drawn = _draw("x^2 + y^2", {"x": (-1, 1, 20), "y": (-1, 1, 20)}, every=every)
     assert len(drawn.quiver.X) == expected ** 2
     assert drawn.every == every
+    assert drawn.notes == []
+
+
+def test_every_beyond_the_grid_is_clamped_with_a_note():
+    fig, drawn = _draw("x^2 + y^2", {"x": (-1, 1, 20), "y": (-1, 1, 20)}, every=50)
+    assert drawn.every == 10 and len(drawn.quiver.X) == 4  # two per axis, not one giant
+    assert drawn.notes == ["--every 50 is more than the grid allows (20 points along its "
+                           "shortest axis): using --every 10"]
 
 
 def test_default_arrow_count_is_20_to_30_per_axis():
@@ -138,11 +146,13 @@ def test_lattice_is_centred():
 
 
 @pytest.mark.parametrize(("expr", "grid", "message"), [
-    ("x+y+z", {"x": (0, 1, 3), "y": (0, 1, 3), "z": (0, 1, 3)}, "--grid z=VALUE"),
-    ("[x, x]", {"x": (0, 1, 3)}, "scalar"),
+    ("w+x+y+z", {"w": (0, 1, 3), "x": (0, 1, 3), "y": (0, 1, 3), "z": (0, 1, 3)},
+     "--grid z=VALUE"),
+    ("[[x, x]]", {"x": (0, 1, 3)}, "scalar formula or a vector"),
     ("[x, y, x]", {"x": (0, 1, 3), "y": (0, 1, 3)}, "[u, v]"),
     ("x", {"x": (0, 1, 1)}, "at least 2"),
-    ("x", {"x": 1.0}, "one or two"),
+    ("x", {"x": 1.0}, "one, two or three"),
+    ("x", {"x": (1, 1, 5)}, "start and stop are equal"),
 ])
 def test_what_cannot_be_drawn(expr, grid, message):
     with pytest.raises(EvaluationError, match=message.replace("[", r"\[").replace("]", r"\]")):

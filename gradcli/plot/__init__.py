@@ -1,45 +1,66 @@
 """Gradient-field pictures: ``gradcli plot`` and its Python twin ``plot_expression``.
 
-Imported only by the plot command (it pulls in matplotlib, Agg backend, no pyplot). The
-numbers come from ``gradcli.evaluate`` (``data.py``), the Figure is built from arrays
-(``figures.py``) and saved reproducibly and atomically (``render.py``).
+Imported only by the plot command. The numbers come from ``gradcli.evaluate``
+(``data.py``); what every backend shares (arrow lattice and robust scaling, colour scales,
+curve breaks) is numpy only (``arrows.py``, ``layout.py``, ``colors.py``, ``breaks.py``);
+the backends are matplotlib (``figures.py``, saved by ``render.py``, animated by
+``animate.py``), the interactive page (``html.py``) and the terminal preview
+(``terminal.py``). matplotlib is imported on first use of a name that needs it, so the
+page and the preview never load it.
 """
 
 from __future__ import annotations
 
-import warnings
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from .data import Field, compute_field
-from .figures import Drawn, build_figure, check_cmap, default_every, lattice
-from .options import PlotOptions, image_format, parse_size
-from .render import check_target, save_figure, stable_rc
+from .layout import default_every, lattice
+from .options import (
+    OPTION_DEFAULTS,
+    PlotOptions,
+    check_target,
+    image_format,
+    parse_options,
+    parse_size,
+)
+from .run import PlotResult, run_plot_request
 
 __all__ = ["plot_expression", "compute_field", "build_figure", "save_figure", "Field",
            "Drawn", "PlotOptions", "image_format", "parse_size", "lattice", "default_every",
-           "check_target"]
+           "check_target", "parse_options", "run_plot_request", "PlotResult",
+           "OPTION_DEFAULTS", "Limits"]
+
+# names whose modules import matplotlib: loaded when first asked for
+_LAZY = {"build_figure": "figures", "Drawn": "figures", "Limits": "figures",
+         "check_cmap": "figures", "save_figure": "render"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None = None,
                     options: PlotOptions | None = None, *,
-                    max_points: int = 50_000_000) -> tuple[Any, Drawn]:
-    """Sample ``expression`` on ``grid``, draw it and (if ``path``) save it.
+                    max_points: int = 50_000_000) -> tuple[Any, Any]:
+    """Sample ``expression`` on ``grid``, draw it as a matplotlib Figure and (if ``path``)
+    save it as png/svg/pdf. Returns the Figure and what was drawn on it (``Drawn``)."""
+    import numpy as np
 
-    Checks everything cheap first (extension, directory, options, colormap) so a bad
-    request fails before any work. Returns the Figure and what was drawn on it.
-    """
+    from .figures import build_figure, check_cmap
+    from .render import save_figure, stable_rc
+
     opts = options or PlotOptions()
     fmt = check_target(path) if path is not None else None
     opts.check()
     if opts.cmap is not None:
         check_cmap(opts.cmap)
-    field_ = compute_field(expression, grid, color=opts.color, max_points=max_points)
-    # nan/inf samples (log(x) at x <= 0) are left blank, not reported as warnings
-    with stable_rc(), np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+    field_ = compute_field(expression, grid, color=opts.color, slice_=opts.slice,
+                           max_points=max_points)
+    with stable_rc(), np.errstate(all="ignore"):
         fig, drawn = build_figure(field_, opts)
         if path is not None:
             save_figure(fig, path, fmt, opts.dpi)

@@ -1,58 +1,81 @@
 """The numbers behind a picture: one ``gradcli.evaluate`` call per plot, no matplotlib here.
 
-A plot samples a formula on a grid of one or two variables (any others held fixed) and
-needs, depending on its kind, the values, the gradient (scalar formulas) or the Jacobian
-(two-component vector fields, for divergence and curl). All derivatives come from the
-engine, never from finite differences, so the arrows are exactly what ``gradcli grad``
-prints.
+A plot samples a formula on a grid of one, two or three variables (any others held fixed,
+one of them possibly animated) and needs the values and every partial the engine computes:
+the gradient of a scalar formula, the Jacobian of a vector-valued one (for divergence,
+curl and the hover text of the interactive page). All derivatives come from the engine,
+never from finite differences, so the arrows are exactly what ``gradcli grad`` prints.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from ..evaluation import EvaluationError, prepare
+from ..evaluation.specs import split_top
+from ..lang import Vector, parse
 
-__all__ = ["Field", "compute_field", "sampled_names"]
+__all__ = ["Field", "compute_field", "sampled_names", "MAX_CURVES", "flat_error"]
 
-COLORS = ("magnitude", "divergence", "curl")
+MAX_CURVES = 12  # components of a vector-valued formula drawn as curves of one variable
 
 
 @dataclass
 class Field:
     """A formula sampled on a grid: coordinates, values and engine derivatives.
 
-    Arrays are grid shaped with the first grid variable on the first axis (``(nx,)`` or
-    ``(nx, ny)``), and every coordinate axis is increasing.
+    Arrays are grid shaped with the first grid variable on the first axis (``(nx,)``,
+    ``(nx, ny)`` or ``(nx, ny, nz)``; an animated field has one more, last axis for its
+    frames), and every coordinate axis is increasing.
     """
 
     expression: str
-    names: tuple[str, ...]
+    names: tuple[str, ...]  # the sampled variables, one per axis of the picture
     coords: tuple[np.ndarray, ...]
     held: dict[str, float]
-    kind: str  # "curve" (one variable), "scalar" (two variables) or "vector" ([u, v])
-    values: tuple[np.ndarray, ...]  # (f,) for a scalar, (u, v) for a vector field
-    grad: tuple[np.ndarray, ...] = ()  # (df/dx[, df/dy]) for a scalar formula
-    jacobian: dict[str, np.ndarray] = field(default_factory=dict)  # "df[0]/dx" ... if asked
+    kind: str  # "curve" (one variable), "scalar" or "vector" (two or three)
+    values: tuple[np.ndarray, ...]  # (f,) or one per component: curves, [u, v], [u, v, w]
+    grad: tuple[np.ndarray, ...] = ()  # curves: df[i]/dx per component; scalars: per axis
+    columns: dict[str, np.ndarray] = field(default_factory=dict)  # every result column
+    labels: tuple[str, ...] = ()  # curves: each component's formula
+    normal: np.ndarray | None = None  # a slice: the field's component across the plane
+    slice_name: str | None = None
+    frames: np.ndarray | None = None  # an animation: the animated variable's values
+    animated: str | None = None
 
     def divergence(self) -> np.ndarray:
         """∂u/∂x + ∂v/∂y from the engine's Jacobian."""
-        x, y = self.names
-        return self.jacobian[f"df[0]/d{x}"] + self.jacobian[f"df[1]/d{y}"]
+        x, y = self.names[:2]
+        return self.columns[f"df[0]/d{x}"] + self.columns[f"df[1]/d{y}"]
 
     def curl(self) -> np.ndarray:
         """∂v/∂x − ∂u/∂y (the scalar curl in the plane) from the engine's Jacobian."""
-        x, y = self.names
-        return self.jacobian[f"df[1]/d{x}"] - self.jacobian[f"df[0]/d{y}"]
+        x, y = self.names[:2]
+        return self.columns[f"df[1]/d{x}"] - self.columns[f"df[0]/d{y}"]
 
     def magnitude(self) -> np.ndarray:
-        """|F| for a vector field, |∇f| for a scalar one."""
+        """|F| for a vector field, |∇f| for a scalar one (over the drawn axes)."""
         parts = self.values if self.kind == "vector" else self.grad
         return np.sqrt(sum(p * p for p in parts))
+
+    def arrows(self) -> tuple[np.ndarray, ...]:
+        """The drawn vectors: the gradient of a scalar, the field itself otherwise."""
+        return self.grad if self.kind == "scalar" else self.values
+
+    def frame(self, k: int) -> Field:
+        """Frame ``k`` of an animated field, as a still field with the variable held."""
+        if self.frames is None or self.animated is None:
+            raise ValueError("not an animated field")
+        take = lambda a: a[..., k]
+        return replace(self, held={**self.held, self.animated: float(self.frames[k])},
+                       values=tuple(map(take, self.values)), grad=tuple(map(take, self.grad)),
+                       columns={n: take(a) for n, a in self.columns.items()},
+                       normal=None if self.normal is None else take(self.normal),
+                       frames=None, animated=None)
 
 
 def sampled_names(grid: Mapping[str, Any]) -> list[str]:
@@ -60,64 +83,134 @@ def sampled_names(grid: Mapping[str, Any]) -> list[str]:
     return [n for n, v in grid.items() if isinstance(v, (tuple, list))]
 
 
-def _check_grid(grid: Mapping[str, Any]) -> list[str]:
+def _check_grid(grid: Mapping[str, Any], slice_: tuple[str, float] | None,
+                animate: tuple[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+    """The grid to evaluate (slice held, animation sampled last) and the drawn axes."""
     names = sampled_names(grid)
+    for n in names:
+        start, stop, count = grid[n]
+        if int(count) < 2:
+            raise EvaluationError(f"--grid {n}: a plot needs at least 2 points per variable")
+        if start == stop:
+            raise EvaluationError(f"--grid {n}={start:g}:{stop:g}:{int(count)}: start and "
+                                  f"stop are equal, so there is no range to draw; give "
+                                  f"two different ends, e.g. {n}={start:g}:{start + 1:g}")
+    grid = dict(grid)
+    if slice_ is not None:
+        name, value = slice_
+        if name not in names:
+            raise EvaluationError(f"--slice {name}={value:g}: {name} must be one of the "
+                                  "sampled grid variables, e.g. --grid "
+                                  f"{name}=-1:1:21 --slice {name}=0")
+        if len(names) != 3:
+            raise EvaluationError("--slice draws one plane of a 3-D field: it needs three "
+                                  f"sampled grid variables, this plot has {len(names)}")
+        lo, hi = sorted(grid[name][:2])
+        if not lo <= value <= hi:
+            raise EvaluationError(f"--slice {name}={value:g} is outside the grid's range "
+                                  f"{lo:g} to {hi:g}")
+        grid[name] = value
+        names.remove(name)
     if not names:
-        raise EvaluationError("plot needs one or two sampled variables, e.g. "
+        raise EvaluationError("plot needs one, two or three sampled variables, e.g. "
                               "--grid x=0:2pi:100 (or a bare --grid)")
-    if len(names) > 2:
-        held = " ".join(f"--grid {n}=VALUE" for n in names[2:])
+    if len(names) > 3:
+        held = " ".join(f"--grid {n}=VALUE" for n in names[3:])
         raise EvaluationError(
-            f"plot draws one or two grid variables, but {len(names)} are sampled "
+            f"plot draws up to three grid variables, but {len(names)} are sampled "
             f"({', '.join(names)}): hold the others fixed with {held}, "
             f"e.g. --grid {names[-1]}=0.5")
-    for n in names:
-        if int(grid[n][2]) < 2:
-            raise EvaluationError(f"--grid {n}: a plot needs at least 2 points per variable")
-    return names
+    if animate is not None:
+        name, spec = animate
+        if name in grid:
+            raise EvaluationError(f"--animate {name}: {name} is also given with --grid; "
+                                  "give it only once")
+        grid[name] = spec
+    return grid, names
+
+
+def _curve_labels(expression: str, count: int) -> tuple[str, ...]:
+    """Each component's own formula: as typed for a bracket literal (``[sin(x), x^2]``),
+    else the whole formula indexed."""
+    text = expression.strip()
+    if isinstance(parse(text), Vector) and text.startswith("[") and text.endswith("]"):
+        parts = [p.strip() for p in split_top(text[1:-1], ",")]
+        if len(parts) == count:
+            return tuple(parts)
+    return tuple(f"{text}[{i}]" for i in range(count))
+
+
+def _kind(shape: tuple[int, ...], n: int, sliced: bool) -> str:
+    if n == 1 and (shape == () or (len(shape) == 1 and 1 <= shape[0] <= MAX_CURVES)):
+        return "curve"
+    if shape == ():
+        return "scalar"
+    if shape == (3,) and (n == 3 or sliced) or shape == (2,) and n == 2 and not sliced:
+        return "vector"
+    if n == 1:
+        raise EvaluationError(f"plot of one variable needs a scalar formula or a vector of "
+                              f"up to {MAX_CURVES} components (one curve each), but this "
+                              f"one has shape {shape}")
+    want = {2: "[u, v]", 3: "[u, v, w]"}[n if not sliced else 3]
+    raise EvaluationError(f"plot needs a scalar formula or a {len(want.split(','))}-component "
+                          f"field {want} here, but this one has shape {shape}")
 
 
 def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None = None,
+                  slice_: tuple[str, float] | None = None,
+                  animate: tuple[str, Any] | None = None,
                   max_points: int = 50_000_000) -> Field:
-    """Sample ``expression`` on ``grid`` with what the plot needs (values, gradient or
-    Jacobian); raise EvaluationError/ExpressionError for what cannot be drawn."""
-    names = _check_grid(grid)
-    if color is not None and color not in COLORS:
-        raise EvaluationError(f"unknown --color '{color}': use {', '.join(COLORS)}")
-    base = prepare(expression, "eval", grid=grid, max_points=max_points)
-    shape = base.program.shape
-    held = {n: float(v) for n, v in grid.items() if n not in names}
-    if shape == ():
-        kind = "curve" if len(names) == 1 else "scalar"
-        if color is not None:
-            raise EvaluationError("--color is for vector fields [u, v]; a scalar formula "
-                                  "is drawn as a heatmap of f itself")
-        cols = prepare(expression, "grad", grid=grid, max_points=max_points).run()
-        values = (cols["f"],)
-        grads = tuple(cols[f"df/d{n}"] for n in names)
-        jac: dict[str, np.ndarray] = {}
-    elif shape == (2,) and len(names) == 2:
-        kind, grads = "vector", ()
-        need_jac = color in ("divergence", "curl")
-        cols = (prepare(expression, "jacobian", grid=grid, max_points=max_points).run()
-                if need_jac else base.run())
-        values = (cols["f[0]"], cols["f[1]"])
-        jac = {k: v for k, v in cols.items() if k.startswith("df[")} if need_jac else {}
-    elif len(names) == 1:
-        raise EvaluationError(f"plot of one variable needs a scalar formula, but this one "
-                              f"has shape {shape}: plot [u, v] over two grid variables")
+    """Sample ``expression`` on ``grid`` with every derivative the plot can show; raise
+    EvaluationError/ExpressionError for what cannot be drawn."""
+    grid, names = _check_grid(grid, slice_, animate)
+    shape = prepare(expression, "eval", grid=grid, max_points=max_points).program.shape
+    kind = _kind(shape, len(names), slice_ is not None)
+    if color is not None and kind != "vector":
+        raise EvaluationError("--color is for vector fields [u, v]; a scalar formula "
+                              "is drawn as a heatmap of f itself")
+    prepared = prepare(expression, "grad" if shape == () else "jacobian", grid=grid,
+                       max_points=max_points)
+    cols = prepared.run()
+    inputs = set(prepared.variable_columns())
+    axes = [*names, *([animate[0]] if animate is not None else [])]
+    coords = [np.asarray(cols[n], dtype=float).reshape(-1) for n in axes]
+    full = tuple(len(c) for c in coords)
+    results = {k: np.broadcast_to(np.asarray(v, dtype=float), full)
+               for k, v in cols.items() if k not in inputs}
+    # make every drawn axis increasing (a grid like x=1:0:11 is drawn left to right anyway)
+    for axis, c in enumerate(coords[:len(names)]):
+        if c[0] > c[-1]:
+            results = {k: np.flip(a, axis) for k, a in results.items()}
+            coords[axis] = c[::-1]
+    held = {n: float(v) for n, v in grid.items() if n not in axes}
+    sliced = slice_[0] if slice_ is not None else None
+    labels: tuple[str, ...] = ()
+    normal = None
+    if kind == "curve":
+        count = shape[0] if shape else 1
+        comps = ["f"] if not shape else [f"f[{i}]" for i in range(count)]
+        values = tuple(results[c] for c in comps)
+        grad = tuple(results[f"d{c}/d{names[0]}"] for c in comps)
+        labels = (expression.strip(),) if not shape else _curve_labels(expression, count)
+    elif kind == "scalar":
+        values = (results["f"],)
+        grad = tuple(results[f"df/d{n}"] for n in names)
+        normal = results[f"df/d{sliced}"] if sliced else None
     else:
-        raise EvaluationError(f"plot needs a scalar formula or a 2-component field [u, v], "
-                              f"but this one has shape {shape}")
-    coords = tuple(np.asarray(cols[n], dtype=float).reshape(-1) for n in names)
-    arrays = [np.broadcast_to(np.asarray(a, dtype=float), tuple(len(c) for c in coords))
-              for a in (*values, *grads, *jac.values())]
-    # make every axis increasing (a grid like x=1:0:11 is drawn left to right anyway)
-    for axis, c in enumerate(coords):
-        if len(c) > 1 and c[0] > c[-1]:
-            arrays = [np.flip(a, axis) for a in arrays]
-            coords = (*coords[:axis], c[::-1], *coords[axis + 1:])
-    nv, ng = len(values), len(grads)
-    return Field(expression.strip(), tuple(names), coords, held, kind,
-                 tuple(arrays[:nv]), tuple(arrays[nv:nv + ng]),
-                 dict(zip(jac, arrays[nv + ng:], strict=True)))
+        values = tuple(results[f"f[{i}]"] for i in range(shape[0]))
+        grad = ()
+        if sliced:
+            values, normal = values[:2], values[2]
+    return Field(expression.strip(), tuple(names), tuple(coords[:len(names)]), held, kind,
+                 values, grad, results, labels, normal, sliced,
+                 coords[-1] if animate is not None else None,
+                 animate[0] if animate is not None else None)
+
+
+def flat_error(fl: Field) -> EvaluationError:
+    """A 3-D field has no flat picture: say what to do instead."""
+    z = fl.names[2]
+    return EvaluationError(
+        f"{', '.join(fl.names)} are all sampled: a 3-D field has no flat picture; add "
+        f"--slice {z}=VALUE to draw one plane (the component across it as colour), or "
+        "write -o field.html for interactive 3-D cones")

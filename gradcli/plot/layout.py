@@ -2,8 +2,9 @@
 
 The axes are placed by hand in inches rather than by a layout engine: a constrained or
 tight layout costs a whole extra draw per save, and knowing the axes size up front lets
-the arrows be scaled exactly (the longest one fills ARROW_FILL of the arrow spacing, as
-seen on screen, whatever the aspect).
+the arrows be scaled exactly (a full-length arrow fills ARROW_FILL of the arrow spacing,
+as seen on screen, whatever the aspect). Every backend uses these numbers, so the picture,
+the interactive page and the terminal preview agree on the arrows.
 """
 
 from __future__ import annotations
@@ -12,11 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ARROW_FILL", "Box", "arrow_scale", "default_every", "lattice", "normalized",
-           "place"]
+__all__ = ["ARROW_FILL", "Box", "ArrowFit", "fit_arrows", "default_every", "lattice",
+           "normalized", "place", "clamp_every", "choose_aspect", "y_range", "ASPECT_LIMIT",
+           "CURVE_PERCENTILE"]
 
 ARROW_FILL = 0.9
+ARROW_PERCENTILE = 95  # the default full arrow length: this percentile of the lengths
+CURVE_PERCENTILE = 75  # ... of a curve's few tangent arrows
+OUTLIER_RATIO = 2.0  # ... unless the longest is within this factor of it (no outliers)
+ASPECT_LIMIT = 10.0  # ranges differing by more than this are drawn on auto aspect
 LEFT, BOTTOM, TOP, TOP_TITLE, RIGHT = 0.8, 0.55, 0.2, 0.45, 0.3  # margins, inches
+CAPTION = 0.3  # inches below the x label for a caption line
 CBAR_PAD, CBAR_WIDTH, CBAR_LABELS = 0.15, 0.22, 0.95
 MIN_AXES = 0.5  # inches: below this the picture cannot hold a plot
 
@@ -36,15 +43,17 @@ class Box:
 
 
 def place(size: tuple[float, float], aspect: str, xr: float, yr: float, colorbar: bool,
-          title: bool) -> Box:
-    """Lay out one axes (and a colorbar to its right) on a figure of ``size`` inches;
-    with equal aspect, shrink the axes to the data's shape and centre the group."""
+          title: bool, caption: bool = False) -> Box:
+    """Lay out one axes (and a colorbar to its right) on a figure of ``size`` inches,
+    leaving a line below for a caption if asked; with equal aspect, shrink the axes to
+    the data's shape and centre the group."""
     fw, fh = size
     top = TOP_TITLE if title else TOP
+    bottom = BOTTOM + (CAPTION if caption else 0.0)
     extra = CBAR_PAD + CBAR_WIDTH + CBAR_LABELS if colorbar else 0.0
     w = max(fw - LEFT - RIGHT - extra, MIN_AXES)
-    h = max(fh - BOTTOM - top, MIN_AXES)
-    left, bottom = LEFT, BOTTOM
+    h = max(fh - bottom - top, MIN_AXES)
+    left = LEFT
     if aspect == "equal" and xr > 0 and yr > 0:
         shape = yr / xr
         if h / w > shape:
@@ -75,13 +84,101 @@ def lattice(n: int, every: int) -> np.ndarray:
     return (n - m * every) // 2 + every // 2 + every * np.arange(m)
 
 
-def arrow_scale(u: np.ndarray, v: np.ndarray, spacing: float, ratio: float) -> float:
-    """quiver ``scale`` (arrow units per data unit) that makes the longest arrow, as
-    displayed, ARROW_FILL of ``spacing`` (x data units); ``ratio`` from Box.ratio."""
-    lengths = np.hypot(u, v / ratio)
-    lengths = lengths[np.isfinite(lengths)]
-    longest = float(lengths.max()) if lengths.size else 0.0
-    return longest / (ARROW_FILL * spacing) if longest > 0 else 1.0
+def clamp_every(every: int, counts: tuple[int, ...]) -> tuple[int, str | None]:
+    """``--every`` clamped so that at least two arrows fit along the shortest axis (one
+    arrow a whole range long says nothing), with a note saying so."""
+    most = max(1, min(counts) // 2)
+    if every <= most:
+        return every, None
+    return most, (f"--every {every} is more than the grid allows ({min(counts)} points "
+                  f"along its shortest axis): using --every {most}")
+
+
+def choose_aspect(names: tuple[str, ...], spans: tuple[float, float],
+                  asked: str | None) -> tuple[str, str | None]:
+    """Equal axes for a plane unless its two ranges differ by more than ASPECT_LIMIT
+    (equal axes would make it a sliver): then auto, with a note. ``asked`` wins."""
+    if asked is not None:
+        return asked, None
+    xr, yr = spans
+    if max(xr, yr) > ASPECT_LIMIT * min(xr, yr):
+        return "auto", (f"{names[0]} spans {xr:.4g} and {names[1]} spans {yr:.4g}, more "
+                        f"than {ASPECT_LIMIT:g}x apart: drawn with --aspect auto "
+                        "(--aspect equal forces equal axes)")
+    return "equal", None
+
+
+@dataclass
+class ArrowFit:
+    """How the arrows are drawn: ``full`` is the length (as displayed, in x data units
+    per unit of ``--scale``) drawn at full length; longer arrows are ``clipped`` to it."""
+
+    u: np.ndarray  # the drawn vectors (clipped ones shortened to full length)
+    v: np.ndarray
+    clipped: np.ndarray  # bool, one per arrow
+    full: float  # the magnitude drawn at full length (the --scale value)
+    quiver_scale: float  # matplotlib quiver ``scale``: arrow units per x data unit
+    by: str  # "--scale", "longest" or "95th pct.": what set ``full``
+
+
+def fit_arrows(u: np.ndarray, v: np.ndarray, spacing: float, ratio: float,
+               scale: float | None = None, lengths: np.ndarray | None = None,
+               percentile: float = ARROW_PERCENTILE) -> ArrowFit:
+    """Scale arrows so that a vector of magnitude ``full`` is drawn ARROW_FILL of
+    ``spacing`` long (x data units), and clip longer ones to that length.
+
+    ``full`` is ``scale`` when given; else the 95th percentile of the displayed lengths,
+    or the longest arrow when it is within 2x of that percentile (no outliers: nothing is
+    clipped). One singular point then no longer shrinks every other arrow to a dot.
+    ``lengths`` (the displayed lengths over all frames of an animation) fixes the scale
+    across frames. ``ratio`` is
+    Box.ratio: lengths are measured as displayed. A curve's score of tangent arrows passes
+    a lower ``percentile``: among 20 arrows the 95th is the longest but one."""
+    shown = np.hypot(u, v / ratio)
+    pool = np.ravel(lengths) if lengths is not None else shown
+    pool = pool[np.isfinite(pool)]
+    if scale is not None:
+        full, by = float(scale), "--scale"
+    elif pool.size == 0 or float(pool.max()) == 0.0:
+        full, by = 1.0, "longest"
+    else:
+        longest = float(pool.max())
+        high = float(np.percentile(pool, percentile))
+        if high > 0 and longest > OUTLIER_RATIO * high:
+            full, by = high, f"{percentile:g}th pct."
+        else:
+            full, by = longest, "longest"
+    with np.errstate(all="ignore"):
+        clipped = np.isfinite(shown) & (shown > full * (1 + 1e-9))
+        shrink = np.where(clipped, full / np.where(clipped, shown, 1.0), 1.0)
+    return ArrowFit(u * shrink, v * shrink, clipped, full, full / (ARROW_FILL * spacing), by)
+
+
+def y_range(arrays: list[np.ndarray], asked: tuple[float, float] | None = None,
+            log: bool = False) -> tuple[tuple[float, float], str | None]:
+    """The y-range of a curve: ``asked``, else the data's range with 8% padding; where
+    |f| is huge next to most of the curve (its range is over 4x the 5th to 95th
+    percentiles: poles), those percentiles widened by a quarter each side, so the poles
+    do not flatten the rest. Returns it and, when it cut the data, a note saying so."""
+    vals = np.concatenate([np.ravel(a)[np.isfinite(np.ravel(a))] for a in arrays])
+    if asked is not None:
+        return asked, None
+    if vals.size == 0:
+        return (-1.0, 1.0), None
+    lo, hi = float(vals.min()), float(vals.max())
+    if log and lo > 0:  # a log axis pads by factors
+        return ((lo / 1.3, hi * 1.3) if hi > lo else (lo / 2, hi * 2)), None
+    q_lo, q_hi = (float(q) for q in np.percentile(vals, [5, 95]))
+    span = q_hi - q_lo
+    if span > 0 and (hi - lo) > 4 * span and not log:
+        cut = (max(lo, q_lo - span / 4), min(hi, q_hi + span / 4))
+        big = float(np.abs(vals).max())
+        return cut, (f"|f| reaches {big:.3g}: the y-range {cut[0]:.4g} to {cut[1]:.4g} "
+                     "comes from the 5th-95th percentiles; --ylim LOW:HIGH sets it")
+    if hi <= lo:
+        return (lo - 1.0, hi + 1.0), None
+    pad = 0.08 * (hi - lo)
+    return (lo - pad, hi + pad), None
 
 
 def normalized(u: np.ndarray, v: np.ndarray, ratio: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,21 +1,34 @@
 """What the picture should look like, checked before any number is computed.
 
-Everything a user can get wrong (a size like ``7by5``, a dpi of 0, an unknown colormap,
-an unknown file extension) is rejected here with one clear EvaluationError, so a bad
-command fails fast and leaves no file behind.
+Every plot option is declared here once: its parsing (``parse_options`` turns the
+command line's raw values into a ``PlotOptions``), its default and its checks. Everything a
+user can get wrong (a size like ``7by5``, a dpi of 0, ``--ylim 3:1``, an unknown file
+extension) is rejected with one clear EvaluationError, so a bad command fails fast and
+leaves no file behind.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from ..evaluation import EvaluationError
+from ..evaluation.specs import constant, parse_grid, parse_point, split_top
 
-__all__ = ["PlotOptions", "image_format", "parse_size", "FORMATS"]
+__all__ = ["PlotOptions", "image_format", "parse_size", "parse_options", "FORMATS",
+           "OPTION_DEFAULTS", "output_kind", "check_target"]
 
-FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+#: file extension -> format; the picture formats go through matplotlib, html through the
+#: page writer, gif/mp4 through the animation writer
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf", ".html": "html", ".gif": "gif",
+           ".mp4": "mp4"}
+IMAGES = ("png", "svg", "pdf")
+MOVIES = ("gif", "mp4")
+EXTENSIONS = ", ".join(FORMATS)
 MAX_PIXELS_PER_SIDE = 16_000  # Agg refuses 2**16; far below that a picture is a mistake
+MAX_FRAMES = 1000
 
 
 @dataclass
@@ -34,6 +47,15 @@ class PlotOptions:
     dpi: float = 100.0
     size: tuple[float, float] | None = None
     aspect: str | None = None
+    scale: float | None = None  # the magnitude drawn at full arrow length
+    log: bool = False
+    vmin: float | None = None
+    vmax: float | None = None
+    ylim: tuple[float, float] | None = None
+    slice: tuple[str, float] | None = None  # (variable, value): a plane of a 3-D field
+    animate: tuple[str, tuple[float, float, int]] | None = None  # (variable, (a, b, n))
+    fps: float = 12.0
+    preview: bool = False
 
     def check(self, n_vars: int | None = None) -> None:
         """Reject contradictory or out-of-range choices (EvaluationError, exit 2)."""
@@ -48,6 +70,15 @@ class PlotOptions:
         if self.stream and not self.arrows:
             raise EvaluationError("--stream draws streamlines instead of arrows; "
                                   "--arrows none draws neither: give one of them")
+        if self.scale is not None and not (math.isfinite(self.scale) and self.scale > 0):
+            raise EvaluationError(f"--scale must be a finite number > 0, got {self.scale:g}")
+        for flag, value in (("--vmin", self.vmin), ("--vmax", self.vmax)):
+            if value is not None and not math.isfinite(value):
+                raise EvaluationError(f"{flag} must be a finite number, got {value:g}")
+        if self.vmin is not None and self.vmax is not None and self.vmin >= self.vmax:
+            raise EvaluationError(f"--vmin {self.vmin:g} must be below --vmax {self.vmax:g}")
+        if not (0 < self.fps <= 100):
+            raise EvaluationError(f"--fps must be between 0 and 100, got {self.fps:g}")
         if self.size is not None:
             w, h = self.size
             if max(w, h) * self.dpi > MAX_PIXELS_PER_SIDE:
@@ -57,13 +88,54 @@ class PlotOptions:
                     f"{MAX_PIXELS_PER_SIDE} per side: lower --size or --dpi")
         if n_vars == 1:
             for flag, used in (("--stream", self.stream), ("--contour", self.contour > 0),
-                               ("--color", self.color is not None)):
+                               ("--color", self.color is not None),
+                               ("--vmin", self.vmin is not None),
+                               ("--vmax", self.vmax is not None)):
                 if used:
+                    hint = " (for the y-range of a curve use --ylim)" if "vm" in flag else ""
                     raise EvaluationError(f"{flag} needs two grid variables "
-                                          "(a heatmap); this plot has one")
-        if n_vars == 2 and self.derivative:
-            raise EvaluationError("--derivative draws f' next to f for one grid variable; "
-                                  "with two, the arrows are the gradient")
+                                          f"(a heatmap); this plot has one{hint}")
+        if n_vars is not None and n_vars >= 2:
+            if self.derivative:
+                raise EvaluationError("--derivative draws f' next to f for one grid "
+                                      "variable; with two, the arrows are the gradient")
+            if self.ylim is not None:
+                raise EvaluationError("--ylim sets the y-range of a curve (one grid "
+                                      "variable); for a heatmap's colours use --vmin/--vmax")
+
+
+#: the command line's option values as typed, before parse_options (the CLI's defaults):
+#: PlotOptions' own, with --arrows spelled as on the command line
+OPTION_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(PlotOptions)} | {
+    "arrows": "arrows"}
+
+
+def parse_options(**raw: Any) -> PlotOptions:
+    """A checked PlotOptions from the command line's raw values (strings as typed for
+    ``--size 7x5``, ``--ylim -5:5``, ``--slice z=0``, ``--animate t=0:2pi:48``,
+    ``--arrows arrows|none``); any option not given takes ``OPTION_DEFAULTS``."""
+    unknown = set(raw) - set(OPTION_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown plot options: {', '.join(sorted(unknown))}")
+    values = {**OPTION_DEFAULTS, **raw}
+    if values["arrows"] not in ("arrows", "none"):
+        raise EvaluationError(f"--arrows must be arrows or none, got '{values['arrows']}'")
+    if values["color"] is not None and values["color"] not in ("magnitude", "divergence",
+                                                               "curl"):
+        raise EvaluationError("--color must be magnitude, divergence or curl, got "
+                              f"'{values['color']}'")
+    values["arrows"] = values["arrows"] == "arrows"
+    if values["size"] is not None:
+        values["size"] = parse_size(values["size"])
+    if values["ylim"] is not None:
+        values["ylim"] = parse_range(values["ylim"], "--ylim")
+    if values["slice"] is not None:
+        values["slice"] = parse_held(values["slice"], "--slice")
+    if values["animate"] is not None:
+        values["animate"] = parse_animate(values["animate"])
+    options = PlotOptions(**values)
+    options.check()
+    return options
 
 
 def parse_size(text: str) -> tuple[float, float]:
@@ -82,11 +154,76 @@ def parse_size(text: str) -> tuple[float, float]:
     return w, h
 
 
+def _number(text: str, what: str) -> float:
+    value = constant(text, what)
+    if isinstance(value, list) or not math.isfinite(value):
+        raise EvaluationError(f"{what}: expected a finite number, got '{text.strip()}'")
+    return float(value)
+
+
+def parse_range(text: str, option: str) -> tuple[float, float]:
+    """``"-5:5"`` or ``"-pi:pi"`` -> ``(-5.0, 5.0)``; the bottom must be below the top."""
+    parts = split_top(text, ":")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise EvaluationError(f"{option} '{text}': expected LOW:HIGH, e.g. {option} -5:5")
+    lo, hi = (_number(p, option) for p in parts)
+    if lo >= hi:
+        raise EvaluationError(f"{option} '{text}': LOW must be below HIGH")
+    return lo, hi
+
+
+def parse_held(text: str, option: str) -> tuple[str, float]:
+    """``"z=0"`` -> ``("z", 0.0)``: one variable held at one value."""
+    point = parse_point(text, option)
+    if len(point) != 1:
+        raise EvaluationError(f"{option} '{text}': give one variable, e.g. {option} z=0")
+    (name, value), = point.items()
+    if isinstance(value, list) or not math.isfinite(value):
+        raise EvaluationError(f"{option} '{text}': expected one finite number, e.g. "
+                              f"{option} {name}=0")
+    return name, float(value)
+
+
+def parse_animate(text: str) -> tuple[str, tuple[float, float, int]]:
+    """``"t=0:2pi:48"`` -> ``("t", (0.0, 6.28..., 48))``: the variable and its frames."""
+    name, value = parse_grid(text)
+    if not isinstance(value, tuple):
+        raise EvaluationError(f"--animate '{text}': expected start:stop:frames, e.g. "
+                              f"--animate {name}=0:2pi:48")
+    if not (2 <= value[2] <= MAX_FRAMES):
+        raise EvaluationError(f"--animate '{text}': the number of frames must be between "
+                              f"2 and {MAX_FRAMES}")
+    if value[0] == value[1]:
+        raise EvaluationError(f"--animate '{text}': start and stop are equal")
+    return name, value
+
+
 def image_format(path: str) -> str:
-    """The image format named by ``path``'s extension: png, svg or pdf."""
+    """The format named by ``path``'s extension: png, svg, pdf, html, gif or mp4."""
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
         if not ext:
-            raise EvaluationError(f"'{path}' has no image extension: use .png, .svg or .pdf")
-        raise EvaluationError(f"unknown image extension '{ext}': use .png, .svg or .pdf")
+            raise EvaluationError(f"'{path}' has no picture extension: use {EXTENSIONS}")
+        raise EvaluationError(f"unknown picture extension '{ext}': use {EXTENSIONS}")
     return FORMATS[ext]
+
+
+def output_kind(fmt: str, options: PlotOptions) -> str:
+    """Check that ``fmt`` suits the options: a movie needs --animate and vice versa."""
+    if options.animate is not None and fmt not in MOVIES:
+        raise EvaluationError(f"--animate writes a movie: use -o NAME.gif or NAME.mp4, "
+                              f"not .{fmt}")
+    if fmt in MOVIES and options.animate is None:
+        raise EvaluationError(f".{fmt} is an animation: add --animate VAR=start:stop:frames, "
+                              "e.g. --animate t=0:2pi:48")
+    return "image" if fmt in IMAGES else fmt
+
+
+def check_target(path: str) -> str:
+    """The format for ``path`` (its extension); raise OSError early if its directory
+    does not exist."""
+    fmt = image_format(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(2, "No such directory", directory)
+    return fmt

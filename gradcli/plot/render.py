@@ -8,7 +8,6 @@ same bytes. Atomic: the picture goes to a temporary file in the target's directo
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -16,9 +15,9 @@ from typing import Any
 import matplotlib
 
 from ..output.atomic import atomic_open
-from .options import image_format
+from .options import check_target, image_format
 
-__all__ = ["save_figure", "stable_rc", "METADATA", "RC"]
+__all__ = ["save_figure", "stable_rc", "check_target", "METADATA", "RC"]
 
 METADATA: dict[str, dict[str, Any]] = {
     "png": {"Software": None},
@@ -33,15 +32,6 @@ def stable_rc() -> Iterator[None]:
     """rcParams that make the output bytes depend only on the figure (local, not global)."""
     with matplotlib.rc_context(RC):
         yield
-
-
-def check_target(path: str) -> str:
-    """The format for ``path``; raise OSError early if its directory does not exist."""
-    fmt = image_format(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(2, "No such directory", directory)
-    return fmt
 
 
 def save_figure(fig: Any, path: str, fmt: str | None = None, dpi: float | None = None) -> None:

@@ -1,0 +1,110 @@
+"""One plot request end to end: check, sample, draw to the format the output asks for.
+
+``run_plot_request`` is what ``gradcli plot`` calls: everything cheap is checked before any
+number is computed (the extension, the directory, the options, the colormap, whether the
+html extra or ffmpeg is there, whether a 3-D field can go to the format), then the field is
+sampled once and handed to the writer for the format: matplotlib for png/svg/pdf, the page
+writer for html, the animation writer for gif/mp4, rich for the preview. Only the writer
+that runs is imported, so ``-o field.html`` never loads matplotlib.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import numpy as np
+
+from ..evaluation import EvaluationError
+from .data import Field, compute_field, flat_error, sampled_names
+from .options import PlotOptions, check_target, output_kind
+
+__all__ = ["PlotResult", "run_plot_request", "nonfinite_count"]
+
+
+@dataclass
+class PlotResult:
+    """What a plot run produced: the field, notes for stderr, non-finite result count."""
+
+    field: Field
+    notes: list[str] = field(default_factory=list)
+    nonfinite: int = 0
+
+
+def nonfinite_count(fl: Field) -> int:
+    """nan/inf cells among the results the engine computed (not the coordinates)."""
+    return sum(int(a.size - np.count_nonzero(np.isfinite(a))) for a in fl.columns.values())
+
+
+def _precheck(grid: Mapping[str, Any], options: PlotOptions, kind: str | None) -> None:
+    """Refuse a 3-D field for a flat format before anything is computed."""
+    names = sampled_names(grid)
+    if options.slice is not None:
+        return  # compute_field checks the slice, and a slice is flat
+    flat = kind in ("image", "gif", "mp4") or (options.preview and kind is None)
+    if len(names) == 3 and flat:
+        stub = Field("", tuple(names), (), {}, "scalar", ())
+        raise flat_error(stub)
+
+
+def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | None,
+                     options: PlotOptions, *, max_points: int = 50_000_000,
+                     stdout: TextIO | None = None) -> PlotResult:
+    """Draw ``expression`` on ``grid`` into ``output`` (a file, ``-`` for the terminal
+    preview, or None with ``options.preview``); return notes and the non-finite count."""
+    options.check()
+    preview = options.preview or output == "-"
+    fmt = check_target(output) if output not in (None, "-") else None
+    kind = output_kind(fmt, options) if fmt is not None else None
+    if fmt is None and not preview:
+        raise EvaluationError("plot needs -o FILE (.png .svg .pdf .html .gif .mp4), or "
+                              "--preview (or -o -) for a preview in the terminal")
+    if options.animate is not None and fmt is None:
+        raise EvaluationError("--animate writes a movie: add -o NAME.gif or NAME.mp4")
+    if kind == "html":
+        from .html import plotly_js
+
+        plotly_js()
+    if fmt == "mp4":
+        from .animate import check_ffmpeg
+
+        check_ffmpeg()
+    if options.cmap is not None:
+        from .figures import check_cmap
+
+        check_cmap(options.cmap)
+    _precheck(grid, options, kind)
+    fl = compute_field(expression, grid, color=options.color, slice_=options.slice,
+                       animate=options.animate, max_points=max_points)
+    options.check(len(fl.names))
+    result = PlotResult(fl, nonfinite=nonfinite_count(fl))
+    # nan/inf samples (log(x) at x <= 0) are left blank; their count is reported instead
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if kind == "image":
+            from .figures import build_figure
+            from .render import save_figure, stable_rc
+
+            with stable_rc():
+                fig, drawn = build_figure(fl, options)
+                assert output is not None and fmt is not None
+                save_figure(fig, output, fmt, options.dpi)
+            result.notes += drawn.notes
+        elif kind == "html":
+            from .html import write_page
+
+            assert output is not None
+            result.notes += write_page(fl, options, output)
+        elif kind in ("gif", "mp4"):
+            from .animate import write_movie
+
+            assert output is not None
+            result.notes += write_movie(fl, options, output, kind)
+        if preview:
+            from .terminal import preview as show
+
+            show(fl if fl.frames is None else fl.frame(0), options, stdout or sys.stdout)
+    return result

@@ -1,0 +1,166 @@
+"""The terminal preview (``--preview``, or ``-o -`` on a terminal): for work over SSH.
+
+A plane is a grid of character cells coloured by the heatmap's scalar (the same scalar and
+colour scale as the picture), with a direction glyph (→ ↗ ↑ ...) of the arrows every few
+cells; a curve is drawn with line glyphs along f. It is as wide as the terminal (rich reads
+the width and ``COLUMNS``). Under ``NO_COLOR``, or when the output is not a terminal, the
+heat is shown with a character ramp instead of colours.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, TextIO
+
+import numpy as np
+
+from . import breaks
+from .colors import ColorScale, color_scale, heat, heat_name, held_text, short
+from .data import Field, flat_error
+from .layout import y_range
+from .options import PlotOptions
+
+__all__ = ["preview", "GLYPHS", "RAMP"]
+
+GLYPHS = "→↗↑↖←↙↓↘"  # by angle, counter-clockwise from +x in steps of 45 degrees
+RAMP = " .:-=+*#%@"  # low to high, when there is no colour
+PALETTES = {
+    "viridis": ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"],
+    "RdBu_r": ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",
+               "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f"],
+}
+CURVE_ROWS = 16
+LEGEND = 24  # cells in the colour legend
+
+
+def _rgb(hexes: list[str]) -> np.ndarray:
+    return np.array([[int(h[i:i + 2], 16) for i in (1, 3, 5)] for h in hexes], dtype=float)
+
+
+def _palette(name: str) -> np.ndarray:
+    if name in PALETTES:
+        return _rgb(PALETTES[name])
+    import matplotlib
+
+    return np.array([matplotlib.colormaps[name](s)[:3] for s in np.linspace(0, 1, 11)]) * 255
+
+
+def _colors(fraction: np.ndarray, palette: np.ndarray) -> np.ndarray:
+    """RGB (0-255) for positions 0..1 along the palette; nan -> -1 (no colour)."""
+    pos = np.clip(np.nan_to_num(fraction, nan=0.0), 0, 1) * (len(palette) - 1)
+    lo = np.minimum(pos.astype(int), len(palette) - 2)
+    t = (pos - lo)[..., None]
+    rgb = palette[lo] * (1 - t) + palette[lo + 1] * t
+    return np.where(np.isnan(fraction)[..., None], -1.0, rgb)
+
+
+def glyph(u: float, v: float) -> str:
+    """The arrow character closest to the direction (u, v); · for no direction."""
+    if not (math.isfinite(u) and math.isfinite(v)):
+        return " "
+    if u == 0 and v == 0:
+        return "·"
+    return GLYPHS[round(math.atan2(v, u) / (math.pi / 4)) % 8]
+
+
+def _style(rgb: np.ndarray, text_dark: bool | None = None) -> str:
+    if rgb[0] < 0:
+        return ""
+    r, g, b = (int(round(c)) for c in rgb)
+    fg = "" if text_dark is None else ("black " if text_dark else "white ")
+    return f"{fg}on rgb({r},{g},{b})"
+
+
+def _plane(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
+    from rich.text import Text
+
+    (x, y) = fl.coords[:2]
+    hm = heat(fl, heat_name(fl, opts.color) or "magnitude")
+    assert hm is not None
+    scale: ColorScale = color_scale([hm.values], hm.signed, log=opts.log, vmin=opts.vmin,
+                                    vmax=opts.vmax, cmap=opts.cmap)
+    cols = max(10, min(width - 2, len(x)))
+    xr, yr = float(x[-1] - x[0]), float(y[-1] - y[0])
+    aspect = opts.aspect or ("equal" if max(xr, yr) <= 10 * min(xr, yr) else "auto")
+    rows = round(cols * yr / xr / 2) if aspect == "equal" else 20
+    rows = max(4, min(rows, len(y), 48))
+    ix = np.round(np.linspace(0, len(x) - 1, cols)).astype(int)
+    iy = np.round(np.linspace(len(y) - 1, 0, rows)).astype(int)  # top row: largest y
+    frac = scale.fraction(hm.values[np.ix_(ix, iy)])
+    palette = _palette(scale.cmap)
+    rgb = _colors(frac, palette)
+    u, v = (a[np.ix_(ix, iy)] for a in fl.arrows()[:2])
+    ratio = (yr / rows) / (xr / cols) / 2  # a character cell is about twice as tall as wide
+    lines = [Text(f"{hm.label}   {fl.names[0]}: {x[0]:.4g} … {x[-1]:.4g} →   "
+                  f"{fl.names[1]}: {y[0]:.4g} … {y[-1]:.4g} ↑", style="bold")]
+    for r in range(rows):
+        line = Text()
+        for c in range(cols):
+            arrow = opts.arrows and c % 3 == 1 and r % 2 == 0
+            ch = glyph(float(u[c, r]), float(v[c, r]) / ratio) if arrow else None
+            if colour:
+                lum = rgb[c, r] @ np.array([0.2126, 0.7152, 0.0722]) / 255
+                line.append(ch or " ", style=_style(rgb[c, r], bool(lum > 0.45)))
+            else:
+                f = frac[c, r]
+                line.append(ch or (" " if np.isnan(f) else RAMP[int(f * (len(RAMP) - 1))]))
+        lines.append(line)
+    legend = Text(f"{scale.vmin:.3g} ")
+    steps = np.linspace(0, 1, LEGEND)
+    for s, c in zip(steps, _colors(steps, palette), strict=True):
+        legend.append(" " if colour else RAMP[int(s * (len(RAMP) - 1))],
+                      style=_style(c) if colour else "")
+    legend.append(f" {scale.vmax:.3g}" + ("" if scale.kind == "linear" else f" ({scale.kind})"))
+    return [*lines, legend]
+
+
+def _curve(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
+    from rich.text import Text
+
+    x, name = fl.coords[0], fl.names[0]
+    cols = max(10, min(width - 12, len(x)))
+    (lo, hi), _ = y_range(list(fl.values), opts.ylim)
+    ix = np.round(np.linspace(0, len(x) - 1, cols)).astype(int)
+    grid = [[(" ", "")] * cols for _ in range(CURVE_ROWS)]
+    per_col, per_row = (x[-1] - x[0]) / cols, (hi - lo) / CURVE_ROWS
+    styles = ["red", "blue", "green", "magenta", "cyan", "yellow"]
+    for i, (f, df) in enumerate(zip(fl.values, fl.grad, strict=True)):
+        gaps = set(breaks.curve_breaks(fl, i).tolist())
+        for c, k in enumerate(ix):
+            if not (np.isfinite(f[k]) and lo <= f[k] <= hi):
+                continue
+            r = min(CURVE_ROWS - 1, int((hi - f[k]) / (hi - lo) * CURVE_ROWS))
+            slope = df[k] * per_col / per_row / 2 if np.isfinite(df[k]) else 0.0
+            near_gap = any(g in gaps for g in (k - 1, k))
+            ch = ("│" if abs(slope) > 2.5 or near_gap else "─" if abs(slope) < 0.4
+                  else "╱" if slope > 0 else "╲")
+            grid[r][c] = (ch, styles[i % len(styles)] if colour else "")
+    lines = [Text(f"f({name}) = {short(fl.expression, 60)}{held_text(fl)}", style="bold")]
+    for r, row in enumerate(grid):
+        label = f"{hi:>10.4g} " if r == 0 else f"{lo:>10.4g} " if r == CURVE_ROWS - 1 \
+            else " " * 11
+        line = Text(label)
+        for ch, style in row:
+            line.append(ch, style=style)
+        lines.append(line)
+    lines.append(Text(" " * 11 + f"{x[0]:<.4g}".ljust(cols - 8) + f"{x[-1]:.4g} {name}"))
+    if len(fl.values) > 1:
+        legend = Text(" " * 11)
+        for i, label in enumerate(fl.labels):
+            legend.append(f"─ f[{i}] = {short(label, 30)}  ",
+                          style=styles[i % len(styles)] if colour else "")
+        lines.append(legend)
+    return lines
+
+
+def preview(fl: Field, opts: PlotOptions, stream: TextIO) -> None:
+    """Print the preview of ``fl`` to ``stream`` with rich."""
+    from rich.console import Console
+
+    if len(fl.names) == 3:
+        raise flat_error(fl)
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    colour = console.color_system is not None and not console.no_color
+    draw = _curve if fl.kind == "curve" else _plane
+    for line in draw(fl, opts, console.width, colour):
+        console.print(line, no_wrap=True, overflow="crop")
