@@ -27,10 +27,10 @@ test-all: $(STAMP)
 	$(PY) -m pytest -q -m ''
 
 # The interactive page in a real browser: Debian's Chromium (installed with apt-get when
-# missing and this is root) driven by the Python playwright package; a missing browser is
-# a failure here, not a skip.
+# missing and this is root) driven by the Python playwright package (a test extra, so
+# `make test` runs these too whenever Chromium is present); a missing browser is a failure
+# here, not a skip.
 browser-deps: $(STAMP)
-	$(PY) -m pip install --quiet 'playwright>=1.40'
 	@if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing chromium with apt-get"; \
