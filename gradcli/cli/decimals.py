@@ -34,23 +34,26 @@ WIDTH = 24  # bytes per field this parser reads; longer fields are left to float
 
 _U = np.uint64
 _ONES = _U(0x0101010101010101)
+_HIGH = _U(0x8080808080808080)
 _LOW7 = _U(0x7F7F7F7F7F7F7F7F)
-_ALL = _U(0xFFFFFFFFFFFFFFFF)
 _ZERO_CHAR = _U(0x30) * _ONES
 _DOT = _U(ord(".") ^ 0x30) * _ONES
 _E = _U(0x75) * _ONES  # "e" and "E" XOR "0", with 0x20 set
 _CASE = _U(0x20) * _ONES
 _NONDIGIT = _U(0x76) * _ONES  # adds into the high bit of any byte >= 10
 _GATHER = _U(0x0102040810204080)  # (byte-wise 0/1 word * this) >> 56: one bit per byte
+_SHIFT = (np.arange(3, dtype=_U) * _U(8))[:, None]
+# _KEEP[k][n]: the bytes of word k that hold the last n characters of a field
+_KEEP = np.array([[(0xFFFFFFFFFFFFFFFF << (8 * (8 - min(max(n - 8 * (2 - k), 0), 8))))
+                   & 0xFFFFFFFFFFFFFFFF for n in range(WIDTH + 1)] for k in range(3)], dtype=_U)
 _P10 = np.array([10**k for k in range(19)], dtype=np.int64)
 _SPLIT = 134217729.0  # 2**27 + 1, Veltkamp splitter
 _MARGIN = 2.0**-96
-_SHIFT = (np.arange(3, dtype=_U) * _U(8))[:, None]
+_LOG2_10 = 217706  # floor(q * log2(10)) == (q * _LOG2_10) >> 16 for |q| < 1650
 
 
 def _byte_mask(t: np.ndarray) -> np.ndarray:
-    """Bit j set where byte j of ``t`` has its high bit set: (3, n) words -> (n,) 24 bits,
-    bit ``8k + j`` for byte j of word k (the field's character ``8k + j`` of 24)."""
+    """Bit ``8k + j`` set where byte j of word k has its high bit set: (3, n) -> (n,)."""
     bits = (((t >> _U(7)) & _ONES) * _GATHER) >> _U(56)
     return (bits << _SHIFT).sum(axis=0, dtype=_U)
 
@@ -66,15 +69,47 @@ def _index(bits: np.ndarray) -> np.ndarray:
 
 
 def _words(view: np.ndarray, ends: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """(3, n) words holding the ``lengths`` characters before ``ends``, right-aligned,
-    XORed with ASCII '0' (digits become their values) and masked to the field."""
+    """(3, n) words holding the ``lengths`` (<= WIDTH) characters before ``ends``,
+    right-aligned, XORed with ASCII '0' (digits become their values), masked to the
+    field."""
     out = np.empty((3, ends.size), dtype=_U)
     for k in range(3):
         out[k] = view[ends - 8 * (3 - k)]
         out[k] ^= _ZERO_CHAR
-        keep = np.clip(lengths - 8 * (2 - k), 0, 8).astype(_U)
-        out[k] &= _ALL << (_U(64) - _U(8) * keep)
+        out[k] &= _KEEP[k][lengths]
     return out
+
+
+def _exponents(view: np.ndarray, words: np.ndarray, ends: np.ndarray, mant_len: np.ndarray,
+               ok: np.ndarray) -> np.ndarray:
+    """Find 'e'/'E': parse each exponent, shorten ``mant_len`` and re-read the mantissa's
+    ``words`` in place; clear ``ok`` where the exponent is malformed."""
+    exponent = np.zeros(ends.size, dtype=np.int64)
+    e_bytes = _zero_bytes((words | _CASE) ^ _E)
+    rows = np.flatnonzero(((e_bytes[0] | e_bytes[1] | e_bytes[2]) != 0) & ok)
+    if not rows.size:
+        return exponent
+    mask = _byte_mask(e_bytes[:, rows])
+    at = _index(mask)  # the 'e' is character `at` of 24
+    count = 23 - at  # characters after it
+    tail = words[2, rows] >> (_U(8) * (at - 15).clip(0, 8).astype(_U))
+    sign = tail & _U(0xFF)
+    minus, plus = sign == _U(ord("-") ^ 0x30), sign == _U(ord("+") ^ 0x30)
+    signed = minus | plus
+    tail = np.where(signed, tail >> _U(8), tail)
+    digits = count - signed
+    good = ((mask & (mask - _U(1))) == 0) & (at >= 16) & (digits >= 1) & (digits <= 4)
+    value = np.zeros(rows.size, dtype=np.int64)
+    for i in range(4):
+        d = ((tail >> _U(8 * i)) & _U(0xFF)).astype(np.int64)
+        inside = i < digits
+        good &= ~inside | (d < 10)
+        value = np.where(inside, value * 10 + d, value)
+    ok[rows] &= good
+    exponent[rows] = np.where(minus, -value, value)
+    mant_len[rows] = np.maximum(mant_len[rows] - count - 1, 0)
+    words[:, rows] = _words(view, ends[rows] - count - 1, mant_len[rows])
+    return exponent
 
 
 def parse_decimals(data: bytes, ends: np.ndarray, lengths: np.ndarray,
@@ -94,43 +129,19 @@ def parse_decimals(data: bytes, ends: np.ndarray, lengths: np.ndarray,
     negative = first == ord("-")
     mant_len = lengths - (negative | (first == ord("+")))
     words = _words(view, ends, mant_len)
-
-    # exponent: at most one 'e'/'E', in the last 8 characters, followed by [+-]digits
-    e_mask = _byte_mask(_zero_bytes((words | _CASE) ^ _E))
-    ok &= (e_mask & (e_mask - _U(1))) == 0
-    has_e = ok & (e_mask != 0)
-    exponent = np.zeros(n, dtype=np.int64)
-    if has_e.any():
-        rows = np.flatnonzero(has_e)
-        at = _index(e_mask[rows])
-        count = 23 - at  # characters after the 'e'
-        tail = words[2, rows] >> (_U(8) * (at - 15).clip(0, 8).astype(_U))
-        sign = tail & _U(0xFF)
-        minus, plus = sign == _U(ord("-") ^ 0x30), sign == _U(ord("+") ^ 0x30)
-        signed = minus | plus
-        tail = np.where(signed, tail >> _U(8), tail)
-        digits = count - signed
-        good = (at >= 16) & (digits >= 1) & (digits <= 4)
-        value = np.zeros(rows.size, dtype=np.int64)
-        for i in range(4):
-            d = ((tail >> _U(8 * i)) & _U(0xFF)).astype(np.int64)
-            inside = i < digits
-            good &= ~inside | (d < 10)
-            value = np.where(inside, value * 10 + d, value)
-        ok[rows] &= good
-        exponent[rows] = np.where(minus, -value, value)
-        mant_len[rows] -= count + 1
-        words[:, rows] = _words(view, ends[rows] - count - 1, mant_len[rows])
+    exponent = (_exponents(view, words, ends, mant_len, ok) if b"e" in data or b"E" in data
+                else 0)
 
     # digits and at most one '.'
-    nondigit = _byte_mask((words + _NONDIGIT) | words)  # bytes >= 10, and non-ASCII
-    dot_bytes = _zero_bytes(words ^ _DOT)
-    dot = _byte_mask(dot_bytes)
-    ok &= (nondigit == dot) & ((dot & (dot - _U(1))) == 0)
+    nondigit = ((words + _NONDIGIT) | words) & _HIGH  # bytes >= 10, and non-ASCII
+    dots = _zero_bytes(words ^ _DOT) & nondigit
+    other = nondigit ^ dots
+    dot = _byte_mask(dots)
+    ok &= ((other[0] | other[1] | other[2]) == 0) & ((dot & (dot - _U(1))) == 0)
     has_dot = dot != 0
     ok &= mant_len - has_dot >= 1
     fraction = np.where(has_dot, 23 - _index(dot | ~has_dot), 0)  # characters after '.'
-    words &= ~((dot_bytes >> _U(7)) * _U(0xFF))
+    words &= ~((dots >> _U(7)) * _U(0xFF))
     words = (words * _U(10) + (words >> _U(8))) & _U(0x00FF00FF00FF00FF)
     words = (words * _U(100) + (words >> _U(16))) & _U(0x0000FFFF0000FFFF)
     words = (words * _U(10000) + (words >> _U(32))) & _U(0x00000000FFFFFFFF)
@@ -142,8 +153,10 @@ def parse_decimals(data: bytes, ends: np.ndarray, lengths: np.ndarray,
 
     # w * 10**q, correctly rounded, in double-double
     ok &= (q >= POW10_MIN) & (q <= POW10_MAX)
-    t = _table()[np.where(ok, q - POW10_MIN, 0)]
-    t_hi, t_hh, t_hl, t_lo, t_bin = t[:, 0], t[:, 1], t[:, 2], t[:, 3], t[:, 4]
+    q = np.where(ok, q, 0)
+    t_hi, t_hh, t_hl, t_lo, _ = pow10_table()
+    i = q - POW10_MIN
+    t_hi, t_hh, t_hl, t_lo = t_hi[i], t_hh[i], t_hl[i], t_lo[i]
     w_hi = w.astype(np.float64)
     w_lo = (w - w_hi.astype(np.int64)).astype(np.float64)
     c = _SPLIT * w_hi
@@ -160,22 +173,11 @@ def parse_decimals(data: bytes, ends: np.ndarray, lengths: np.ndarray,
     half_gap[power_of_two & (lo < 0)] *= 0.5
     ok &= np.abs(np.abs(lo) - half_gap) > _MARGIN * hi
     mant, scale = np.frexp(hi)
-    scale += t_bin.astype(np.int32)  # the result is in [2**(scale-1), 2**scale)
+    scale += ((q * _LOG2_10) >> 16).astype(np.int32)  # the result is in [2**(scale-1), 2**scale)
     zero = w == 0
     ok &= zero | ((scale >= -1021) & (scale <= 1024))  # normal: one rounding, in range
     result = np.ldexp(mant, np.where(ok, scale, 0))
     result[zero] = 0.0
-    np.negative(result, out=result, where=negative)
+    result.view(np.int64)[...] |= negative.astype(np.int64) << 63
     values[ok] = result[ok]
     return values, ok
-
-
-_tab: np.ndarray | None = None
-
-
-def _table() -> np.ndarray:
-    """The powers of ten as rows (hi, hi_hi, hi_lo, lo, binexp): one gather per field."""
-    global _tab
-    if _tab is None:
-        _tab = np.stack([a.astype(np.float64) for a in pow10_table()], axis=1)
-    return _tab

@@ -165,8 +165,7 @@ def run_request(req: Request) -> int:
             output.write(columns, fmt=fmt, path=req.output, expression=req.expression,
                          variables=list(prepared.binding.names), notes=_notes(prepared),
                          precision=req.precision, stdout=sys.stdout)
-        bad = output.count_nonfinite(
-            {k: v for k, v in columns.items() if k not in prepared.variable_columns()})
+        bad = output.count_nonfinite(columns, results_only=True)
     if bad:
         if not req.quiet or req.strict:
             say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} "

@@ -24,13 +24,13 @@ import io
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from itertools import chain
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from ..evaluation import EvaluationError
+from ..evaluation.allocator import keep_freed_memory
 from ..evaluation.binding import count_text
 from ..evaluation.runner import default_threads, ordered_map
 from .decimals import WIDTH, parse_decimals
@@ -41,6 +41,7 @@ __all__ = ["read_points", "PointsTable"]
 _COLUMN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?")
 _BLANK_RUNS = re.compile(rb"\n\n+")
 _PAD = bytes(WIDTH)
+_CHUNK = 1 << 20  # bytes per chunk: its parsing temporaries stay in the caches
 
 
 @dataclass
@@ -96,7 +97,7 @@ def _classify(header: list[str], names: Collection[str], label: str) -> _Columns
 class _Chunk:
     rows: int
     numbers: np.ndarray              # (rows, len(numeric))
-    text: list[tuple[str, ...]]      # one tuple per carried column
+    text: np.ndarray                 # (rows, len(carried)) of str
 
 
 class _Parser:
@@ -123,41 +124,41 @@ class _Parser:
         data = _PAD + chunk
         buf = np.frombuffer(data, dtype=np.uint8)
         seps = np.flatnonzero((buf == 44) | (buf == 10))
-        if seps.size % self.width:
+        rows = chunk.count(b"\n")
+        if seps.size != rows * self.width:
             return None
-        ends = seps.reshape(-1, self.width)
-        newline = buf[ends] == 10
-        if not newline[:, -1].all() or newline[:, :-1].any():
+        ends = seps.reshape(rows, self.width)
+        if not (buf[ends[:, -1]] == 10).all():  # then every other separator is a comma
             return None
-        rows = ends.shape[0]
         numbers = np.empty((rows, len(self.cols.numeric)), dtype=np.float64)
         if self.cols.numeric:
-            starts = np.empty_like(ends)
-            starts[0, 0] = WIDTH
-            starts.reshape(-1)[1:] = seps[:-1] + 1
-            sel = ends[:, self.cols.numeric]
-            values, ok = parse_decimals(data, sel.reshape(-1), (sel - starts[:, self.cols.numeric])
-                                        .reshape(-1))
+            lengths = np.diff(seps, prepend=WIDTH - 1) - 1
+            if len(self.cols.numeric) != self.width:
+                ends, lengths = ends[:, self.cols.numeric], lengths.reshape(rows, -1)[
+                    :, self.cols.numeric]
+            values, ok = parse_decimals(data, ends.reshape(-1), lengths.reshape(-1))
             if not ok.all():
                 bad = np.flatnonzero(~ok)
-                s = starts[:, self.cols.numeric].reshape(-1)[bad].tolist()
-                e = sel.reshape(-1)[bad].tolist()
+                e = ends.reshape(-1)[bad]
+                s = (e - lengths.reshape(-1)[bad]).tolist()
                 try:
-                    values[bad] = [float(data[a:b]) for a, b in zip(s, e, strict=True)]
+                    values[bad] = [float(data[a:b]) for a, b in zip(s, e.tolist(), strict=True)]
                 except ValueError:
                     return None  # the careful path names the cell
             numbers[:] = values.reshape(rows, -1)
-        text: list[tuple[str, ...]] = []
-        if self.pick is not None:
-            lines = chunk.decode("utf-8").split("\n")[:-1]
-            text = self._transpose([self.pick(line.split(",")) for line in lines])
-        return _Chunk(rows, numbers, text)
+        lines = chunk.decode("utf-8").split("\n")[:-1] if self.pick else []
+        return _Chunk(rows, numbers, self._text([line.split(",") for line in lines]))
 
-    def _transpose(self, picked: list[Any]) -> list[tuple[str, ...]]:
-        if len(self.cols.carried) == 1:
-            return [tuple(picked)]
-        return list(zip(*picked, strict=True)) if picked else \
-            [() for _ in self.cols.carried]
+    def _text(self, rows: list[list[str]]) -> np.ndarray:
+        """The carried cells of ``rows`` as a (rows, carried) array of str."""
+        out = np.empty((len(rows), len(self.cols.carried)), dtype=object)
+        if self.pick is not None and rows:
+            picked = list(map(self.pick, rows))
+            if len(self.cols.carried) == 1:
+                out[:, 0] = picked
+            else:
+                out[...] = picked
+        return out
 
     def _general(self, chunk: bytes, first_line: int) -> _Chunk:
         """Python's csv module and float(): any quoting, and precise errors."""
@@ -185,9 +186,8 @@ class _Parser:
         except csv.Error as exc:
             raise EvaluationError(f"{self.label}: line {first_line + reader.line_num - 1:,}: "
                                   f"{exc}") from None
-        text = self._transpose([self.pick(r) for r in rows]) if self.pick else []
         return _Chunk(len(rows), np.array(numbers, dtype=np.float64).reshape(
-            len(rows), len(numeric)), text)
+            len(rows), len(numeric)), self._text(rows))
 
 
 def _records(chunks: Iterable[bytes], reader: BoundedReader, rest: bytes,
@@ -231,7 +231,8 @@ def read_points(source: str, names: Collection[str], max_points: int, *,
     """Read a points CSV (``"-"`` for stdin) for an expression whose variables are
     ``names``: the columns naming them bind them; all others are carried as text."""
     label = f"--points {'stdin' if source == '-' else source}"
-    with BoundedReader(source, label=label, max_line=max_line) as reader:
+    keep_freed_memory()  # each chunk's temporaries are reused, not page-faulted in again
+    with BoundedReader(source, label=label, max_line=max_line, read_size=_CHUNK) as reader:
         chunks = reader.chunks()
         header_line, rest, first = _header(chunks, reader)
         header = [h.strip() for h in next(csv.reader([header_line.decode("utf-8")]))]
@@ -252,17 +253,18 @@ def read_points(source: str, names: Collection[str], max_points: int, *,
                 raise EvaluationError(f"{label}: at least {count_text(total)} points, over the "
                                       f"limit of {max_points:,}; raise it with --max-points")
             parts.append(part)
-    numbers = (np.concatenate([p.numbers for p in parts]) if parts
-               else np.empty((0, len(cols.numeric))))
     table = PointsTable()
-    for j, col in enumerate(cols.carried):
-        table.carried[header[col]] = np.array(
-            list(chain.from_iterable(p.text[j] for p in parts)), dtype=object).reshape(-1)
+    if cols.carried:
+        text = (np.concatenate([p.text for p in parts]) if parts
+                else np.empty((0, len(cols.carried)), dtype=object))
+        for j, col in enumerate(cols.carried):
+            table.carried[header[col]] = text[:, j]
     pos = 0
     for name, members in cols.variables.items():
-        block = numbers[:, pos:pos + len(members)]
-        table.variables[name] = block[:, 0].copy() if header[members[0]] == name else \
-            np.ascontiguousarray(block)
+        span = slice(pos, pos + len(members))
+        values = np.concatenate([p.numbers[:, span] for p in parts]) if parts else \
+            np.empty((0, len(members)))
+        table.variables[name] = values[:, 0] if header[members[0]] == name else values
         pos += len(members)
     return table
 

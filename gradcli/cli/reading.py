@@ -99,6 +99,7 @@ class BoundedReader:
                 first = False
                 if data.startswith(_BOM):
                     data = data[len(_BOM):]
+            self._check_controls(carry, data)
             if not data:
                 if carry:
                     yield self._hand_out(carry)
@@ -119,9 +120,10 @@ class BoundedReader:
         return "".join(chunk.decode("utf-8") for chunk in self.chunks())
 
     def _hand_out(self, chunk: bytes) -> bytes:
+        newlines = chunk.count(b"\n")
         chunk = self._checked(chunk)
         self.first_line = self._lines + 1
-        self._lines += chunk.count(b"\n")
+        self._lines += newlines
         return chunk
 
     def _check_line(self, length: int) -> None:
@@ -129,14 +131,28 @@ class BoundedReader:
             raise EvaluationError(f"{self.label}: line {self._lines + 1:,} is longer than "
                                   f"{size_text(self.max_line)}, the limit for one line")
 
-    def _checked(self, chunk: bytes) -> bytes:
-        """``chunk`` if it is text, with CRLF as LF; else an error naming the first bad byte."""
-        arr = np.frombuffer(chunk, dtype=np.uint8)
+    def _check_controls(self, carry: bytes, data: bytes) -> None:
+        """An error at the first control byte (but tab, CR, LF) or invalid UTF-8 of
+        ``data``, as it is read: a binary source (``/dev/zero``) stops at once, before any
+        line limit."""
+        arr = np.frombuffer(data, dtype=np.uint8)
         controls = int(np.count_nonzero(arr < 32))
-        if controls != chunk.count(b"\n") + chunk.count(b"\r") + chunk.count(b"\t"):
+        newlines = data.count(b"\n")
+        if controls != newlines and controls != (newlines + data.count(b"\r")
+                                                 + data.count(b"\t")):
             bad = arr < 32
             bad &= (arr != 10) & (arr != 13) & (arr != 9)
-            self._not_text(chunk, int(np.argmax(bad)))
+            self._not_text(carry + data, len(carry) + int(np.argmax(bad)))
+        if not data.isascii():
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if exc.start < len(data) - 3:  # not a character cut by the end of the read
+                    self._not_text(carry + data, len(carry) + exc.start)
+
+    def _checked(self, chunk: bytes) -> bytes:
+        """``chunk`` if it is UTF-8, with CRLF as LF; else an error naming the first bad
+        byte. (Control bytes were refused as they were read.)"""
         if not chunk.isascii():
             try:
                 chunk.decode("utf-8")

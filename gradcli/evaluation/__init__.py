@@ -57,16 +57,17 @@ class Prepared:
         self.expression, self.program, self.binding = expression, program, binding
         self.plan, self.dtype = plan, dtype
         self.carry = dict(carry or {})
+        n = binding.size
         for name, col in self.carry.items():
-            if binding.kind != "points" or len(col) != binding.size:
+            if binding.kind != "points" or len(col) != n:
                 raise EvaluationError(f"the carried column '{name}' needs one value per point")
         self.layout = result_layout(plan, binding)
         self.inputs = input_result(binding, self.carry)
         taken = set(self.inputs.layout.column_names()) - set(self.carry)
         clash = [n for n in self.carry if n in taken or self.layout.locate(n) is not None]
         if clash:
-            raise EvaluationError(f"the carried column '{clash[0]}' has the name of a result "
-                                  "column; rename it")
+            raise EvaluationError(f"the points file's column '{clash[0]}' has the name of a "
+                                  "result column: rename it in the file")
 
     def variable_columns(self) -> dict[str, np.ndarray]:
         """Each input component's own column (broadcastable axes for grids)."""

@@ -21,6 +21,7 @@ Kinds: ``text`` columns are carried through from a points file unchanged (object
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,7 +71,7 @@ class Block:
     @property
     def size(self) -> int:
         """Number of scalar columns (components)."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def column(self, index: int) -> str:
         """The scalar column name of component ``index`` (flat, C order)."""
@@ -108,9 +109,9 @@ class Layout:
 
     def scalar_order(self) -> list[tuple[int, int]]:
         """(block index, component) for every scalar column, in column order."""
-        if self.order is not None:
-            return self.order
-        return [(i, k) for i, b in enumerate(self.blocks) for k in range(b.size)]
+        if self.order is None:
+            self.order = [(i, k) for i, b in enumerate(self.blocks) for k in range(b.size)]
+        return self.order
 
     def column_names(self) -> list[str]:
         """The scalar column names in column order (as CSV headers show them)."""

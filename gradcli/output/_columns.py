@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.blocks import TEXT, Block, Result, as_result
+from ..evaluation.blocks import RESULT, TEXT, Block, Result, as_result
 
 __all__ = ["as_arrays", "grid_shape", "row_count", "take_rows", "count_nonfinite",
            "block_slab", "RowChunks", "Run", "CHUNK_ROWS", "checked"]
@@ -138,18 +138,21 @@ def take_rows(columns: Mapping[str, Any], rows: np.ndarray) -> dict[str, np.ndar
     return {name: out[name] for name in result}
 
 
-def count_nonfinite(columns: Mapping[str, Any]) -> int:
+def count_nonfinite(columns: Mapping[str, Any], *, results_only: bool = False) -> int:
     """Number of NaN/±inf cells in the broadcast output table (vectorised).
 
     Each element of a broadcast array appears ``batch_size / its_size`` times, so the count
-    is computed on the small arrays without expanding the grid. Text is never counted.
+    is computed on the small arrays without expanding the grid. Text is never counted;
+    with ``results_only``, neither are the variables' own columns (the inputs).
     """
-    result = checked(columns)
+    result = as_result(columns)
     total = int(np.prod(result.batch_shape, dtype=np.int64))
     count = 0
     for block in result.blocks:
+        if block.kind == TEXT or (results_only and block.kind != RESULT):
+            continue
         arr = np.asarray(result.arrays[block.name])
-        if block.kind == TEXT or arr.dtype.kind != "f" or arr.size == 0:
+        if arr.dtype.kind != "f" or arr.size == 0:
             continue
         bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
         count += bad * (total * block.size // arr.size)

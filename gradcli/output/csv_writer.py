@@ -29,6 +29,7 @@ from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 
+from ..evaluation.allocator import keep_freed_memory
 from ..evaluation.runner import default_threads, ordered_map
 from ._columns import CHUNK_ROWS, RowChunks
 from .atomic import atomic_open
@@ -101,20 +102,28 @@ class RowFormatter:
         return format_rows(block, quote_nonfinite=self.json, fixed=fixed)
 
     def _text(self, runs: list[int], start: int, stop: int) -> list[bytes]:
-        cols = [self.rows.runs[i].slab(self.rows.batch, start, stop) for i in runs]
-        cells = np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
+        cols = [self._cells(self.rows.runs[i], start, stop) for i in runs]
+        rows = zip(*cols, strict=True)
         if self.json:
             import json
 
             return [json.dumps(row, ensure_ascii=False, separators=(",", ":"))[1:-1]
-                    .encode("utf-8") for row in cells.tolist()]
+                    .encode("utf-8") for row in rows]
         out = []
-        for row in cells.tolist():
+        for row in rows:
             line = ",".join(row)
             if line.count(",") != len(row) - 1 or '"' in line or "\n" in line or "\r" in line:
                 line = ",".join(csv_cell(c) for c in row)
             out.append(line.encode("utf-8"))
         return out
+
+
+    def _cells(self, run: Any, start: int, stop: int) -> list[str]:
+        """A text column's cells of rows ``start:stop`` (one slice for a column of points)."""
+        arr = run.array
+        if isinstance(arr, np.ndarray) and arr.shape == self.rows.batch == (arr.size,):
+            return arr[start:stop].tolist()
+        return run.slab(self.rows.batch, start, stop)[:, 0].tolist()
 
 
 def _plain(v: float, json: bool) -> bytes:
@@ -140,6 +149,8 @@ def write_csv(
     put = _writer(file)
     put(csv_header(rows.names).encode("utf-8"))
     fmt = RowFormatter(rows)
+    if rows.total > chunk_rows:  # chunk temporaries are reused, not page-faulted in again
+        keep_freed_memory()
     ranges = list(rows.chunks())
     workers = 1 if len(ranges) < 2 else (threads or default_threads())
     for (_, stop), data in zip(ranges, ordered_map(fmt, ranges, workers), strict=True):

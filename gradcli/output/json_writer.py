@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, BinaryIO, TextIO
 
+from ..evaluation.allocator import keep_freed_memory
 from ..evaluation.runner import default_threads, ordered_map
 from ._columns import CHUNK_ROWS, RowChunks
 from .atomic import atomic_open
@@ -61,6 +62,8 @@ def write_json(
         '"rows": ['
     ).encode())
     fmt = RowFormatter(rows, json=True)
+    if rows.total > chunk_rows:  # chunk temporaries are reused, not page-faulted in again
+        keep_freed_memory()
     ranges = list(rows.chunks())
     workers = 1 if len(ranges) < 2 else (threads or default_threads())
     for (start, stop), body in zip(ranges, ordered_map(fmt, ranges, workers),
