@@ -84,8 +84,8 @@ def test_npz_of_a_vector_hessian_is_one_square_array(capsys, tmp_path, n) -> Non
     """Issue 12.7's example (n = 300): one n x n array, not 90,000 scattered columns."""
     x = np.linspace(-1, 1, n)
     target = tmp_path / "h.npz"
-    status = main(["hessian", "sum(x^2)*sum(x)", "--at", "x=[" + ",".join(map(repr, x.tolist())) + "]",
-                   "-o", str(target)])
+    at = "x=[" + ",".join(map(repr, x.tolist())) + "]"
+    status = main(["hessian", "sum(x^2)*sum(x)", "--at", at, "-o", str(target)])
     assert status == 0, capsys.readouterr().err
     with np.load(target) as data:
         assert list(data) == ["x", "f", "d2f/dxdx"]
