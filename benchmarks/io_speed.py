@@ -145,10 +145,15 @@ def _tool_row(name: str, code: str, *, pythonpath: Path | None = None,
     return Row(name, "ok", rep["times"], r.peak_mib), rep
 
 
-def _installed(module: str) -> bool:
+def _unavailable(name: str, base: Path | None) -> Row | None:
+    """The row of a tool that cannot run here (polars not installed, no baseline tree)."""
     import importlib.util
 
-    return importlib.util.find_spec(module) is not None
+    if name.startswith("polars") and importlib.util.find_spec("polars") is None:
+        return Row(name, "not installed", note="pip install polars to compare")
+    if name.startswith("baseline") and base is None:
+        return Row(name, "skipped", note="git archive of the baseline failed")
+    return None
 
 
 def make_points(path: Path, rows: int) -> float:
@@ -170,13 +175,11 @@ def read_rows(tmp: Path, base: Path | None, rows: int, repeat: int) -> tuple[lis
     mib = make_points(path, rows)
     out, digests = [], {}
     for name, body in READERS.items():
-        if name.startswith("polars") and not _installed("polars"):
-            out.append(Row(name, "not installed", note="pip install polars to compare"))
+        missing = _unavailable(name, base)
+        if missing is not None:
+            out.append(missing)
             continue
         is_base = name.startswith("baseline")
-        if is_base and base is None:
-            out.append(Row(name, "skipped", note="git archive of the baseline failed"))
-            continue
         row, rep = _tool_row(name, _script(body, PATH=str(path), REPEAT=1 if is_base else
                                            repeat), pythonpath=base if is_base else None)
         digests[name] = rep.get("digest")
@@ -193,13 +196,11 @@ def read_rows(tmp: Path, base: Path | None, rows: int, repeat: int) -> tuple[lis
 def write_rows(tmp: Path, base: Path | None, n: int, repeat: int) -> list[Row]:
     out, digests = [], {}
     for name, body in WRITERS.items():
-        if name.startswith("polars") and not _installed("polars"):
-            out.append(Row(name, "not installed", note="pip install polars to compare"))
+        missing = _unavailable(name, base)
+        if missing is not None:
+            out.append(missing)
             continue
         is_base = name.startswith("baseline")
-        if is_base and base is None:
-            out.append(Row(name, "skipped", note="git archive of the baseline failed"))
-            continue
         path = tmp / f"w{len(out)}.csv"
         row, rep = _tool_row(name, _script(body, PATH=str(path), N=n,
                                            REPEAT=1 if is_base else repeat),

@@ -41,7 +41,7 @@ __all__ = ["read_points", "PointsTable"]
 _COLUMN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?")
 _BLANK_RUNS = re.compile(rb"\n\n+")
 _PAD = bytes(WIDTH)
-_CHUNK = 1 << 20  # bytes per chunk: its parsing temporaries stay in the caches
+_CHUNK = 1 << 19  # bytes per chunk: its parsing temporaries stay in the caches
 
 
 @dataclass

@@ -255,16 +255,11 @@ def _format_sub(block: np.ndarray, sep: int, end: int, quote_nonfinite: bool,
                 fixed: Mapping[int, np.ndarray]) -> bytes:
     n, k = block.shape
     canvas = np.empty((n, k, FIELD), dtype=np.uint8)
-    if not fixed:
-        format_fields(block.reshape(-1), canvas.reshape(-1, FIELD), quote_nonfinite)
-    else:
-        free = [j for j in range(k) if j not in fixed]
-        if free:
-            fields = np.empty((n * len(free), FIELD), dtype=np.uint8)
-            format_fields(block[:, free].reshape(-1), fields, quote_nonfinite)
-            canvas[:, free] = fields.reshape(n, len(free), FIELD)
-        for j, rows in fixed.items():
-            canvas[:, j] = rows
+    for j in range(k):  # column by column, straight into the canvas (rows are strided)
+        if j in fixed:
+            canvas[:, j] = fixed[j]
+        else:
+            format_fields(block[:, j], canvas[:, j], quote_nonfinite)
     canvas[:, :, SEP] = sep
     canvas[:, -1, SEP] = end
     flat = canvas.reshape(-1)
@@ -278,17 +273,16 @@ def format_rows(
     """Format a 2-D (rows, columns) array as delimited text lines, one per row.
 
     ``fixed`` maps column indices to ready ``(rows, FIELD)`` fields (from ``field_table``)
-    used instead of formatting that column of ``block``. Values are formatted in
-    row-major order in sub-blocks of about 16K values: one pass over all columns amortises
-    numpy call overhead, small temporaries stay in cache.
+    used instead of formatting that column of ``block``. Rows are formatted in sub-blocks
+    of about 16K rows, a column at a time: each numpy call works on enough values to
+    amortise its overhead, and the temporaries stay in cache.
     """
     block = np.asarray(block, dtype=np.float64)
     n, k = block.shape
     if n == 0 or k == 0:
         return b"\n" * n if k == 0 else b""
     fixed = fixed or {}
-    step = max(1, _SUB // k)
     return b"".join([
-        _format_sub(block[r0:r0 + step], sep, end, quote_nonfinite,
-                    {j: rows[r0:r0 + step] for j, rows in fixed.items()})
-        for r0 in range(0, n, step)])
+        _format_sub(block[r0:r0 + _SUB], sep, end, quote_nonfinite,
+                    {j: rows[r0:r0 + _SUB] for j, rows in fixed.items()})
+        for r0 in range(0, n, _SUB)])

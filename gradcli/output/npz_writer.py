@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
@@ -30,7 +31,8 @@ from ..evaluation.blocks import TEXT, Block, Result
 from ._columns import checked
 from .atomic import OutputError, atomic_open
 
-__all__ = ["write_npz", "NpyStream", "write_member", "full_array", "member_dtype"]
+__all__ = ["write_npz", "NpyStream", "npz_archive", "write_block", "write_member",
+           "full_array", "member_dtype"]
 
 _PIECE = 1 << 22  # bytes per write when streaming a member
 
@@ -81,17 +83,29 @@ def write_member(zf: zipfile.ZipFile, name: str, shape: tuple[int, ...], dtype: 
             member.write(piece)
 
 
+@contextmanager
+def npz_archive(path: str | os.PathLike[str]) -> Iterator[zipfile.ZipFile]:
+    """An ``.npz`` archive written atomically to ``path`` (ZIP_STORED, zip64)."""
+    with atomic_open(path, "wb") as fh, zipfile.ZipFile(
+        fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True
+    ) as zf:
+        yield zf
+
+
+def write_block(zf: zipfile.ZipFile, result: Result, block: Block) -> None:
+    """One in-memory block of ``result`` as a member, broadcast to its full shape."""
+    full = full_array(result, block)
+    dtype = member_dtype(result, block)
+    write_member(zf, block.name, full.shape, dtype, _pieces(full, dtype))
+
+
 def write_npz(path: str | os.PathLike[str], columns: Mapping[str, Any]) -> None:
     """Write each block (a Result's, or each column of a plain mapping), broadcast to the
     batch, to ``path`` atomically."""
     result = checked(columns)
-    with atomic_open(path, "wb") as fh, zipfile.ZipFile(
-        fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True
-    ) as zf:
+    with npz_archive(path) as zf:
         for block in result.blocks:
-            full = full_array(result, block)
-            dtype = member_dtype(result, block)
-            write_member(zf, block.name, full.shape, dtype, _pieces(full, dtype))
+            write_block(zf, result, block)
 
 
 class NpyStream:

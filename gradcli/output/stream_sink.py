@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import threading
-import zipfile
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -25,8 +24,15 @@ import numpy as np
 
 from ..evaluation.blocks import Layout, Result
 from ..evaluation.runner import block_rows, fill_block
-from .atomic import OutputError, atomic_open, atomic_path
-from .npz_writer import NpyStream, _pieces, full_array, member_dtype, write_member
+from .atomic import OutputError, atomic_path
+from .npz_writer import (
+    NpyStream,
+    full_array,
+    member_dtype,
+    npz_archive,
+    write_block,
+    write_member,
+)
 
 _COPY = 1 << 22  # bytes per copy from the spool into the zip
 
@@ -153,13 +159,9 @@ class StreamSink:
         assert inputs is not None
         rows = int(np.prod(self._shape, dtype=np.int64))
         fd = self._spool.fileno()
-        with atomic_open(self.path, "wb") as fh, zipfile.ZipFile(
-            fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True
-        ) as zf:
+        with npz_archive(self.path) as zf:
             for block in inputs.blocks:
-                full = full_array(inputs, block)
-                dtype = member_dtype(inputs, block)
-                write_member(zf, block.name, full.shape, dtype, _pieces(full, dtype))
+                write_block(zf, inputs, block)
             for block, offset in zip(self._layout.blocks, self._offsets, strict=True):
                 size = rows * block.size * self._dtype.itemsize
                 write_member(zf, block.name, self._shape + block.shape, self._dtype,
