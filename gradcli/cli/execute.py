@@ -17,7 +17,6 @@ from ..evaluation.specs import parse_grid, parse_point, parse_vector
 from ..lang import free_variables, parse
 from .errors import EXIT_FAIL, EXIT_OK, UsageProblem, say, writing_stdout
 from .main import BARE_GRID
-from .points_file import read_points
 
 DEFAULT_RANGE = (-5.0, 5.0)
 
@@ -102,6 +101,8 @@ def build(req: Request) -> Prepared:
     elif req.grid:
         kwargs["grid"] = resolve_grid(req.expression, req.grid, req.quiet)
     else:
+        from .points_file import read_points  # its parser's tables: only for --points
+
         table = read_points(req.points or "", free_variables(parse(req.expression)),
                             req.max_points)
         kwargs["points"], kwargs["carry"] = table.variables, table.carried

@@ -69,11 +69,6 @@ class Prepared:
             raise EvaluationError(f"the points file's column '{clash[0]}' has the name of a "
                                   "result column: rename it in the file")
 
-    def variable_columns(self) -> dict[str, np.ndarray]:
-        """Each input component's own column (broadcastable axes for grids)."""
-        return {col: self.binding.components[var][0 if k is None else k]
-                for col, var, k in self.binding.column_names()}
-
     def run(self, sink: Sink | None = None, *, threads: int | None = None,
             block_size: int | None = None,
             progress: Callable[[int, int], None] | None = None) -> Result:

@@ -1,9 +1,11 @@
-"""Blocked, multi-threaded execution of a Plan over a Binding, into preallocated outputs.
+"""Blocked, multi-threaded execution of a Plan over a Binding, into a sink.
 
-The batch is cut along its first axis into blocks of about ``block_size`` points (small
-enough that a block's temporaries stay in cache) and the blocks run on a thread pool:
-numpy releases the GIL inside its loops, so two cores really work in parallel. Each block
-writes its slice of every output column, so memory stays bounded by the outputs.
+The batch is cut along its first axis into row ranges of about ``block_size`` points (small
+enough that their temporaries stay in cache) and the ranges run on a thread pool: numpy
+releases the GIL inside its loops, so two cores really work in parallel. Each range writes
+its rows of every result block (``blocks.py``) into the sink, so memory stays bounded by
+the outputs. ``ordered_map`` is the same pool for any work whose results must come back in
+order (file streams, the CSV writer, the points reader).
 """
 
 from __future__ import annotations
