@@ -13,7 +13,7 @@ the whole process), with the same files for every tool:
 - npz: a one-point ``grad`` of a 3,000-vector from ``-p`` to ``.npz``: files opened (an audit
   hook) and time, now and at the baseline; then 100,000 elements (issue 12.6's goal).
 - wide: a points file of 50,000 and 200,000 columns, one named in the expression; the
-  baseline is given 60 s.
+  baseline is given 60 s (10 s with --quick).
 
 Alone: ``python -m benchmarks.io_speed [--quick]``.
 """
@@ -171,20 +171,27 @@ def make_points(path: Path, rows: int) -> float:
     return path.stat().st_size / 2**20
 
 
-def read_rows(tmp: Path, base: Path | None, rows: int, repeat: int) -> tuple[list[Row], float]:
-    path = tmp / "points.csv"
-    mib = make_points(path, rows)
+def _run_tools(tools: dict[str, str], base: Path | None, repeat: int,
+               **consts: object) -> tuple[list[Row], dict[str, str | None]]:
+    """A row per tool (the baseline runs once, on its own tree) and each tool's digest."""
     out, digests = [], {}
-    for name, body in READERS.items():
+    for name, body in tools.items():
         missing = _unavailable(name, base)
         if missing is not None:
             out.append(missing)
             continue
         is_base = name.startswith("baseline")
-        row, rep = _tool_row(name, _script(body, PATH=str(path), REPEAT=1 if is_base else
-                                           repeat), pythonpath=base if is_base else None)
+        row, rep = _tool_row(name, _script(body, REPEAT=1 if is_base else repeat, **consts),
+                             pythonpath=base if is_base else None)
         digests[name] = rep.get("digest")
         out.append(row)
+    return out, digests
+
+
+def read_rows(tmp: Path, base: Path | None, rows: int, repeat: int) -> tuple[list[Row], float]:
+    path = tmp / "points.csv"
+    mib = make_points(path, rows)
+    out, digests = _run_tools(READERS, base, repeat, PATH=str(path))
     reference = digests.get("numpy.loadtxt")
     for row in out:
         if row.status == "ok" and reference:
@@ -195,20 +202,9 @@ def read_rows(tmp: Path, base: Path | None, rows: int, repeat: int) -> tuple[lis
 
 
 def write_rows(tmp: Path, base: Path | None, n: int, repeat: int) -> list[Row]:
-    out, digests = [], {}
-    for name, body in WRITERS.items():
-        missing = _unavailable(name, base)
-        if missing is not None:
-            out.append(missing)
-            continue
-        is_base = name.startswith("baseline")
-        path = tmp / f"w{len(out)}.csv"
-        row, rep = _tool_row(name, _script(body, PATH=str(path), N=n,
-                                           REPEAT=1 if is_base else repeat),
-                             pythonpath=base if is_base else None)
-        digests[name] = rep.get("digest")
-        out.append(row)
-        path.unlink(missing_ok=True)
+    path = tmp / "written.csv"
+    out, digests = _run_tools(WRITERS, base, repeat, PATH=str(path), N=n)
+    path.unlink(missing_ok=True)
     ours = digests.get("gradcli write_csv")
     base_digest = digests.get(f"baseline writer ({BASE_COMMIT})")
     for row in out:
@@ -244,7 +240,8 @@ def npz_rows(tmp: Path, base: Path | None, sizes: list[int]) -> list[Row]:
     return out
 
 
-def wide_rows(tmp: Path, base: Path | None, widths: list[int]) -> list[Row]:
+def wide_rows(tmp: Path, base: Path | None, widths: list[int],
+              base_timeout: float = 60) -> list[Row]:
     out = []
     for ncol in widths:
         names = [f"c{j}" for j in range(ncol)]
@@ -256,7 +253,7 @@ def wide_rows(tmp: Path, base: Path | None, widths: list[int]) -> list[Row]:
                                        if base is not None and ncol == max(widths) else [])
         for label, tree in trees:
             cmd = [PY, "-m", "gradcli", "grad", "x^2", "-p", str(path)]
-            r = run_command(**_in_tree(cmd, tree), timeout=60 if tree else 600)
+            r = run_command(**_in_tree(cmd, tree), timeout=base_timeout if tree else 600)
             name = _wide_name(label, ncol)
             if r.failure:
                 out.append(Row(name, "error", [r.seconds] if r.killed else [], r.peak_mib,
@@ -311,7 +308,7 @@ def io_tables(quick: bool, repeat: int) -> tuple[dict[str, list[Row]], dict[str,
             "read": reads,
             "write": write_rows(tmp, base, z["grid"], repeat),  # type: ignore[arg-type]
             "npz": npz_rows(tmp, base, z["vectors"]),  # type: ignore[arg-type]
-            "wide": wide_rows(tmp, base, z["widths"]),  # type: ignore[arg-type]
+            "wide": wide_rows(tmp, base, z["widths"], 10 if quick else 60),  # type: ignore[arg-type]
         }
     return tables, {"points_mib": mib}
 
