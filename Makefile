@@ -54,7 +54,7 @@ samples: $(STAMP)
 fuzz: $(STAMP)
 	$(PY) fuzz/run.py --minutes $(FUZZ_MINUTES)
 
-# `make bench BENCH_ARGS="--quick"`; peers (torch, JAX, HIPS autograd) are compared when
+# `make bench BENCH_ARGS="--quick"`; peers (torch, JAX, HIPS autograd, polars) are compared when
 # `make bench-peers` has made their venv.
 # gradcli's bytecode is compiled first, as a wheel install does: with PYTHONDONTWRITEBYTECODE
 # set, an editable install would otherwise recompile every module in every cold start.
@@ -69,7 +69,7 @@ bench: $(STAMP)
 $(BENCH_STAMP): pyproject.toml
 	test -d $(BENCH_VENV) || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[html]' torch==2.13.0 jax jaxlib autograd
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[html]' torch==2.13.0 jax jaxlib autograd polars
 	touch $(BENCH_STAMP)
 
 bench-peers: $(BENCH_STAMP)

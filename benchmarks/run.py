@@ -32,7 +32,7 @@ from benchmarks.cold import cold_rows, plot_rows, scale_row  # noqa: E402
 from benchmarks.measure import ROOT, Row, run_worker  # noqa: E402
 from benchmarks.worker import LIBRARY, PLAN  # noqa: E402
 
-SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "csv", "scale")
+SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "io", "scale")
 
 
 def machine() -> dict[str, str]:
@@ -157,13 +157,15 @@ def main(argv: list[str] | None = None) -> int:
         text = report.table(f"Plot, 100×100 grid to PNG and HTML (fresh process, median of "
                             f"{args.plot_runs})", tables["plot"], "gradcli plot", "gradcli")
         print(text + (f"\nNote: {note}\n" if note else ""), flush=True)
-    if "csv" in args.sections:
-        _progress("  csv ...")
-        from benchmarks.csv_speed import csv_rows
+    facts: dict[str, float] = {}
+    if "io" in args.sections:
+        _progress("  io (points files, CSV, .npz, wide files) ...")
+        from benchmarks.io_speed import TITLES, io_tables
 
-        tables["csv"] = csv_rows(100_000 if args.quick else 1_000_000, args.repeat)
-        print(report.table("CSV, 1,000,000 rows × 4 columns to memory (median)", tables["csv"],
-                           "gradcli CSV writer", "gradcli"), flush=True)
+        io, facts = io_tables(args.quick, min(args.repeat, 3))
+        for key, rows in io.items():
+            tables[key] = rows
+            print(report.table(TITLES[key], rows, rows[0].tool, "gradcli"), flush=True)
     if "scale" in args.sections:
         _progress(f"  scale {args.scale_n}² ...")
         row = scale_row(args.scale_n, args.scale_timeout, args.scale_rss_limit)
@@ -172,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     keys = {c.workload: c.key for c in workloads.cases(args.quick)}
     w1_big = [c.key for c in workloads.cases(args.quick) if c.workload == "W1"][-1]
     text, goal_data = report.goals_section(
-        report.goals(w1_big, keys["W2"], keys["W3"], keys["W6"], args.scale_n), tables)
+        report.goals(w1_big, keys["W2"], keys["W3"], keys["W6"], args.scale_n, args.quick,
+                     facts.get("points_mib", 0.0)), tables)
     print(text, flush=True)
     print(f"_total wall time {time.perf_counter() - started:.0f} s_", flush=True)
     if args.json:

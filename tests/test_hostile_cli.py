@@ -208,7 +208,7 @@ CASES = [
     C("points-hex", ["grad", "x", "--points", "hexnum.csv"], 2, "usage", "0x10"),
     C("points-binary", ["grad", "x", "--points", "binary.csv"], 2, "usage", "binary.csv"),
     C("points-injection-header", ["grad", "x", "--points", "inject.csv"], 2, "usage",
-      "not a variable name"),
+      "no column names a variable"),
     C("points-gap", ["grad", "sum(x)", "--points", "gap.csv"], 2, "usage", "x[1]"),
     C("points-semicolons", ["grad", "x", "--points", "semicolon.csv"], 2, "usage"),
     C("points-directory", ["grad", "x", "--points", "dir.csv"], 2, "usage", "dir.csv"),

@@ -1,4 +1,4 @@
-"""NPZ writer, NpyStream and assemble_npz."""
+"""NPZ writer and NpyStream."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gradcli.output import OutputError
-from gradcli.output.npz_writer import NpyStream, assemble_npz, write_npz
+from gradcli.output.npz_writer import NpyStream, write_npz
 
 
 def test_keys_exact_and_grid_broadcast(tmp_path) -> None:
@@ -25,25 +25,15 @@ def test_keys_exact_and_grid_broadcast(tmp_path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["g.npz"]
 
 
-def test_stream_three_columns_round_trip(tmp_path) -> None:
+def test_stream_round_trip_in_unaligned_pieces(tmp_path) -> None:
     shape = (50, 40)
-    rng = np.random.default_rng(0)
-    full = {name: rng.standard_normal(shape) for name in ("x", "y", "df/dx")}
-    parts = {}
-    for i, (name, arr) in enumerate(full.items()):
-        parts[name] = tmp_path / f"part{i}.npy"
-        with NpyStream(parts[name], shape) as stream:
-            flat = arr.reshape(-1)
-            for start in range(0, flat.size, 333):  # blocks not aligned to rows
-                stream.write(flat[start:start + 333])
-        assert np.array_equal(np.load(parts[name]), arr)
-    out = tmp_path / "big.npz"
-    assemble_npz(out, parts, remove=True)
-    with np.load(out) as data:
-        assert list(data.keys()) == list(full)
-        for name, arr in full.items():
-            assert np.array_equal(data[name], arr)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.npz"]
+    arr = np.random.default_rng(0).standard_normal(shape)
+    path = tmp_path / "part.npy"
+    with NpyStream(path, shape) as stream:
+        flat = arr.reshape(-1)
+        for start in range(0, flat.size, 333):  # blocks not aligned to rows
+            stream.write(flat[start:start + 333])
+    assert np.array_equal(np.load(path), arr)
 
 
 def test_stream_size_validation(tmp_path) -> None:
@@ -56,9 +46,3 @@ def test_stream_size_validation(tmp_path) -> None:
     with pytest.raises(OutputError, match="more than"), NpyStream(path, (2,)) as s:
         s.write(np.ones(3))
     assert not path.exists()
-
-
-def test_assemble_missing_source(tmp_path) -> None:
-    with pytest.raises(OutputError, match="cannot read"):
-        assemble_npz(tmp_path / "o.npz", {"a": tmp_path / "missing.npy"})
-    assert list(tmp_path.iterdir()) == []

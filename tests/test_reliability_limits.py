@@ -39,9 +39,8 @@ def test_sum_of_100000_terms_through_evaluate() -> None:
     result = evaluate("sum(x)", "grad", points={"x": x})
     assert sys.getrecursionlimit() == limit  # not "fixed" by raising the recursion limit
     assert float(np.asarray(result["f"]).reshape(-1)[0]) == pytest.approx((N - 1) / 2)
-    grads = np.array([float(np.asarray(result[f"df/dx[{k}]"]).reshape(-1)[0])
-                      for k in (0, 1, N // 2, N - 1)])
-    assert (grads == 1.0).all()
+    assert result["df/dx"].shape == (1, N)
+    assert (result["df/dx"] == 1.0).all()
 
 
 def test_forward_mode_through_a_100000_operation_chain() -> None:
@@ -159,9 +158,8 @@ def test_hessian_of_a_moderate_vector_still_runs() -> None:
     """sum(x^2) over 30 components: the Hessian is 2·I (closed form)."""
     x = np.linspace(-1.0, 1.0, 30)
     result = evaluate("sum(x^2)", "hessian", at=[{"x": x}])
-    hess = np.array([[float(result[f"d2f/dx[{a}]dx[{b}]"][0]) for b in range(30)]
-                     for a in range(30)])
-    np.testing.assert_array_equal(hess, 2.0 * np.eye(30))
+    assert result["d2f/dxdx"].shape == (1, 30, 30)
+    np.testing.assert_array_equal(result["d2f/dxdx"][0], 2.0 * np.eye(30))
 
 
 def test_constants_are_refused_as_variable_names_by_the_api() -> None:

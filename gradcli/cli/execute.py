@@ -12,8 +12,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..evaluation import EvaluationError, Prepared, prepare
-from ..evaluation.specs import parse_grid, parse_point, parse_vector, read_points_csv
+from ..evaluation import Prepared, prepare
+from ..evaluation.specs import parse_grid, parse_point, parse_vector
 from ..lang import free_variables, parse
 from .errors import EXIT_FAIL, EXIT_OK, UsageProblem, say, writing_stdout
 from .main import BARE_GRID
@@ -101,7 +101,11 @@ def build(req: Request) -> Prepared:
     elif req.grid:
         kwargs["grid"] = resolve_grid(req.expression, req.grid, req.quiet)
     else:
-        kwargs["points"] = _read_points(req.points or "")
+        from .points_file import read_points  # its parser's tables: only for --points
+
+        table = read_points(req.points or "", free_variables(parse(req.expression)),
+                            req.max_points)
+        kwargs["points"], kwargs["carry"] = table.variables, table.carried
     if req.vector is not None:
         kwargs["vector"] = parse_vector(req.vector)
     if req.direction is not None:
@@ -112,20 +116,6 @@ def build(req: Request) -> Prepared:
         raise UsageProblem(f"--check-tol must be a finite number >= 0, got {req.check_tol}")
     return prepare(req.expression, req.what, dtype=req.dtype, max_points=req.max_points,
                    **kwargs)
-
-
-def _read_points(source: str) -> dict[str, Any]:
-    if source == "-":
-        return read_points_csv(sys.stdin.read(), "stdin")
-    try:
-        with open(source, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise EvaluationError(f"--points: no such file '{source}'") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvaluationError(f"--points: cannot read '{source}': "
-                              f"{getattr(exc, 'strerror', None) or exc}") from None
-    return read_points_csv(text, source)
 
 
 def _progress(prepared: Prepared) -> Any:
@@ -162,7 +152,7 @@ def run_request(req: Request) -> int:
     if fmt in ("npz", "npy") and not req.check:
         from ..output.stream_sink import StreamSink
 
-        stream = StreamSink(req.output or "", fmt, prepared.variable_columns())
+        stream = StreamSink(req.output or "", fmt)
     try:
         columns = prepared.run(stream, progress=update)
     finally:
@@ -176,8 +166,7 @@ def run_request(req: Request) -> int:
             output.write(columns, fmt=fmt, path=req.output, expression=req.expression,
                          variables=list(prepared.binding.names), notes=_notes(prepared),
                          precision=req.precision, stdout=sys.stdout)
-        bad = output.count_nonfinite(
-            {k: v for k, v in columns.items() if k not in prepared.variable_columns()})
+        bad = output.count_nonfinite(columns, results_only=True)
     if bad:
         if not req.quiet or req.strict:
             say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} "

@@ -1,9 +1,11 @@
-"""``gradcli.evaluate``: an expression, where to look, and what to compute -> named columns.
+"""``gradcli.evaluate``: an expression, where to look, and what to compute -> named arrays.
 
-This is the one path from text to numbers; the CLI calls it too. Columns are named as the
-CLI prints them: ``f``, ``f[0]``, ``df/dx``, ``df[0]/dy``, ``vjp/dx``, ``jvp``,
-``d2f/dxdy``. Grid results are grid-shaped (first grid variable on the first axis); the
-grid variables' own columns come back as broadcastable axes, as ``numpy.ogrid`` gives.
+This is the one path from text to numbers; the CLI calls it too. A result is made of
+blocks (``blocks.py``), named as the CLI names them: ``f``, ``f[0]``, ``df/dx``,
+``df[0]/dy``, ``vjp/dx``, ``jvp``, ``d2f/dxdy``; a vector variable's derivative is one
+block with a trailing component axis. Grid results are grid-shaped (first grid variable on
+the first axis); the grid variables' own columns come back as broadcastable axes, as
+``numpy.ogrid`` gives.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from ..lang import ExpressionError, Var, parse, walk
 from ..lang.compile import Program, _flatten, compile_expression
+from .assemble import input_result, result_layout
 from .binding import (
     DEFAULT_MAX_POINTS,
     Binding,
@@ -25,6 +28,7 @@ from .binding import (
     check_limit,
     count_text,
 )
+from .blocks import Result
 from .kernels import WHATS, Plan
 from .runner import ArraySink, Sink, run
 
@@ -42,26 +46,38 @@ def output_names(shape: tuple[int, ...]) -> list[str]:
 
 
 class Prepared:
-    """A parsed, bound and compiled request, ready to run (or to inspect, for ``graph``)."""
+    """A parsed, bound and compiled request, ready to run (or to inspect, for ``graph``).
+
+    ``carry`` holds text columns (a points file's columns that name no variable) that the
+    result carries through unchanged, before the variables.
+    """
 
     def __init__(self, expression: str, program: Program, binding: Binding, plan: Plan,
-                 dtype: np.dtype) -> None:
+                 dtype: np.dtype, carry: Mapping[str, Any] | None = None) -> None:
         self.expression, self.program, self.binding = expression, program, binding
         self.plan, self.dtype = plan, dtype
-
-    def variable_columns(self) -> dict[str, np.ndarray]:
-        """Each input component's own column (broadcastable axes for grids)."""
-        return {col: self.binding.components[var][0 if k is None else k]
-                for col, var, k in self.binding.column_names()}
+        self.carry = dict(carry or {})
+        n = binding.size
+        for name, col in self.carry.items():
+            if binding.kind != "points" or len(col) != n:
+                raise EvaluationError(f"the carried column '{name}' needs one value per point")
+        self.layout = result_layout(plan, binding)
+        self.inputs = input_result(binding, self.carry)
+        taken = set(self.inputs.layout.column_names()) - set(self.carry)
+        clash = [n for n in self.carry if n in taken or self.layout.locate(n) is not None]
+        if clash:
+            raise EvaluationError(f"the points file's column '{clash[0]}' has the name of a "
+                                  "result column: rename it in the file")
 
     def run(self, sink: Sink | None = None, *, threads: int | None = None,
             block_size: int | None = None,
-            progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-        """Compute every block; return the variables' columns then the results."""
+            progress: Callable[[int, int], None] | None = None) -> Result:
+        """Compute every block; return the carried columns, the variables, then the results
+        (a Result: a mapping of scalar columns whose ``arrays`` are the blocks)."""
         sink = sink or ArraySink()
         run(self.plan, self.binding, sink, dtype=self.dtype, threads=threads,
-            block_size=block_size, progress=progress)
-        return {**self.variable_columns(), **sink.result()}
+            block_size=block_size, progress=progress, layout=self.layout, inputs=self.inputs)
+        return sink.result()
 
 
 def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> ExpressionError:
@@ -75,8 +91,13 @@ def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> E
 def prepare(expression: str, what: str = "eval", *, at: Sequence[Mapping[str, Any]] | None = None,
             grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
             vector: Any = None, direction: Mapping[str, Any] | None = None, dtype: Any = None,
-            max_points: int = DEFAULT_MAX_POINTS) -> Prepared:
-    """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests."""
+            max_points: int = DEFAULT_MAX_POINTS,
+            carry: Mapping[str, Any] | None = None) -> Prepared:
+    """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests.
+
+    ``carry``: text columns passed through to the result before the variables (a points
+    file's other columns), each as long as the point set.
+    """
     if what not in WHATS:
         raise EvaluationError(f"unknown computation '{what}': choose one of {', '.join(WHATS)}")
     given = [a for a in (at, grid, points) if a is not None]
@@ -119,7 +140,7 @@ def prepare(expression: str, what: str = "eval", *, at: Sequence[Mapping[str, An
             f"{count_text(program.op_count)} operations, over the limit of "
             f"{MAX_SWEEP_OPS:,} operations per point: ask for a product instead "
             "(vjp --vector, jvp --direction) or use fewer vector components")
-    return Prepared(expression, program, binding, plan, dt)
+    return Prepared(expression, program, binding, plan, dt, carry)
 
 
 def _free(tree: Any) -> list[str]:
@@ -172,12 +193,26 @@ def evaluate(expression: str, what: str = "eval", *,
              vector: Any = None, direction: Mapping[str, Any] | None = None, dtype: Any = None,
              max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
              block_size: int | None = None) -> dict[str, Any]:
-    """Evaluate ``expression`` and its derivatives; return ``{column name: array}``.
+    """Evaluate ``expression`` and its derivatives; return ``{name: array}``, one array per
+    block.
 
     ``what`` is one of eval, grad, jacobian, vjp (needs ``vector``), jvp (needs
     ``direction``), hessian. Give the points as ``at=[{"x": 1.0}, ...]``, as
     ``grid={"x": (start, stop, count), "z": value}`` or as ``points={"x": array}``.
+
+    Shapes, with ``...`` the batch (``(N,)`` for N points, the grid's shape for a grid;
+    grid variables come back as broadcastable ``ogrid`` axes):
+
+    - a scalar variable ``x``, ``f`` (or ``f[i]``, ``f[i][j]``: one array per output
+      component), ``jvp``, and every derivative by scalar variables: ``(...)``;
+    - a vector variable ``x`` of n components: ``x`` itself, ``df/dx``, ``vjp/dx`` and
+      ``df[i]/dx`` (one array per output component i): ``(..., n)``;
+    - Hessian blocks ``d2f/dxdy``: ``(..., n, m)`` for vectors x (n) and y (m), ``(..., n)``
+      when y is scalar, ``(...)`` when both are.
+
+    CSV, JSON and tables show each component as its own column: ``df/dx[k]`` is
+    ``result["df/dx"][..., k]``, ``d2f/dx[i]dy[j]`` is ``result["d2f/dxdy"][..., i, j]``.
     """
     prepared = prepare(expression, what, at=at, grid=grid, points=points, vector=vector,
                        direction=direction, dtype=dtype, max_points=max_points)
-    return prepared.run(threads=threads, block_size=block_size)
+    return dict(prepared.run(threads=threads, block_size=block_size).arrays)

@@ -1,22 +1,28 @@
-"""Blocked, multi-threaded execution of a Plan over a Binding, into preallocated outputs.
+"""Blocked, multi-threaded execution of a Plan over a Binding, into a sink.
 
-The batch is cut along its first axis into blocks of about ``block_size`` points (small
-enough that a block's temporaries stay in cache) and the blocks run on a thread pool:
-numpy releases the GIL inside its loops, so two cores really work in parallel. Each block
-writes its slice of every output column, so memory stays bounded by the outputs.
+The batch is cut along its first axis into row ranges of about ``block_size`` points (small
+enough that their temporaries stay in cache) and the ranges run on a thread pool: numpy
+releases the GIL inside its loops, so two cores really work in parallel. Each range writes
+its rows of every result block (``blocks.py``) into the sink, so memory stays bounded by
+the outputs. ``ordered_map`` is the same pool for any work whose results must come back in
+order (file streams, the CSV writer, the points reader).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import closing
+from itertools import islice
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from .allocator import keep_freed_memory
+from .assemble import input_result, result_layout
 from .binding import Binding
+from .blocks import Block, Layout, Result
 from .kernels import Plan, compute_block, full_size_ops, hoist
 
 # 2 MiB per float64 array: a block's temporaries stay in the L2/L3 caches, and each block
@@ -26,13 +32,47 @@ DEFAULT_BLOCK = 1 << 18
 
 
 class Sink(Protocol):
-    """Where result columns go: arrays in memory, or files written block by block."""
+    """Where result blocks go: arrays in memory, or files written block by block.
 
-    def open(self, columns: list[str], shape: tuple[int, ...], dtype: np.dtype) -> None: ...
+    ``open`` gets the result layout (its blocks, and the order of their scalar columns),
+    the batch shape, the dtype, and the inputs (carried text columns and the variables'
+    own blocks, already complete). ``write`` gets rows ``start:stop`` of the batch's first
+    axis: ``values[i]`` is scalar column i of the layout, an array of the rows' batch shape
+    or None for an identically zero column. ``result`` returns the inputs and whatever
+    results the sink keeps in memory. A sink with ``sequential = True`` gets the row
+    ranges in order from one thread; others are written by the workers concurrently.
+    """
 
-    def write(self, column: str, start: int, stop: int, block: Any) -> None: ...
+    def open(self, layout: Layout, shape: tuple[int, ...], dtype: np.dtype,
+             inputs: Result) -> None: ...
 
-    def result(self) -> dict[str, Any]: ...
+    def write(self, start: int, stop: int, values: Sequence[Any]) -> None: ...
+
+    def result(self) -> Result: ...
+
+
+def fill_block(dest: np.ndarray, values: Sequence[Any], dtype: np.dtype) -> None:
+    """Write the components ``values`` (each None or an array of the rows' batch shape)
+    into ``dest``, whose last axis has one entry per component: one stacking copy, not one
+    assignment per component."""
+    zero = None
+    parts = []
+    for v in values:
+        if v is None:
+            if zero is None:
+                zero = np.broadcast_to(np.zeros((), dtype), dest.shape[:-1])
+            v = zero
+        parts.append(v)
+    np.stack(parts, axis=-1, out=dest)
+
+
+def block_rows(target: np.ndarray, block: Block, start: int, stop: int,
+               batched: bool) -> np.ndarray:
+    """Rows ``start:stop`` of a block array, its component axes flattened into one."""
+    view = target[start:stop] if batched else target
+    if not block.shape:
+        return view
+    return view.reshape(view.shape[:view.ndim - len(block.shape)] + (block.size,))
 
 
 class ArraySink:
@@ -41,18 +81,31 @@ class ArraySink:
     def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
         self._kept: set[int] = set()
+        self._layout = Layout([])
+        self._inputs: Result | None = None
+        self._sources: list[np.ndarray] = []
+        self._batched = True
 
-    def open(self, columns: list[str], shape: tuple[int, ...], dtype: np.dtype) -> None:
-        self.arrays = {c: np.empty(shape, dtype=dtype) for c in columns}
+    def open(self, layout: Layout, shape: tuple[int, ...], dtype: np.dtype,
+             inputs: Result) -> None:
+        self._layout, self._inputs, self._sources = layout, inputs, layout.sources()
+        self._batched, self._dtype = bool(shape), dtype
+        self.arrays = {b.name: np.empty(shape + b.shape, dtype=dtype) for b in layout.blocks}
 
-    def write(self, column: str, start: int, stop: int, block: Any) -> None:
-        target = self.arrays[column]
-        if self._adoptable(target, block):
-            self.arrays[column] = block  # the whole result, freshly made: keep, don't copy
-            self._kept.add(id(block))
-            return
-        view = target[start:stop] if target.ndim else target[...]
-        view[...] = 0.0 if block is None else block
+    def write(self, start: int, stop: int, values: Sequence[Any]) -> None:
+        for block, src in zip(self._layout.blocks, self._sources, strict=True):
+            target = self.arrays[block.name]
+            if block.shape:
+                dest = block_rows(target, block, start, stop, self._batched)
+                fill_block(dest, [values[i] for i in src], self._dtype)
+                continue
+            value = values[src[0]]
+            if self._adoptable(target, value):
+                self.arrays[block.name] = value  # the whole result, freshly made: keep it
+                self._kept.add(id(value))
+                continue
+            view = target[start:stop] if self._batched else target[...]
+            view[...] = 0.0 if value is None else value
 
     def _adoptable(self, target: np.ndarray, block: Any) -> bool:
         return (isinstance(block, np.ndarray) and block.shape == target.shape
@@ -60,8 +113,13 @@ class ArraySink:
                 and block.flags.c_contiguous and block.flags.writeable
                 and id(block) not in self._kept)
 
-    def result(self) -> dict[str, Any]:
-        return self.arrays
+    def result(self) -> Result:
+        """The inputs' blocks, then the computed ones."""
+        inputs = self._inputs
+        if inputs is None:
+            return Result(self._layout, self.arrays, ())
+        return Result(Layout.concat(inputs.layout, self._layout),
+                      {**inputs.arrays, **self.arrays}, inputs.batch_shape)
 
 
 def _output_bound(plan: Plan, binding: Binding) -> bool:
@@ -103,64 +161,71 @@ def blocks_for(shape: tuple[int, ...], block_size: int) -> list[tuple[int, int]]
 
 def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         threads: int | None = None, block_size: int | None = None,
-        progress: Callable[[int, int], None] | None = None) -> None:
-    """Evaluate every block and write it into ``sink``.
+        progress: Callable[[int, int], None] | None = None,
+        layout: Layout | None = None, inputs: Result | None = None) -> None:
+    """Evaluate every block of rows and write it into ``sink``.
 
+    ``layout`` groups the plan's columns into blocks (default: ``result_layout``);
+    ``inputs`` are the blocks handed to the sink as they are (default: the variables').
     Array sinks are written by the workers themselves (disjoint slices); a sink marked
-    ``sequential`` (a file stream) gets the blocks in order from this thread, with a
-    bounded number of blocks in flight so memory stays bounded too.
+    ``sequential`` (a file stream) gets the rows in order from this thread, with a
+    bounded number of row ranges in flight so memory stays bounded too.
     """
     shape = binding.batch_shape
     columns = plan.columns()
-    blocks = blocks_for(shape, block_size or DEFAULT_BLOCK)
-    if len(blocks) > 1 and isinstance(sink, ArraySink) and _output_bound(plan, binding):
-        blocks = [(0, shape[0])]
-    if len(blocks) > 1:  # block temporaries are reused: keep them off the page-fault path
+    layout = layout or result_layout(plan, binding)
+    ranges = blocks_for(shape, block_size or DEFAULT_BLOCK)
+    if len(ranges) > 1 and isinstance(sink, ArraySink) and _output_bound(plan, binding):
+        ranges = [(0, shape[0])]
+    if len(ranges) > 1:  # block temporaries are reused: keep them off the page-fault path
         keep_freed_memory()
     stop = threading.Event()
     sequential = getattr(sink, "sequential", False)
     # the variables' own arrays (for points, the caller's: f = x returns x) reach sinks as
     # views, so no sink can keep one as a result
-    inputs = {id(c) for comps in binding.components.values() for c in comps}
+    own = {id(c) for comps in binding.components.values() for c in comps}
     try:
-        sink.open(columns, shape, dtype)
+        sink.open(layout, shape, dtype, inputs or input_result(binding))
         shared = None
-        if binding.kind == "grid" and binding.axes and len(blocks) > 1:
+        if binding.kind == "grid" and binding.axes and len(ranges) > 1:
             shared = hoist(plan, binding.components, binding.axes[0])
 
-        def compute(bounds: tuple[int, int]) -> dict[str, Any]:
+        def compute(bounds: tuple[int, int]) -> list[Any]:
             if stop.is_set():
                 raise Cancelled
             start, end = bounds
             values = compute_block(plan, binding.block(start, end), shared)
             block_shape = (end - start,) + shape[1:] if shape else ()
-            out = {}
+            out = []
             for col in columns:
                 v = values.get(col)
                 if v is None or (isinstance(v, np.ndarray) and v.shape == block_shape
-                                 and v.dtype == dtype and id(v) not in inputs):
-                    out[col] = v  # already the block's own array: a sink may keep it
+                                 and v.dtype == dtype and id(v) not in own):
+                    out.append(v)  # already the block's own array: a sink may keep it
                 else:
-                    out[col] = np.broadcast_to(np.asarray(v, dtype=dtype), block_shape)
+                    out.append(np.broadcast_to(np.asarray(v, dtype=dtype), block_shape))
             return out
 
-        def emit(bounds: tuple[int, int], values: dict[str, Any]) -> None:
-            for col in columns:
-                sink.write(col, bounds[0], bounds[1], values[col])
+        def emit(bounds: tuple[int, int], values: list[Any]) -> None:
+            sink.write(bounds[0], bounds[1], values)
 
         def work(bounds: tuple[int, int]) -> None:
             emit(bounds, compute(bounds))
 
-        n_threads = min(threads or default_threads(), len(blocks))
+        n_threads = min(threads or default_threads(), len(ranges))
         if n_threads <= 1:
-            for i, b in enumerate(blocks):
+            for i, b in enumerate(ranges):
                 work(b)
                 if progress:
-                    progress(i + 1, len(blocks))
+                    progress(i + 1, len(ranges))
         elif sequential:
-            _run_ordered(blocks, compute, emit, n_threads, progress)
+            with closing(ordered_map(compute, ranges, n_threads)) as results:
+                for i, (b, values) in enumerate(zip(ranges, results, strict=True)):
+                    emit(b, values)
+                    if progress:
+                        progress(i + 1, len(ranges))
         else:
-            _run_pool(blocks, work, n_threads, progress)
+            _run_pool(ranges, work, n_threads, progress)
     except BaseException:
         stop.set()
         abort = getattr(sink, "abort", None)
@@ -188,25 +253,38 @@ def _run_pool(blocks: list[tuple[int, int]], work: Callable[[tuple[int, int]], N
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_ordered(blocks: list[tuple[int, int]], compute: Callable[[tuple[int, int]], Any],
-                 emit: Callable[[tuple[int, int], Any], None], n_threads: int,
-                 progress: Callable[[int, int], None] | None) -> None:
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> Iterator[R]:
+    """``map(fn, items)`` on a pool of ``threads`` threads, results in order.
+
+    At most ``2 * threads`` items are in flight, so memory stays bounded by a few results
+    however many items there are; waiting is done in short steps so Ctrl-C is seen
+    promptly. With one thread, a plain ``map``.
+    """
+    if threads <= 1:
+        yield from map(fn, items)
+        return
     from concurrent.futures import ThreadPoolExecutor, wait
 
-    pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="gradcli")
-    window = 2 * n_threads
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gradcli")
+    window = 2 * threads
+    it = iter(items)
     try:
-        queue = [pool.submit(compute, b) for b in blocks[:window]]
-        for i, b in enumerate(blocks):
+        queue = [pool.submit(fn, x) for x in islice(it, window)]
+        while queue:
             fut = queue.pop(0)
-            while True:  # wait in short steps so Ctrl-C is seen promptly
-                done, _ = wait([fut], timeout=0.1)
-                if done:
-                    break
-            emit(b, fut.result())
-            if i + window < len(blocks):
-                queue.append(pool.submit(compute, blocks[i + window]))
-            if progress:
-                progress(i + 1, len(blocks))
+            while not wait([fut], timeout=0.1)[0]:
+                pass
+            result = fut.result()
+            nxt = next(it, _END)
+            if nxt is not _END:
+                queue.append(pool.submit(fn, nxt))  # type: ignore[arg-type]
+            yield result
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+_END = object()

@@ -10,16 +10,22 @@ Formats: ``table`` (rich, stdout or a text file), ``csv``, ``json`` and
 ``npz`` (file only).  ``.npy`` is refused by ``format_from_extension``: one
 array cannot carry several named columns; use ``.npz``, or ``NpyStream``
 directly for a single huge column.
+
+What is written is a ``gradcli.evaluation.blocks.Result`` (blocks: one array per
+derivative block, text columns carried through from a points file) or any mapping of
+column name to array. CSV, JSON and tables show one scalar column per component of a
+block (``df/dx[0]``); ``.npz`` stores each block as one array (``df/dx``, shape (..., n)).
+A writer for another format (NetCDF, Zarr, Parquet) takes the same Result: ``blocks``
+gives each block's name, kind and component shape, ``arrays`` its array, and
+``batch_shape`` the points' or the grid's shape.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
-
-import numpy as np
 
 from ._columns import count_nonfinite, row_count
 from .atomic import OutputError, atomic_open, atomic_path
@@ -28,7 +34,7 @@ from .atomic import OutputError, atomic_open, atomic_path
 _LAZY = {
     "csv_header": "csv_writer", "write_csv": "csv_writer", "write_csv_path": "csv_writer",
     "write_json": "json_writer", "write_json_path": "json_writer",
-    "NpyStream": "npz_writer", "assemble_npz": "npz_writer", "write_npz": "npz_writer",
+    "NpyStream": "npz_writer", "write_npz": "npz_writer",
 }
 
 
@@ -43,7 +49,6 @@ __all__ = [
     "FORMATS",
     "OutputError",
     "NpyStream",
-    "assemble_npz",
     "atomic_open",
     "atomic_path",
     "count_nonfinite",
@@ -83,7 +88,7 @@ def format_from_extension(path: str | os.PathLike[str]) -> str:
 
 
 def write(
-    result_columns: Mapping[str, np.ndarray],
+    result_columns: Mapping[str, Any],
     *,
     fmt: str,
     path: str | os.PathLike[str] | None = None,
@@ -95,12 +100,15 @@ def write(
     console: Any = None,
     max_rows: int = 40,
     title: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> None:
     """Write a result in format ``fmt`` to ``path`` (atomically) or to stdout.
 
+    ``result_columns`` is a Result (blocks) or a mapping of column name to array.
     ``stdout`` defaults to ``sys.stdout``; ``console`` (a rich Console) is used
     for tables on stdout and created on demand.  ``precision`` and
     ``max_rows`` affect tables only: files always hold exact values.
+    ``progress(rows_done, rows_total)`` is called while CSV or JSON rows are written.
     Raises ValueError for an unknown format or npz without a path, and
     OutputError when the file cannot be written.
     """
@@ -138,13 +146,13 @@ def write(
         from .csv_writer import write_csv, write_csv_path
 
         if path is None:
-            write_csv(out, result_columns)
+            write_csv(out, result_columns, progress=progress)
         else:
-            write_csv_path(path, result_columns)
+            write_csv_path(path, result_columns, progress=progress)
         return
     from .json_writer import write_json, write_json_path
 
     if path is None:
-        write_json(out, result_columns, **meta)  # type: ignore[arg-type]
+        write_json(out, result_columns, progress=progress, **meta)  # type: ignore[arg-type]
     else:
-        write_json_path(path, result_columns, **meta)
+        write_json_path(path, result_columns, progress=progress, **meta)

@@ -1,92 +1,159 @@
-"""Helpers shared by the writers: broadcasting result columns into row blocks.
+"""Rows of a result for the row-oriented writers (CSV, JSON, tables), chunk by chunk.
 
-Why: grid results keep the variables' own columns as broadcastable axes
-(shape (100, 1) and (1, 50)) to save memory.  Writers must expand them to the
-common grid shape and emit rows in C order (first axis slowest) without ever
-materialising the whole grid, so rows are produced in bounded-size blocks.
+Why: a result is stored as blocks (``gradcli.evaluation.blocks``), and grid variables as
+broadcastable axes (shape (100, 1) and (1, 50)) to save memory. Row writers need the
+scalar columns in column order, expanded to the batch and in C order (first axis
+slowest), without ever materialising the whole grid: ``RowChunks`` hands them out in
+bounded chunks of rows, one slab per run of consecutive components of a block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-__all__ = ["as_arrays", "grid_shape", "row_count", "iter_blocks", "take_rows", "count_nonfinite"]
+from ..evaluation.blocks import RESULT, TEXT, Block, Result, as_result
+
+__all__ = ["as_arrays", "grid_shape", "row_count", "take_rows", "count_nonfinite",
+           "block_slab", "RowChunks", "Run", "CHUNK_ROWS", "checked"]
 
 CHUNK_ROWS = 65536
 
 
-def as_arrays(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Return the columns as numpy arrays (real numbers only)."""
-    out = {}
-    for name, col in columns.items():
-        arr = np.asarray(col)
+def checked(columns: Mapping[str, Any]) -> Result:
+    """``columns`` as a Result whose blocks are real numbers or text (TypeError otherwise)."""
+    result = as_result(columns)
+    for block in result.blocks:
+        arr = np.asarray(result.arrays[block.name])
+        if block.kind == TEXT:
+            continue
         if arr.dtype.kind == "c":
-            raise TypeError(f"column '{name}' is complex; only real values can be written")
+            raise TypeError(f"column '{block.name}' is complex; only real values can be "
+                            "written")
         if arr.dtype.kind not in "fiub":
-            raise TypeError(f"column '{name}' has non-numeric dtype {arr.dtype}")
-        out[name] = arr
-    return out
+            raise TypeError(f"column '{block.name}' has non-numeric dtype {arr.dtype}")
+    return result
 
 
-def grid_shape(columns: Mapping[str, np.ndarray]) -> tuple[int, ...]:
-    """The common broadcast shape of all columns (ValueError if incompatible)."""
-    shapes = [np.shape(c) for c in columns.values()]
-    try:
-        return tuple(np.broadcast_shapes(*shapes)) if shapes else (0,)
-    except ValueError as err:
-        raise ValueError(f"result columns have incompatible shapes {shapes}") from err
+def as_arrays(columns: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The scalar columns, in order, as arrays (numbers or text)."""
+    result = checked(columns)
+    return {name: np.asarray(result[name]) for name in result}
 
 
-def row_count(columns: Mapping[str, np.ndarray]) -> int:
-    """Number of output rows: the size of the broadcast grid."""
+def grid_shape(columns: Mapping[str, Any]) -> tuple[int, ...]:
+    """The batch shape every column broadcasts to (ValueError if they do not)."""
+    return as_result(columns).batch_shape
+
+
+def row_count(columns: Mapping[str, Any]) -> int:
+    """Number of output rows: the size of the broadcast batch."""
     return int(np.prod(grid_shape(columns), dtype=np.int64))
 
 
-def _flat_slice(col: np.ndarray, shape: tuple[int, ...], start: int, stop: int) -> np.ndarray:
-    if col.shape == shape and col.flags.c_contiguous:
-        return col.reshape(-1)[start:stop]
-    return np.broadcast_to(col, shape).flat[start:stop]
+def block_slab(arr: Any, batch: tuple[int, ...], block: Block, start: int,
+               stop: int) -> np.ndarray:
+    """Rows ``start:stop`` (flat, C order) of a block array as ``(rows, components)``: a
+    view when the array is full size, else a copy of just those rows."""
+    arr = np.asarray(arr)
+    full = batch + block.shape
+    if arr.shape == full and arr.flags.c_contiguous:
+        return arr.reshape(-1, block.size)[start:stop]
+    if not block.shape:
+        return np.broadcast_to(arr, batch).flat[start:stop].reshape(-1, 1)
+    arr = arr.reshape((1,) * (len(full) - arr.ndim) + arr.shape)
+    idx = np.unravel_index(np.arange(start, stop), batch) if batch else ()
+    index = tuple(i if arr.shape[d] != 1 else 0 for d, i in enumerate(idx))
+    rows = np.broadcast_to(arr[index] if index else arr, (stop - start,) + block.shape)
+    return rows.reshape(stop - start, block.size)
 
 
-def iter_blocks(
-    columns: Mapping[str, np.ndarray], chunk_rows: int = CHUNK_ROWS
-) -> Iterator[np.ndarray]:
-    """Yield (rows, ncols) float64 blocks covering all rows in C order."""
-    arrays = list(as_arrays(columns).values())
-    shape = grid_shape(columns)
-    total = int(np.prod(shape, dtype=np.int64))
-    for start in range(0, total, chunk_rows):
-        stop = min(total, start + chunk_rows)
-        block = np.empty((stop - start, len(arrays)), dtype=np.float64)
-        for j, col in enumerate(arrays):
-            block[:, j] = _flat_slice(col, shape, start, stop)
-        yield block
+@dataclass
+class Run:
+    """Components ``first:first+count`` of one block, adjacent in column order."""
+
+    block: Block
+    array: Any
+    first: int
+    count: int
+
+    @property
+    def text(self) -> bool:
+        return self.block.kind == TEXT
+
+    def slab(self, batch: tuple[int, ...], start: int, stop: int) -> np.ndarray:
+        """(rows, count) values of this run for rows ``start:stop``."""
+        whole = block_slab(self.array, batch, self.block, start, stop)
+        return whole[:, self.first:self.first + self.count]
 
 
-def take_rows(columns: Mapping[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
-    """Values of each column at the given flat (C-order) row indices."""
-    shape = grid_shape(columns)
+class RowChunks:
+    """A result's rows in chunks: ``runs`` in column order, ``chunks()`` the row ranges."""
+
+    def __init__(self, columns: Mapping[str, Any], chunk_rows: int = CHUNK_ROWS) -> None:
+        self.result = checked(columns)
+        self.batch = self.result.batch_shape
+        self.total = int(np.prod(self.batch, dtype=np.int64))
+        self.chunk_rows = chunk_rows
+        blocks = self.result.blocks
+        self.runs = [Run(blocks[i], self.result.arrays[blocks[i].name], first, count)
+                     for i, first, count in self.result.layout.runs()]
+        self.names = list(self.result.layout.column_names())
+
+    def chunks(self) -> Iterator[tuple[int, int]]:
+        """Row ranges of at most ``chunk_rows`` rows covering every row."""
+        for start in range(0, self.total, self.chunk_rows):
+            yield start, min(self.total, start + self.chunk_rows)
+
+    def numbers(self, start: int, stop: int, skip: Container[int] = ()) -> np.ndarray:
+        """Every numeric column of rows ``start:stop`` as one (rows, k) float64 array;
+        columns whose index is in ``skip`` are left unset."""
+        runs = [r for r in self.runs if not r.text]
+        out = np.empty((stop - start, sum(r.count for r in runs)), dtype=np.float64)
+        j = 0
+        for r in runs:
+            if not (r.count == 1 and j in skip):
+                out[:, j:j + r.count] = r.slab(self.batch, start, stop)
+            j += r.count
+        return out
+
+
+def take_rows(columns: Mapping[str, Any], rows: np.ndarray) -> dict[str, np.ndarray]:
+    """Values of each scalar column at the given flat (C-order) row indices."""
+    result = checked(columns)
+    batch = result.batch_shape
     rows = np.asarray(rows, dtype=np.intp)
-    if shape == ():  # a grid with no sampled axis is one row; unravel_index needs an axis
-        return {name: np.broadcast_to(col, rows.shape) for name, col in as_arrays(columns).items()}
-    index = np.unravel_index(rows, shape)
-    return {name: np.broadcast_to(col, shape)[index] for name, col in as_arrays(columns).items()}
+    out = {}
+    for block in result.blocks:
+        arr = np.asarray(result.arrays[block.name])
+        full = np.broadcast_to(arr, batch + block.shape)
+        picked = full[np.unravel_index(rows, batch)] if batch else \
+            np.broadcast_to(full, rows.shape + block.shape)
+        flat = picked.reshape(len(rows), block.size)
+        for k, name in enumerate(block.column_names()):
+            out[name] = flat[:, k]
+    return {name: out[name] for name in result}
 
 
-def count_nonfinite(columns: Mapping[str, np.ndarray]) -> int:
+def count_nonfinite(columns: Mapping[str, Any], *, results_only: bool = False) -> int:
     """Number of NaN/±inf cells in the broadcast output table (vectorised).
 
-    Each element of a broadcast column appears ``grid_size / column_size`` times,
-    so the count is computed on the small arrays without expanding the grid.
+    Each element of a broadcast array appears ``batch_size / its_size`` times, so the count
+    is computed on the small arrays without expanding the grid. Text is never counted;
+    with ``results_only``, neither are the variables' own columns (the inputs).
     """
-    arrays = as_arrays(columns)
-    total = row_count(arrays)
+    result = as_result(columns)
+    total = int(np.prod(result.batch_shape, dtype=np.int64))
     count = 0
-    for col in arrays.values():
-        if col.dtype.kind != "f" or col.size == 0:
+    for block in result.blocks:
+        if block.kind == TEXT or (results_only and block.kind != RESULT):
             continue
-        bad = int(col.size - np.count_nonzero(np.isfinite(col)))
-        count += bad * (total // col.size)
+        arr = np.asarray(result.arrays[block.name])
+        if arr.dtype.kind != "f" or arr.size == 0:
+            continue
+        bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+        count += bad * (total * block.size // arr.size)
     return count

@@ -24,6 +24,7 @@ seen for random data, possible for contrived values) is formatted with
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from fractions import Fraction
 
 import numpy as np
@@ -31,19 +32,22 @@ import numpy as np
 _SUB = 16384
 FIELD = 48  # bytes per value: sign, int 16, dot, frac 20+4, exp 6 (overlaps), separator
 SEP = FIELD - 1
-_S_MIN, _S_MAX = -300, 345
+POW10_MIN, POW10_MAX = -350, 345
 _EPS = 1e-9
 _SPLIT = 134217729.0  # 2**27 + 1, Veltkamp splitter
 _P10 = np.array([10**k for k in range(19)], dtype=np.int64)
 _tables: tuple[np.ndarray, ...] | None = None
 
 
-def _get_tables() -> tuple[np.ndarray, ...]:
-    """Return (hi, hi_hi, hi_lo, lo, binexp) with 10**s == (hi+lo)*2**binexp."""
+def pow10_table() -> tuple[np.ndarray, ...]:
+    """(hi, hi_hi, hi_lo, lo, binexp) indexed by ``s - POW10_MIN``, for s in
+    [POW10_MIN, POW10_MAX]: 10**s == (hi + lo) * 2**binexp, hi in [1, 2) correctly rounded,
+    lo the rounded rest (a double-double, ~106 bits), hi_hi + hi_lo == hi split in halves
+    for exact products. Shared by the formatter and the points reader's parser."""
     global _tables
     if _tables is None:
         rows = []
-        for s in range(_S_MIN, _S_MAX + 1):
+        for s in range(POW10_MIN, POW10_MAX + 1):
             t = Fraction(10) ** s
             b = t.numerator.bit_length() - t.denominator.bit_length()
             if t < Fraction(2) ** b:
@@ -96,8 +100,8 @@ _lut_cache: tuple[np.ndarray, ...] | None = None
 
 def _scale(m: np.ndarray, ea: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Double-double (hi, lo) of m * 2**ea * 10**s."""
-    th, thh, thl, tl, tb = _get_tables()
-    i = s - _S_MIN
+    th, thh, thl, tl, tb = pow10_table()
+    i = s - POW10_MIN
     t_h, t_hh, t_hl = th[i], thh[i], thl[i]
     p = m * t_h
     c = _SPLIT * m
@@ -237,10 +241,25 @@ def format_fields(x: np.ndarray, out: np.ndarray, quote_nonfinite: bool = False)
         out[patch, :SEP] = np.array(text, dtype=f"S{SEP}").view(np.uint8).reshape(-1, SEP)
 
 
-def _format_sub(block: np.ndarray, sep: int, end: int, quote_nonfinite: bool) -> bytes:
-    k = block.shape[1]
-    canvas = np.empty((block.shape[0], k, FIELD), dtype=np.uint8)
-    format_fields(block.reshape(-1), canvas.reshape(-1, FIELD), quote_nonfinite)
+def field_table(x: np.ndarray, quote_nonfinite: bool = False) -> np.ndarray:
+    """``(len(x), FIELD)`` NUL-padded fields of the values ``x``, for formatting once and
+    copying into many rows (a grid axis repeats each of its values many times)."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    out = np.zeros((x.size, FIELD), dtype=np.uint8)
+    for r0 in range(0, x.size, _SUB):
+        format_fields(x[r0:r0 + _SUB], out[r0:r0 + _SUB], quote_nonfinite)
+    return out
+
+
+def _format_sub(block: np.ndarray, sep: int, end: int, quote_nonfinite: bool,
+                fixed: Mapping[int, np.ndarray]) -> bytes:
+    n, k = block.shape
+    canvas = np.empty((n, k, FIELD), dtype=np.uint8)
+    for j in range(k):  # column by column, straight into the canvas (rows are strided)
+        if j in fixed:
+            canvas[:, j] = fixed[j]
+        else:
+            format_fields(block[:, j], canvas[:, j], quote_nonfinite)
     canvas[:, :, SEP] = sep
     canvas[:, -1, SEP] = end
     flat = canvas.reshape(-1)
@@ -248,18 +267,22 @@ def _format_sub(block: np.ndarray, sep: int, end: int, quote_nonfinite: bool) ->
 
 
 def format_rows(
-    block: np.ndarray, sep: int = 44, end: int = 10, quote_nonfinite: bool = False
+    block: np.ndarray, sep: int = 44, end: int = 10, quote_nonfinite: bool = False,
+    fixed: Mapping[int, np.ndarray] | None = None,
 ) -> bytes:
     """Format a 2-D (rows, columns) array as delimited text lines, one per row.
 
-    Values are formatted in row-major order in sub-blocks of about 16K values:
-    one pass over all columns amortises numpy call overhead, small temporaries
-    stay in cache.
+    ``fixed`` maps column indices to ready ``(rows, FIELD)`` fields (from ``field_table``)
+    used instead of formatting that column of ``block``. Rows are formatted in sub-blocks
+    of about 16K rows, a column at a time: each numpy call works on enough values to
+    amortise its overhead, and the temporaries stay in cache.
     """
     block = np.asarray(block, dtype=np.float64)
     n, k = block.shape
     if n == 0 or k == 0:
         return b"\n" * n if k == 0 else b""
-    step = max(1, _SUB // k)
-    subs = [block[r0:r0 + step] for r0 in range(0, n, step)]
-    return b"".join([_format_sub(sub, sep, end, quote_nonfinite) for sub in subs])
+    fixed = fixed or {}
+    return b"".join([
+        _format_sub(block[r0:r0 + _SUB], sep, end, quote_nonfinite,
+                    {j: rows[r0:r0 + _SUB] for j, rows in fixed.items()})
+        for r0 in range(0, n, _SUB)])

@@ -3,92 +3,182 @@
 Format (why: must be exact and fast for million-row grids):
 
 * lines end with ``\\n``; fields are separated by ``,``;
-* column names containing ``,``, ``"``, CR or LF are quoted per RFC 4180
-  (``"a,b"``; inner quotes doubled);
+* names and text cells containing ``,``, ``"``, CR or LF are quoted per RFC 4180
+  (``"a,b"``; inner quotes doubled); other text is written as it is;
 * numbers are written exactly like Python's ``repr(float)`` -- the shortest
   text that reads back bit-identically with ``float()`` (``0.1``, ``29.0``,
   ``1e-05``, ``-0.0``); non-finite values are ``nan``, ``inf``, ``-inf``;
 * integer/bool columns are written as floats (``3.0``); float32 columns are
   widened to float64 first (exact, so they round-trip too);
-* rows are produced and written in blocks of 64K, so memory stays bounded.
+* rows are produced in chunks of 64K, formatted on a thread per core and written in
+  order, so memory stays bounded by a few chunks.
 
-The digits come from the vectorised formatter in ``_floatfmt`` (several
-times faster than ``np.savetxt(fmt='%.17g')``; see benchmarks/csv_speed.py).
+The digits come from the vectorised formatter in ``_floatfmt``: the polars and pyarrow
+writers print other texts for the same floats (``1e-6``, ``0.000019758...``, ``0``), and
+numpy's own float-to-text cast is several times slower (benchmarks/RESULTS.md). A column
+that repeats a few values over the rows (a grid variable's axis) is formatted once and
+copied.
 """
 
 from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterable, Mapping
-from typing import BinaryIO, TextIO
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 
-from ._columns import CHUNK_ROWS, iter_blocks
+from ..evaluation.allocator import keep_freed_memory
+from ..evaluation.runner import default_threads, ordered_map
+from ._columns import CHUNK_ROWS, RowChunks
 from .atomic import atomic_open
 
-__all__ = ["csv_header", "write_csv", "write_csv_path"]
-
-
-def _quote(name: str) -> str:
-    if any(ch in name for ch in ',"\r\n'):
-        return '"' + name.replace('"', '""') + '"'
-    return name
-
-
-def csv_header(names: Iterable[str]) -> str:
-    """The header line (with trailing newline) for the given column names."""
-    return ",".join(_quote(str(n)) for n in names) + "\n"
-
-
-def write_csv(
-    file: TextIO | BinaryIO,
-    columns: Mapping[str, np.ndarray],
-    *,
-    chunk_rows: int = CHUNK_ROWS,
-) -> int:
-    """Write ``columns`` as CSV to an open text or binary file; return the row count.
-
-    Text files receive ``str`` (ASCII digits, UTF-8-safe names); binary files
-    receive UTF-8 bytes.
-    """
-    text = isinstance(file, io.TextIOBase) or not _is_binary(file)
-    header = csv_header(columns.keys())
-    file.write(header if text else header.encode("utf-8"))  # type: ignore[arg-type]
-    rows = 0
-    for block in iter_blocks(columns, chunk_rows):
-        if block.size <= _SMALL:
-            data = _format_small(block)
-        else:
-            from ._floatfmt import format_rows  # its tables cost ~10 ms to import
-
-            data = format_rows(block)
-        file.write(data.decode("ascii") if text else data)  # type: ignore[arg-type]
-        rows += block.shape[0]
-    return rows
-
+__all__ = ["csv_header", "csv_cell", "write_csv", "write_csv_path", "RowFormatter"]
 
 _SMALL = 4096  # below this many values, repr() beats building the vectorised tables
 
 
-def _format_small(block: np.ndarray) -> bytes:
-    """The same text as ``format_rows`` (Python's repr of each float), for a few rows."""
-    rows = np.asarray(block, dtype=np.float64).tolist()
-    return "".join(",".join(map(repr, row)) + "\n" for row in rows).encode("ascii")
+def csv_cell(text: str) -> str:
+    """One field, quoted per RFC 4180 when it holds a comma, a quote, CR or LF."""
+    if any(ch in text for ch in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
-def _is_binary(file: object) -> bool:
+def csv_header(names: Iterable[str]) -> str:
+    """The header line (with trailing newline) for the given column names."""
+    return ",".join(csv_cell(str(n)) for n in names) + "\n"
+
+
+class RowFormatter:
+    """Text of the rows of one chunk, for CSV (``json=False``) or JSON rows.
+
+    Numeric columns go through ``_floatfmt`` (JSON spells nan/inf as strings); text
+    columns are quoted per format. A numeric column whose array is much smaller than the
+    rows it covers is formatted once, here, and its fields copied into each chunk.
+    """
+
+    def __init__(self, rows: RowChunks, *, json: bool = False) -> None:
+        self.rows, self.json = rows, json
+        self.segments: list[tuple[bool, list[int]]] = []  # (is text, run indices)
+        for i, run in enumerate(rows.runs):
+            if self.segments and self.segments[-1][0] == run.text:
+                self.segments[-1][1].append(i)
+            else:
+                self.segments.append((run.text, [i]))
+        self.fixed: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # run -> (fields, index)
+        numeric = [r for r in rows.runs if not r.text]
+        col = 0
+        for run in numeric:
+            arr = np.asarray(run.array)
+            if run.count == 1 and run.block.size == 1 and 0 < 8 * arr.size <= rows.total:
+                from ._floatfmt import field_table
+
+                self.fixed[col] = (field_table(arr, json),
+                                   np.arange(arr.size).reshape(arr.shape))
+            col += run.count
+
+    def __call__(self, bounds: tuple[int, int]) -> bytes:
+        start, stop = bounds
+        parts = [self._text(runs, start, stop) if text else self._numbers(start, stop)
+                 for text, runs in self.segments]
+        if len(parts) == 1 and isinstance(parts[0], bytes):
+            return parts[0]
+        lines = [p.split(b"\n")[:-1] if isinstance(p, bytes) else p for p in parts]
+        if self.json:
+            return b"".join(b"[" + b",".join(cells) + b"]\n" for cells in zip(*lines, strict=True))
+        return b"".join(b",".join(cells) + b"\n" for cells in zip(*lines, strict=True))
+
+    def _numbers(self, start: int, stop: int) -> bytes:
+        if (stop - start) * len(self.rows.names) <= _SMALL:
+            return b"".join(b",".join(_plain(v, self.json) for v in row) + b"\n"
+                            for row in self.rows.numbers(start, stop).tolist())
+        block = self.rows.numbers(start, stop, skip=self.fixed)
+        from ._floatfmt import format_rows  # its tables cost ~10 ms to import
+
+        fixed = {j: fields[np.broadcast_to(index, self.rows.batch).flat[start:stop]]
+                 for j, (fields, index) in self.fixed.items()}
+        return format_rows(block, quote_nonfinite=self.json, fixed=fixed)
+
+    def _text(self, runs: list[int], start: int, stop: int) -> list[bytes]:
+        cols = [self._cells(self.rows.runs[i], start, stop) for i in runs]
+        rows = zip(*cols, strict=True)
+        if self.json:
+            import json
+
+            return [json.dumps(row, ensure_ascii=False, separators=(",", ":"))[1:-1]
+                    .encode("utf-8") for row in rows]
+        out = []
+        for row in rows:
+            line = ",".join(row)
+            if line.count(",") != len(row) - 1 or '"' in line or "\n" in line or "\r" in line:
+                line = ",".join(csv_cell(c) for c in row)
+            out.append(line.encode("utf-8"))
+        return out
+
+
+    def _cells(self, run: Any, start: int, stop: int) -> list[str]:
+        """A text column's cells of rows ``start:stop`` (one slice for a column of points)."""
+        arr = run.array
+        if isinstance(arr, np.ndarray) and arr.shape == self.rows.batch == (arr.size,):
+            return arr[start:stop].tolist()
+        return run.slab(self.rows.batch, start, stop)[:, 0].tolist()
+
+
+def _plain(v: float, json: bool) -> bytes:
+    text = repr(v)
+    return f'"{text}"'.encode() if json and text in ("nan", "inf", "-inf") else text.encode()
+
+
+def write_csv(
+    file: TextIO | BinaryIO,
+    columns: Mapping[str, Any],
+    *,
+    chunk_rows: int = CHUNK_ROWS,
+    threads: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Write ``columns`` (a Result or a mapping of columns) as CSV to an open text or
+    binary file; return the row count.
+
+    Text files receive ``str`` (UTF-8-safe), binary files UTF-8 bytes. ``progress(done,
+    total)`` is called with the rows written so far.
+    """
+    rows = RowChunks(columns, chunk_rows)
+    put = _writer(file)
+    put(csv_header(rows.names).encode("utf-8"))
+    fmt = RowFormatter(rows)
+    if rows.total > chunk_rows:  # chunk temporaries are reused, not page-faulted in again
+        keep_freed_memory()
+    ranges = list(rows.chunks())
+    workers = 1 if len(ranges) < 2 else (threads or default_threads())
+    for (_, stop), data in zip(ranges, ordered_map(fmt, ranges, workers), strict=True):
+        put(data)
+        if progress:
+            progress(stop, rows.total)
+    return rows.total
+
+
+def _writer(file: TextIO | BinaryIO) -> Callable[[bytes], Any]:
+    """A function writing bytes to ``file``, decoding them for a text file."""
     mode = getattr(file, "mode", "")
-    return isinstance(file, io.BufferedIOBase | io.RawIOBase) or "b" in str(mode)
+    binary = not isinstance(file, io.TextIOBase) and (
+        isinstance(file, io.BufferedIOBase | io.RawIOBase) or "b" in str(mode))
+    if binary:
+        return file.write  # type: ignore[return-value]
+    return lambda data: file.write(data.decode("utf-8"))  # type: ignore[arg-type]
 
 
 def write_csv_path(
     path: str | os.PathLike[str],
-    columns: Mapping[str, np.ndarray],
+    columns: Mapping[str, Any],
     *,
     chunk_rows: int = CHUNK_ROWS,
+    threads: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Write CSV to ``path`` atomically (OutputError on failure); return the row count."""
     with atomic_open(path, "wb") as fh:
-        return write_csv(fh, columns, chunk_rows=chunk_rows)
+        return write_csv(fh, columns, chunk_rows=chunk_rows, threads=threads,
+                         progress=progress)

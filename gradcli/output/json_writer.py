@@ -14,7 +14,8 @@ Schema::
   has no such numbers (``json.loads(s, parse_constant=...)`` never fires and
   strict parsers accept the output); readers must map them back, e.g.
   ``float(v)`` works for both numbers and these strings;
-* rows are written in 64K blocks, one row per line, so memory stays bounded.
+* text columns (carried through from a points file) are JSON strings;
+* rows are written in 64K chunks, one row per line, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
-from typing import BinaryIO, TextIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, BinaryIO, TextIO
 
-import numpy as np
-
-from ._columns import CHUNK_ROWS, iter_blocks
-from ._floatfmt import format_rows
+from ..evaluation.allocator import keep_freed_memory
+from ..evaluation.runner import default_threads, ordered_map
+from ._columns import CHUNK_ROWS, RowChunks
 from .atomic import atomic_open
+from .csv_writer import RowFormatter, _writer
 
 __all__ = ["write_json", "write_json_path", "dumps_json"]
 
@@ -40,54 +41,56 @@ def _dump(value: object) -> str:
 
 def write_json(
     file: TextIO | BinaryIO,
-    columns: Mapping[str, np.ndarray],
+    columns: Mapping[str, Any],
     *,
     expression: str = "",
     variables: Sequence[str] = (),
     notes: Sequence[str] = (),
     chunk_rows: int = CHUNK_ROWS,
+    threads: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Write the result as one JSON object to an open text/binary file; return rows."""
-    binary = not isinstance(file, io.TextIOBase) and (
-        isinstance(file, io.BufferedIOBase | io.RawIOBase) or "b" in str(getattr(file, "mode", ""))
-    )
-
-    def put(chunk: str | bytes) -> None:
-        if isinstance(chunk, str):
-            file.write(chunk.encode("utf-8") if binary else chunk)  # type: ignore[arg-type]
-        else:
-            file.write(chunk if binary else chunk.decode("ascii"))  # type: ignore[arg-type]
-
-    put(
+    rows = RowChunks(columns, chunk_rows)
+    put = _writer(file)
+    put((
         "{"
         f'"expression": {_dump(str(expression))}, '
         f'"variables": {_dump([str(v) for v in variables])}, '
-        f'"columns": {_dump([str(c) for c in columns])}, '
+        f'"columns": {_dump(rows.names)}, '
         f'"notes": {_dump([str(n) for n in notes])}, '
         '"rows": ['
-    )
-    rows = 0
-    for block in iter_blocks(columns, chunk_rows):
-        body = format_rows(block, quote_nonfinite=True)
-        # "a,b\nc,d\n" -> "\n[a,b],\n[c,d]"
-        put((b",\n[" if rows else b"\n[") + body[:-1].replace(b"\n", b"],\n[") + b"]")
-        rows += block.shape[0]
-    put("\n]}\n")
-    return rows
+    ).encode())
+    fmt = RowFormatter(rows, json=True)
+    if rows.total > chunk_rows:  # chunk temporaries are reused, not page-faulted in again
+        keep_freed_memory()
+    ranges = list(rows.chunks())
+    workers = 1 if len(ranges) < 2 else (threads or default_threads())
+    for (start, stop), body in zip(ranges, ordered_map(fmt, ranges, workers),
+                                      strict=True):
+        if body.startswith(b"["):  # rows of text and numbers: already bracketed
+            body = body[:-1].replace(b"]\n[", b"],\n[")
+        else:  # "a,b\nc,d\n" -> "[a,b],\n[c,d]"
+            body = b"[" + body[:-1].replace(b"\n", b"],\n[") + b"]"
+        put((b",\n" if start else b"\n") + body)
+        if progress:
+            progress(stop, rows.total)
+    put(b"\n]}\n")
+    return rows.total
 
 
 def write_json_path(
     path: str | os.PathLike[str],
-    columns: Mapping[str, np.ndarray],
-    **meta: object,
+    columns: Mapping[str, Any],
+    **meta: Any,
 ) -> int:
     """Write JSON to ``path`` atomically (OutputError on failure); return rows."""
     with atomic_open(path, "wb") as fh:
-        return write_json(fh, columns, **meta)  # type: ignore[arg-type]
+        return write_json(fh, columns, **meta)
 
 
-def dumps_json(columns: Mapping[str, np.ndarray], **meta: object) -> str:
+def dumps_json(columns: Mapping[str, Any], **meta: Any) -> str:
     """The JSON document as a string (small results, tests)."""
     buf = io.StringIO()
-    write_json(buf, columns, **meta)  # type: ignore[arg-type]
+    write_json(buf, columns, **meta)
     return buf.getvalue()

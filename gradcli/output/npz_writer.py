@@ -1,60 +1,111 @@
-"""NPZ output: one array per column, grid-shaped, keys = column names exactly.
+"""NPZ output: one array per block, keys = block names exactly.
 
-Why not ``np.savez``: its keyword interface cannot take names such as
-``file`` and it needs whole arrays in memory.  Here each column is broadcast
-to the full grid shape and streamed into its own ``NAME.npy`` zip member
-(ZIP_STORED, zip64), so ``np.load(path)["df/dx"]`` works: ``np.load`` maps
-member ``df/dx.npy`` back to key ``df/dx``.  Names are used verbatim (``/``,
-``[``, ``]``, spaces and non-ASCII are all fine); no escaping is applied.
+A scalar column (``f``, ``df/dy``, a scalar variable) is one array of the batch's shape (the
+grid's shape for a grid, ``(N,)`` for N points); a block with component axes is one array
+with them trailing: ``df/dx`` ``(..., n)`` for a vector variable x, ``d2f/dxdy``
+``(..., n, m)``. Text columns carried from a points file are unicode arrays (``<U``), so
+``np.load`` reads every member without pickle.
 
-For outputs bigger than memory, ``NpyStream`` writes a single ``.npy`` file
-block by block and ``assemble_npz`` zips finished ``.npy`` files into an
-``.npz`` by streaming copy.  All public writers are atomic.
+Why not ``np.savez``: its keyword interface cannot take names such as ``file`` and it needs
+whole arrays in memory. Here each block is broadcast to its full shape and streamed into its
+own ``NAME.npy`` zip member (ZIP_STORED, zip64) by ``zipfile`` and numpy's own ``.npy``
+header writer, so ``np.load(path)["df/dx"]`` works: ``np.load`` maps member ``df/dx.npy``
+back to key ``df/dx``. Names are used verbatim (``/``, ``[``, ``]``, spaces and non-ASCII are
+all fine); no escaping is applied. ``NpyStream`` writes a single ``.npy`` file block by
+block (the ``.npy`` record output). All public writers are atomic.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
 import numpy as np
 from numpy.lib import format as npformat
 
-from ._columns import as_arrays, grid_shape
-from .atomic import OutputError, atomic_open, atomic_path
+from ..evaluation.blocks import TEXT, Block, Result
+from ._columns import checked
+from .atomic import OutputError, atomic_open
 
-__all__ = ["write_npz", "NpyStream", "assemble_npz"]
+__all__ = ["write_npz", "NpyStream", "npz_archive", "write_block", "write_member",
+           "full_array", "member_dtype"]
 
-_COPY_BUFSIZE = 1 << 20
-
-
-def _header(shape: tuple[int, ...], dtype: np.dtype[Any]) -> dict[str, Any]:
-    return {"descr": npformat.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
+_PIECE = 1 << 22  # bytes per write when streaming a member
 
 
-def _write_header(fh: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
+def write_header(fh: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
+    """numpy's ``.npy`` header for an array of ``shape`` and ``dtype``."""
+    header = {"descr": npformat.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
     try:
-        npformat.write_array_header_1_0(fh, _header(shape, dtype))
+        npformat.write_array_header_1_0(fh, header)
     except ValueError:  # header longer than 64K: needs format 2.0
-        npformat.write_array_header_2_0(fh, _header(shape, dtype))
+        npformat.write_array_header_2_0(fh, header)
 
 
-def write_npz(path: str | os.PathLike[str], columns: Mapping[str, np.ndarray]) -> None:
-    """Write each column, broadcast to the common grid shape, to ``path`` atomically."""
-    arrays = as_arrays(columns)
-    shape = grid_shape(arrays)
+def member_dtype(result: Result, block: Block, dtype: Any = None) -> np.dtype[Any]:
+    """The dtype a block is stored with: unicode wide enough for a text block's longest
+    cell, else ``dtype`` (default: the array's own)."""
+    arr = np.asarray(result.arrays[block.name])
+    if block.kind == TEXT:
+        longest = max((len(str(v)) for v in arr.reshape(-1).tolist()), default=0)
+        return np.dtype(f"<U{max(1, longest)}")
+    return np.dtype(dtype) if dtype is not None else arr.dtype
+
+
+def full_array(result: Result, block: Block) -> np.ndarray:
+    """The block broadcast to ``batch + block.shape`` (a view; not materialised)."""
+    arr = np.asarray(result.arrays[block.name])
+    return np.broadcast_to(arr, result.batch_shape + block.shape)
+
+
+def _pieces(full: np.ndarray, dtype: np.dtype[Any]) -> Iterator[bytes | memoryview]:
+    """The bytes of ``full`` as ``dtype``, C order, a few MiB of rows at a time."""
+    if full.ndim == 0:
+        yield np.asarray(full, dtype=dtype).tobytes()
+        return
+    per_row = max(1, int(np.prod(full.shape[1:], dtype=np.int64)) * dtype.itemsize)
+    step = max(1, _PIECE // per_row)
+    for r0 in range(0, full.shape[0], step):
+        rows = np.ascontiguousarray(full[r0:r0 + step], dtype=dtype)
+        yield memoryview(rows.reshape(-1).view(np.uint8))
+
+
+def write_member(zf: zipfile.ZipFile, name: str, shape: tuple[int, ...], dtype: np.dtype[Any],
+                 data: Iterable[bytes | memoryview]) -> None:
+    """One ``NAME.npy`` member: numpy's header, then ``data`` (the C-order bytes)."""
+    with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
+        write_header(member, shape, dtype)
+        for piece in data:
+            member.write(piece)
+
+
+@contextmanager
+def npz_archive(path: str | os.PathLike[str]) -> Iterator[zipfile.ZipFile]:
+    """An ``.npz`` archive written atomically to ``path`` (ZIP_STORED, zip64)."""
     with atomic_open(path, "wb") as fh, zipfile.ZipFile(
         fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True
     ) as zf:
-        for name, col in arrays.items():
-            full = np.broadcast_to(col, shape)
-            with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
-                # write_array streams non-contiguous (broadcast) arrays in buffered chunks
-                npformat.write_array(member, full, allow_pickle=False)
+        yield zf
+
+
+def write_block(zf: zipfile.ZipFile, result: Result, block: Block) -> None:
+    """One in-memory block of ``result`` as a member, broadcast to its full shape."""
+    full = full_array(result, block)
+    dtype = member_dtype(result, block)
+    write_member(zf, block.name, full.shape, dtype, _pieces(full, dtype))
+
+
+def write_npz(path: str | os.PathLike[str], columns: Mapping[str, Any]) -> None:
+    """Write each block (a Result's, or each column of a plain mapping), broadcast to the
+    batch, to ``path`` atomically."""
+    result = checked(columns)
+    with npz_archive(path) as zf:
+        for block in result.blocks:
+            write_block(zf, result, block)
 
 
 class NpyStream:
@@ -68,34 +119,19 @@ class NpyStream:
 
     ``close()`` checks that exactly ``prod(shape)`` elements were written and
     raises OutputError otherwise; on any failure the file is removed.
-
-    ``keep_open=False`` reopens the file for each block instead of holding a descriptor:
-    thousands of streams at once (one per column of a large Jacobian) would otherwise run
-    out of file descriptors.
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        shape: tuple[int, ...],
-        dtype: np.dtype[Any] | type = np.float64,
-        *,
-        keep_open: bool = True,
-    ) -> None:
+    def __init__(self, path: str | os.PathLike[str], shape: tuple[int, ...],
+                 dtype: np.dtype[Any] | type = np.float64) -> None:
         self.path = os.fspath(path)
         self.shape = tuple(int(n) for n in shape)
         self.dtype = np.dtype(dtype)
         self.expected = int(np.prod(self.shape, dtype=np.int64))
         self.written = 0
         self.closed = False
-        self._fh: Any = None
         try:
-            fh = open(self.path, "wb")
-            _write_header(fh, self.shape, self.dtype)
-            if keep_open:
-                self._fh = fh
-            else:
-                fh.close()
+            self._fh: Any = open(self.path, "wb")
+            write_header(self._fh, self.shape, self.dtype)
         except OSError as err:
             raise OutputError.from_oserror(self.path, err) from err
 
@@ -106,11 +142,7 @@ class NpyStream:
             self.abort()
             raise OutputError(self.path, f"more than the declared {self.expected} elements")
         try:
-            if self._fh is not None:
-                self._fh.write(arr.data)
-            else:
-                with open(self.path, "ab") as fh:
-                    fh.write(arr.data)
+            self._fh.write(arr.data)
         except OSError as err:
             self.abort()
             raise OutputError.from_oserror(self.path, err) from err
@@ -126,8 +158,7 @@ class NpyStream:
                 self.path, f"got {self.written} elements, expected {self.expected}"
             )
         try:
-            if self._fh is not None:
-                self._fh.close()
+            self._fh.close()
         except OSError as err:
             self.abort()
             raise OutputError.from_oserror(self.path, err) from err
@@ -139,8 +170,7 @@ class NpyStream:
             return
         self.closed = True
         try:
-            if self._fh is not None:
-                self._fh.close()
+            self._fh.close()
         except OSError:
             pass
         try:
@@ -161,36 +191,3 @@ class NpyStream:
             self.close()
         else:
             self.abort()
-
-
-def assemble_npz(
-    path: str | os.PathLike[str],
-    members: Mapping[str, str | os.PathLike[str]],
-    *,
-    remove: bool = False,
-) -> None:
-    """Zip existing ``.npy`` files into ``path`` (key -> npy path), atomically.
-
-    Data is copied in 1 MiB pieces (ZIP_STORED, zip64), so memory stays
-    bounded.  With ``remove=True`` the source files are deleted afterwards.
-    """
-    try:
-        with atomic_path(path) as tmp, zipfile.ZipFile(
-            tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True
-        ) as zf:
-            for name, src in members.items():
-                try:
-                    fin = open(src, "rb")
-                except OSError as err:
-                    reason = f"cannot read '{os.fspath(src)}': {err.strerror}"
-                    raise OutputError(path, reason) from err
-                with fin, zf.open(f"{name}.npy", "w", force_zip64=True) as out:
-                    shutil.copyfileobj(fin, out, _COPY_BUFSIZE)
-    except OSError as err:
-        raise OutputError.from_oserror(path, err) from err
-    if remove:
-        for src in members.values():
-            try:
-                os.unlink(src)
-            except OSError:
-                pass

@@ -1,57 +1,63 @@
-"""Stream results straight to ``.npz``/``.npy`` files, block by block, in bounded memory.
+"""Stream results straight to ``.npz``/``.npy`` files, block of rows by block of rows.
 
-A 10,000 × 10,000 gradient is 2.4 GB of outputs; written as the blocks arrive, the process
-never holds more than a few blocks. Everything goes to temporary files first and is renamed
-at the end, so an interrupted run leaves nothing behind.
+A 10,000 × 10,000 gradient is 2.4 GB of outputs; written as the rows arrive, the process
+never holds more than a few blocks of rows. Everything goes to temporary files first and
+is renamed at the end, so an interrupted run leaves nothing behind.
 
-- ``.npz``: one array per column (variables included), grid-shaped, as ``write_npz``.
-- ``.npy``: one structured array of records, one field per column (``np.load(p)["df/dx"]``),
-  grid-shaped.
+- ``.npz``: one array per result block (as ``write_npz``). While evaluating, each block's
+  rows are written at their place in one unnamed spool file (``os.pwrite``, from the
+  worker threads, in any order); at the end ``zipfile`` copies each block from the spool
+  into its member, after numpy's header. Two files are opened however many columns there
+  are; the spool disappears with the process whatever happens.
+- ``.npy``: one structured array of records, one field per block (``np.load(p)["df/dx"]``
+  is ``(..., n)`` for a vector x), batch-shaped, written in order.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..evaluation.blocks import Layout, Result
+from ..evaluation.runner import block_rows, fill_block
 from .atomic import OutputError, atomic_path
-from .npz_writer import NpyStream, assemble_npz
+from .npz_writer import (
+    NpyStream,
+    full_array,
+    member_dtype,
+    npz_archive,
+    write_block,
+    write_member,
+)
 
-# Past this many columns the part files are reopened per block instead of held open, so a
-# Jacobian with thousands of columns does not run out of file descriptors.
-_MAX_OPEN_PARTS = 64
+_COPY = 1 << 22  # bytes per copy from the spool into the zip
 
 
 class StreamSink:
-    """An evaluation sink (``open``/``write``/``result``) that writes files sequentially.
+    """An evaluation sink (see ``gradcli.evaluation.runner.Sink``) writing a file."""
 
-    ``variables`` maps the variables' own columns to arrays broadcastable to the batch
-    (grid axes or point columns); they are written alongside the results.
-    """
-
-    sequential = True  # blocks must arrive in order
-
-    def __init__(self, path: str, fmt: str, variables: dict[str, np.ndarray]) -> None:
+    def __init__(self, path: str, fmt: str) -> None:
         if fmt not in ("npz", "npy"):
             raise ValueError(f"streaming supports npz and npy, not {fmt}")
-        self.path, self.fmt, self.variables = path, fmt, variables
-        self.shape: tuple[int, ...] = ()
-        self._streams: dict[str, NpyStream] = {}
-        self._record: NpyStream | None = None
-        self._dir: str | None = None
-        self._atomic: Any = None
-        self._tmp_path: str | None = None
-        self.columns: list[str] = []
-        self._pending: dict[str, Any] = {}
-        self._pending_range: tuple[int, int] | None = None
+        self.path, self.fmt = path, fmt
+        self.sequential = fmt == "npy"  # records are appended in order; npz writes anywhere
         self.nonfinite = 0  # non-finite result values written so far
+        self._lock = threading.Lock()
+        self._layout = Layout([])
+        self._inputs: Result | None = None
+        self._spool: Any = None
+        self._offsets: list[int] = []
+        self._record: NpyStream | None = None
+        self._atomic: Any = None
+        self._shape: tuple[int, ...] = ()
 
     def _guarded(self, step: Any, *args: Any) -> Any:
         """Run one step; on any failure remove every partial file and report the failure
-        against the user's path (the part files are an implementation detail)."""
+        against the user's path (the spool is an implementation detail)."""
         try:
             return step(*args)
         except OutputError as err:
@@ -64,88 +70,113 @@ class StreamSink:
             self.abort()
             raise
 
-    def open(self, columns: list[str], shape: tuple[int, ...], dtype: np.dtype) -> None:
-        """Create the temporary files for ``columns`` of a batch of ``shape``."""
-        self._guarded(self._open, columns, shape, dtype)
+    def open(self, layout: Layout, shape: tuple[int, ...], dtype: np.dtype,
+             inputs: Result) -> None:
+        """Create the temporary file for a result of ``layout`` over a batch of ``shape``."""
+        self._guarded(self._open, layout, shape, dtype, inputs)
 
-    def write(self, column: str, start: int, stop: int, block: Any) -> None:
-        """Buffer one column's block; a block row range is flushed once all its columns
-        have arrived (the runner delivers them together, in order)."""
-        self._guarded(self._write, column, start, stop, block)
+    def write(self, start: int, stop: int, values: Sequence[Any]) -> None:
+        """Write rows ``start:stop`` of every result block."""
+        self._guarded(self._write, start, stop, values)
 
-    def result(self) -> dict[str, Any]:
-        """Finish the files and return the variables (results live only on disk)."""
+    def result(self) -> Result:
+        """Finish the file and return the inputs (the results live only on disk)."""
         return self._guarded(self._result)
 
-    def _open(self, columns: list[str], shape: tuple[int, ...], dtype: np.dtype) -> None:
-        self.shape = shape
-        self.columns = [*self.variables, *columns]
+    def _open(self, layout: Layout, shape: tuple[int, ...], dtype: np.dtype,
+              inputs: Result) -> None:
+        self._layout, self._inputs, self._shape, self._dtype = layout, inputs, shape, dtype
+        self._sources = layout.sources()
         target_dir = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(target_dir):
             raise OutputError(self.path, "No such file or directory")
+        rows = int(np.prod(shape, dtype=np.int64))
         if self.fmt == "npz":
-            try:
-                self._dir = tempfile.mkdtemp(prefix=".gradcli-parts-", dir=target_dir)
-            except OSError as err:
-                raise OutputError.from_oserror(self.path, err) from err
-            keep_open = len(self.columns) <= _MAX_OPEN_PARTS
-            for i, name in enumerate(self.columns):
-                part = os.path.join(self._dir, f"{i}.npy")
-                self._streams[name] = NpyStream(part, shape, dtype, keep_open=keep_open)
-        else:
-            self._atomic = atomic_path(self.path)
-            self._tmp_path = self._atomic.__enter__()
-            self._dtype = np.dtype([(name, dtype) for name in self.columns])
-            self._record = NpyStream(self._tmp_path, shape, self._dtype)
+            import tempfile
 
-    def _variable_block(self, name: str, start: int, stop: int, block_shape: tuple) -> Any:
-        arr = self.variables[name]
-        if arr.ndim and arr.shape[0] != 1:
-            arr = arr[start:stop]
-        return np.broadcast_to(arr, block_shape)
-
-    def _write(self, column: str, start: int, stop: int, block: Any) -> None:
-        block_shape = (stop - start,) + self.shape[1:] if self.shape else ()
-        if self._pending_range != (start, stop):
-            self._pending, self._pending_range = {}, (start, stop)
-        if block is None:
-            block = np.zeros(block_shape)
-        else:
-            self.nonfinite += int(block.size - np.count_nonzero(np.isfinite(block)))
-        self._pending[column] = block
-        if len(self._pending) + len(self.variables) < len(self.columns):
+            self._spool = tempfile.TemporaryFile(dir=target_dir, prefix=".gradcli-spool-")
+            offset = 0
+            for block in layout.blocks:
+                self._offsets.append(offset)
+                offset += rows * block.size * dtype.itemsize
             return
-        for name in self.variables:
-            self._pending[name] = self._variable_block(name, start, stop, block_shape)
-        if self.fmt == "npz":
-            for name in self.columns:
-                self._streams[name].write(self._pending[name])
-        else:
-            rec = np.empty(block_shape, dtype=self._dtype)
-            for name in self.columns:
-                rec[name] = self._pending[name]
-            assert self._record is not None
-            self._record.write(rec)
-        self._pending = {}
+        fields = [(b.name, member_dtype(inputs, b, None), b.shape) for b in inputs.blocks]
+        fields += [(b.name, dtype, b.shape) for b in layout.blocks]
+        self._records = np.dtype(fields)
+        self._atomic = atomic_path(self.path)
+        tmp = self._atomic.__enter__()
+        self._record = NpyStream(tmp, shape, self._records)
 
-    def _result(self) -> dict[str, Any]:
+    def _block_values(self, start: int, stop: int, values: Sequence[Any]) -> Iterator[
+            tuple[int, np.ndarray]]:
+        """(block index, rows start:stop of the block as a C-contiguous array)."""
+        rows = (stop - start,) + self._shape[1:] if self._shape else ()
+        for i, (block, src) in enumerate(zip(self._layout.blocks, self._sources, strict=True)):
+            arr = np.empty(rows + block.shape, dtype=self._dtype)
+            if block.shape:
+                fill_block(block_rows(arr, block, 0, stop - start, False), [values[k] for k in src],
+                           self._dtype)
+            else:
+                arr[...] = 0.0 if values[src[0]] is None else values[src[0]]
+            yield i, arr
+
+    def _write(self, start: int, stop: int, values: Sequence[Any]) -> None:
+        bad = 0
+        per_row = int(np.prod(self._shape[1:], dtype=np.int64)) if self._shape else 1
         if self.fmt == "npz":
-            for s in self._streams.values():
-                s.close()
-            members = {name: self._streams[name].path for name in self.columns}
-            assemble_npz(self.path, members, remove=True)
-            self._cleanup()
+            fd = self._spool.fileno()
+            for i, arr in self._block_values(start, stop, values):
+                bad += arr.size - int(np.count_nonzero(np.isfinite(arr)))
+                row_bytes = per_row * self._layout.blocks[i].size * self._dtype.itemsize
+                _pwrite_all(fd, arr, self._offsets[i] + start * row_bytes)
+        else:
+            assert self._inputs is not None and self._record is not None
+            rows = (stop - start,) + self._shape[1:] if self._shape else ()
+            rec = np.empty(rows, dtype=self._records)
+            for block in self._inputs.blocks:
+                full = full_array(self._inputs, block)
+                rec[block.name] = full[start:stop] if self._shape else full
+            for i, arr in self._block_values(start, stop, values):
+                bad += arr.size - int(np.count_nonzero(np.isfinite(arr)))
+                rec[self._layout.blocks[i].name] = arr
+            self._record.write(rec)
+        with self._lock:
+            self.nonfinite += bad
+
+    def _result(self) -> Result:
+        assert self._inputs is not None
+        if self.fmt == "npz":
+            self._assemble()
         else:
             assert self._record is not None
             self._record.close()
             atomic, self._atomic = self._atomic, None
             atomic.__exit__(None, None, None)
-        return dict(self.variables)
+        return self._inputs
+
+    def _assemble(self) -> None:
+        inputs = self._inputs
+        assert inputs is not None
+        rows = int(np.prod(self._shape, dtype=np.int64))
+        fd = self._spool.fileno()
+        with npz_archive(self.path) as zf:
+            for block in inputs.blocks:
+                write_block(zf, inputs, block)
+            for block, offset in zip(self._layout.blocks, self._offsets, strict=True):
+                size = rows * block.size * self._dtype.itemsize
+                write_member(zf, block.name, self._shape + block.shape, self._dtype,
+                             _spooled(fd, offset, size))
+        self._spool.close()
+        self._spool = None
 
     def abort(self) -> None:
         """Remove every partial file (after an error or Ctrl-C)."""
-        for s in self._streams.values():
-            s.abort()
+        if self._spool is not None:
+            try:
+                self._spool.close()
+            except OSError:
+                pass
+            self._spool = None
         if self._record is not None:
             self._record.abort()
         if self._atomic is not None:
@@ -154,17 +185,20 @@ class StreamSink:
             except BaseException:  # noqa: BLE001 - cleanup must not mask the first error
                 pass
             self._atomic = None
-        self._cleanup()
 
-    def _cleanup(self) -> None:
-        if self._dir is not None:
-            for name in os.listdir(self._dir):
-                try:
-                    os.unlink(os.path.join(self._dir, name))
-                except OSError:
-                    pass
-            try:
-                os.rmdir(self._dir)
-            except OSError:
-                pass
-            self._dir = None
+
+def _pwrite_all(fd: int, arr: np.ndarray, offset: int) -> None:
+    view = memoryview(arr.reshape(-1).view(np.uint8))
+    while view:
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
+
+
+def _spooled(fd: int, offset: int, size: int) -> Iterator[bytes]:
+    end = offset + size
+    while offset < end:
+        piece = os.pread(fd, min(_COPY, end - offset), offset)
+        if not piece:
+            raise OSError(0, "the spool file ended early")
+        yield piece
+        offset += len(piece)

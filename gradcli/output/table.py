@@ -22,7 +22,10 @@ __all__ = ["format_number", "table_cells", "render_table", "print_table"]
 
 
 def format_number(value: float, precision: int = 6) -> str:
-    """``%.{precision}g`` text of one value; NaN/inf as ``nan``, ``inf``, ``-inf``."""
+    """``%.{precision}g`` text of one value; NaN/inf as ``nan``, ``inf``, ``-inf``; text
+    (a column carried from a points file) as it is."""
+    if isinstance(value, str):
+        return value
     v = float(value)
     if math.isnan(v):
         return "nan"
