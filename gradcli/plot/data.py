@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..evaluation import EvaluationError, prepare
+from ..evaluation.blocks import INPUT
 from ..evaluation.specs import split_top
 from ..lang import Vector, parse
 
@@ -171,7 +172,7 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
     prepared = prepare(expression, "grad" if shape == () else "jacobian", grid=grid,
                        max_points=max_points)
     cols = prepared.run()
-    inputs = set(prepared.variable_columns())
+    inputs = {c for b in cols.blocks if b.kind == INPUT for c in b.column_names()}
     axes = [*names, *([animate[0]] if animate is not None else [])]
     coords = [np.asarray(cols[n], dtype=float).reshape(-1) for n in axes]
     full = tuple(len(c) for c in coords)
