@@ -8,7 +8,7 @@ materialising the whole grid, so rows are produced in bounded-size blocks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -51,9 +51,11 @@ def _flat_slice(col: np.ndarray, shape: tuple[int, ...], start: int, stop: int) 
 
 
 def iter_blocks(
-    columns: Mapping[str, np.ndarray], chunk_rows: int = CHUNK_ROWS
+    columns: Mapping[str, np.ndarray], chunk_rows: int = CHUNK_ROWS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[np.ndarray]:
-    """Yield (rows, ncols) float64 blocks covering all rows in C order."""
+    """Yield (rows, ncols) float64 blocks covering all rows in C order; after the consumer
+    is done with each block, ``progress(rows done, total rows)`` is called."""
     arrays = list(as_arrays(columns).values())
     shape = grid_shape(columns)
     total = int(np.prod(shape, dtype=np.int64))
@@ -63,6 +65,8 @@ def iter_blocks(
         for j, col in enumerate(arrays):
             block[:, j] = _flat_slice(col, shape, start, stop)
         yield block
+        if progress is not None:
+            progress(stop, total)
 
 
 def take_rows(columns: Mapping[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:

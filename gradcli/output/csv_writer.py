@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import BinaryIO, TextIO
 
 import numpy as np
@@ -47,17 +47,18 @@ def write_csv(
     columns: Mapping[str, np.ndarray],
     *,
     chunk_rows: int = CHUNK_ROWS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Write ``columns`` as CSV to an open text or binary file; return the row count.
 
     Text files receive ``str`` (ASCII digits, UTF-8-safe names); binary files
-    receive UTF-8 bytes.
+    receive UTF-8 bytes. ``progress(rows written, total rows)`` follows the writing.
     """
     text = isinstance(file, io.TextIOBase) or not _is_binary(file)
     header = csv_header(columns.keys())
     file.write(header if text else header.encode("utf-8"))  # type: ignore[arg-type]
     rows = 0
-    for block in iter_blocks(columns, chunk_rows):
+    for block in iter_blocks(columns, chunk_rows, progress):
         if block.size <= _SMALL:
             data = _format_small(block)
         else:
@@ -88,7 +89,8 @@ def write_csv_path(
     columns: Mapping[str, np.ndarray],
     *,
     chunk_rows: int = CHUNK_ROWS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Write CSV to ``path`` atomically (OutputError on failure); return the row count."""
     with atomic_open(path, "wb") as fh:
-        return write_csv(fh, columns, chunk_rows=chunk_rows)
+        return write_csv(fh, columns, chunk_rows=chunk_rows, progress=progress)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import BinaryIO, TextIO
 
 import numpy as np
@@ -46,8 +46,10 @@ def write_json(
     variables: Sequence[str] = (),
     notes: Sequence[str] = (),
     chunk_rows: int = CHUNK_ROWS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
-    """Write the result as one JSON object to an open text/binary file; return rows."""
+    """Write the result as one JSON object to an open text/binary file; return rows.
+    ``progress(rows written, total rows)`` follows the writing."""
     binary = not isinstance(file, io.TextIOBase) and (
         isinstance(file, io.BufferedIOBase | io.RawIOBase) or "b" in str(getattr(file, "mode", ""))
     )
@@ -67,7 +69,7 @@ def write_json(
         '"rows": ['
     )
     rows = 0
-    for block in iter_blocks(columns, chunk_rows):
+    for block in iter_blocks(columns, chunk_rows, progress):
         body = format_rows(block, quote_nonfinite=True)
         # "a,b\nc,d\n" -> "\n[a,b],\n[c,d]"
         put((b",\n[" if rows else b"\n[") + body[:-1].replace(b"\n", b"],\n[") + b"]")

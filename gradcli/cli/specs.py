@@ -1,7 +1,7 @@
 """Parse the CLI's point specifications: ``x=1,y=pi/2``, ``x=0:2pi:100``, ``1,0``, CSV files.
 
 Values and bounds are constant expressions of gradcli's own language, parsed and folded
-by it: nothing a user types is executed as Python.
+by it (``gradcli.evaluation.parse_constant``): nothing a user types is executed as Python.
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from ..lang import ExpressionError, free_variables, parse
-from ..lang.compile import compile_expression
-from .binding import EvaluationError
+from ..evaluation import EvaluationError, parse_constant
+from ..lang import free_variables, parse
+from .declare import BARE_GRID
+from .errors import UsageProblem, say
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: where a bare --grid (or a name alone) samples a variable
+DEFAULT_RANGE = (-5.0, 5.0)
 
 
 def split_top(text: str, sep: str) -> list[str]:
@@ -34,20 +37,6 @@ def split_top(text: str, sep: str) -> list[str]:
             cur.append(ch)
     parts.append("".join(cur))
     return parts
-
-
-def constant(text: str, what: str) -> Any:
-    """The value of a constant expression: a float, or nested lists for brackets."""
-    try:
-        tree = parse(text)
-    except ExpressionError as exc:
-        shown = exc.render().splitlines()[:-1]  # the value and its caret, without a 2nd message
-        raise EvaluationError("\n".join([f"{what}: {exc.message}", *shown])) from None
-    names = free_variables(tree)
-    if names:
-        raise EvaluationError(f"{what}: '{text.strip()}' must be a constant, but uses "
-                              f"{', '.join(names)}")
-    return compile_expression(tree, text, {}).run({})
 
 
 def _assignments(spec: str, option: str) -> list[tuple[str, str]]:
@@ -71,12 +60,15 @@ def parse_point(spec: str, option: str = "--at") -> dict[str, Any]:
     for name, value in _assignments(spec, option):
         if name in point:
             raise EvaluationError(f"{option} '{spec}': '{name}' is given twice")
-        point[name] = constant(value, f"{option} {name}")
+        point[name] = parse_constant(value, f"{option} {name}")
     return point
 
 
 def parse_grid(spec: str) -> tuple[str, Any]:
-    """``"x=0:2pi:100"`` -> ``("x", (0, 6.28.., 100))``; ``"z=0.5"`` holds z fixed."""
+    """``"x=0:2pi:100"`` -> ``("x", (0, 6.28.., 100))``; ``"z=0.5"`` holds z fixed; a name
+    alone, ``"x"``, is ``("x", None)``: x on the default range."""
+    if _NAME.match(spec.strip()):
+        return spec.strip(), None
     pairs = _assignments(spec, "--grid")
     if len(pairs) != 1:
         raise EvaluationError(f"--grid '{spec}': give one variable per --grid "
@@ -84,16 +76,56 @@ def parse_grid(spec: str) -> tuple[str, Any]:
     name, value = pairs[0]
     parts = split_top(value, ":")
     if len(parts) == 1:
-        return name, _scalar(constant(parts[0], f"--grid {name}"), f"--grid {name}")
+        return name, _scalar(parse_constant(parts[0], f"--grid {name}"), f"--grid {name}")
     if len(parts) != 3:
         raise EvaluationError(f"--grid '{spec}': expected start:stop:count, e.g. x=0:2pi:100")
-    start = _scalar(constant(parts[0], f"--grid {name} start"), f"--grid {name} start")
-    stop = _scalar(constant(parts[1], f"--grid {name} stop"), f"--grid {name} stop")
-    count = _scalar(constant(parts[2], f"--grid {name} count"), f"--grid {name} count")
+    start = _scalar(parse_constant(parts[0], f"--grid {name} start"), f"--grid {name} start")
+    stop = _scalar(parse_constant(parts[1], f"--grid {name} stop"), f"--grid {name} stop")
+    count = _scalar(parse_constant(parts[2], f"--grid {name} count"), f"--grid {name} count")
     if not float(count).is_integer() or count < 1:
         raise EvaluationError(f"--grid '{spec}': the count must be a whole number >= 1, "
                               f"got {parts[2].strip()}")
     return name, (start, stop, int(count))
+
+
+def _fmt_number(v: float) -> str:
+    return f"{v:g}"
+
+
+def resolve_grid(expression: str, specs: list[str], quiet: bool,
+                 force_default: bool = False) -> dict[str, Any]:
+    """Grid entries from ``--grid`` specs, in the order given.
+
+    A name alone samples that variable on the default range; a bare ``--grid`` (or
+    ``force_default``) samples every other free variable of the expression there, and the
+    grid then orders the expression's variables by name (x before y: x is horizontal),
+    wherever they were given. Each sampled variable gets 101
+    points when at most two are sampled, else 21. The choice is announced on stderr, in
+    the syntax the user could have typed, unless ``quiet``.
+    """
+    grid: dict[str, Any] = {}
+    bare = force_default
+    for spec in specs:
+        if spec == BARE_GRID:
+            bare = True
+            continue
+        name, value = parse_grid(spec)
+        if name in grid:
+            raise UsageProblem(f"--grid '{name}' is given twice")
+        grid[name] = value
+    if bare:
+        names = sorted(free_variables(parse(expression)))
+        grid = {n: grid.get(n) for n in names} | {n: v for n, v in grid.items()
+                                                  if n not in names}
+    defaulted = [n for n, v in grid.items() if v is None]
+    sampled = sum(v is None or isinstance(v, tuple) for v in grid.values())
+    count = 101 if sampled <= 2 else 21  # variables held fixed are not sampled
+    for name in defaulted:
+        grid[name] = (DEFAULT_RANGE[0], DEFAULT_RANGE[1], count)
+    if defaulted and not quiet:
+        lo, hi = (_fmt_number(v) for v in DEFAULT_RANGE)
+        say("using " + " ".join(f"--grid {n}={lo}:{hi}:{count}" for n in defaulted))
+    return grid
 
 
 def _scalar(value: Any, what: str) -> float:
@@ -109,7 +141,7 @@ def parse_vector(spec: str) -> Any:
     text = spec.strip()
     if len(split_top(text, ",")) > 1:
         text = f"[{text}]"
-    return constant(text, "--vector")
+    return parse_constant(text, "--vector")
 
 
 def read_points_csv(text: str, source: str) -> dict[str, np.ndarray]:
