@@ -8,7 +8,7 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 BENCH_ARGS ?=
 FUZZ_MINUTES ?= 10
 
-.PHONY: demo test test-all lint bench bench-peers samples fuzz clean
+.PHONY: demo test test-all lint bench bench-peers samples fuzz readme clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ lint: $(STAMP)
 
 samples: $(STAMP)
 	$(PY) samples/make_samples.py
+
+# the README's option tables, from the CLI's declaration (gradcli/cli/declare.py)
+readme: $(STAMP)
+	$(PY) -m gradcli.cli.readme README.md
 
 fuzz: $(STAMP)
 	$(PY) fuzz/run.py --minutes $(FUZZ_MINUTES)

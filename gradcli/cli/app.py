@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import click
@@ -88,7 +88,7 @@ def command_function(command: Command) -> Callable[..., int]:
                                        "give it once")
                 options[option.name] = value[0] if value else None
         module, _, name = command.run.partition(":")
-        target = getattr(importlib.import_module(f".{module}", __package__), name)
+        target = getattr(importlib.import_module(module), name)
         return int(target(command.name, **options))
 
     params = [_EXPRESSION, *map(_parameter, command.options)]
@@ -115,7 +115,7 @@ def _root(version: Annotated[bool, typer.Option(
     """gradcli: derivatives from the command line."""
 
 
-def build(only: str | None = None) -> click.Command:
+def build(only: str | None = None, commands: Sequence[Command] = COMMANDS) -> click.Command:
     """The click command group for every declared command, or for ``only`` that one."""
     app = typer.Typer(
         name="gradcli", no_args_is_help=True, pretty_exceptions_enable=False,
@@ -123,9 +123,10 @@ def build(only: str | None = None) -> click.Command:
         # click >= 8.4 suggests a close command itself; typer's would say it a second time
         suggest_commands=not hasattr(click.exceptions, "NoSuchCommand"),
         help="Derivatives, gradients, Jacobians and gradient-field pictures of a formula, "
-        "from gradcli's own autograd engine.")
+        "from gradcli's own autograd engine. An expression may start with -; where it "
+        "could be read as an option, give it after --.")
     app.callback()(_root)
-    for command in COMMANDS:
+    for command in commands:
         if only is None or command.name == only:
             app.command(command.name, help=command.help,
                         epilog=_examples(command.examples))(command_function(command))

@@ -59,9 +59,9 @@ class Option:
 class Command:
     """One command: ``gradcli NAME EXPRESSION [OPTIONS]``.
 
-    ``run`` names the function that does the work as ``module:function`` (a module of
-    this package, imported only when the command runs); it is called as
-    ``function(name, expression=..., **options)`` and returns the exit status. ``files``
+    ``run`` names the function that does the work as ``package.module:function``
+    (imported only when the command runs); it is called as ``function(name,
+    expression=..., **options)`` and returns the exit status. ``files``
     maps each output extension to the format it picks; ``auto`` is the format used when
     none is chosen, on a terminal and elsewhere. ``group`` is the README table it is
     listed in.
@@ -145,9 +145,13 @@ CHECK_TOLERANCE = {
 }
 
 
+def _sci(value: float) -> str:
+    return f"{value:.0e}".replace("e-0", "e-")
+
+
 def _check(command: str) -> tuple[Option, Option]:
     tol = CHECK_TOLERANCE[command]
-    shown = f"{tol['float64']:g} (float64), {tol['float32']:g} (float32)"
+    shown = f"{_sci(tol['float64'])} (float64), {_sci(tol['float32'])} (float32)"
     return (
         Option("check", ("--check",), "flag", False,
                help="Also compute central differences (in float64) and report the largest "
@@ -226,50 +230,68 @@ PLOT_DRAWING = (
            example="--aspect auto"),
 )
 
+#: the function every numeric command runs: it hands the command's name to
+#: ``gradcli.evaluate`` as ``what``
+RUN_NUMERIC = "gradcli.cli.execute:run_numeric"
+
 COMMANDS: tuple[Command, ...] = (
-    Command("eval", "Values of the formula: column f (f[i] for a vector, f[i][j] for a "
-            "matrix).", "execute:run_numeric", NUMERIC,
-            ('gradcli eval "x^2 + 3x + 1" --at x=4',
-             'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json'),
-            "numeric", NUMERIC_FILES),
-    Command("grad", "Gradient of a scalar formula: f, then df/dx for each variable.",
-            "execute:run_numeric", (*NUMERIC, *_check("grad")),
-            ('gradcli grad "x^2 + 3x + 1" --at x=4',
-             'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 -o grad.csv',
-             'gradcli grad "sin(x)*cos(y)" --grid',
-             'gradcli grad "a*x^2" --points xs.csv --at a=3'),
-            "numeric", NUMERIC_FILES),
-    Command("jacobian", "Every derivative: the values, then df[i]/dx per component and "
-            "variable.", "execute:run_numeric", (*NUMERIC, *_check("jacobian")),
-            ('gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2',
-             'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"'),
-            "numeric", NUMERIC_FILES),
-    Command("vjp", "Vector-Jacobian product vᵀJ (PyTorch's backward(gradient=v)): vjp/dx "
-            "per variable.", "execute:run_numeric", (*NUMERIC, VECTOR),
-            ('gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1',), "numeric", NUMERIC_FILES),
-    Command("jvp", "Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a vector "
-            "f).", "execute:run_numeric", (*NUMERIC, DIRECTION),
-            ('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',),
-            "numeric", NUMERIC_FILES),
-    Command("hessian", "Second derivatives of a scalar formula: f, then d2f/dadb for "
-            "every ordered pair.", "execute:run_numeric", (*NUMERIC, *_check("hessian")),
-            ('gradcli hessian "x^2*y + y^3" --at x=1,y=2',), "numeric", NUMERIC_FILES),
-    Command("graph", "The computation graph at one point: each node's operation, inputs, "
-            "value and adjoint ∂f/∂node.", "graph_cmd:run_graph",
-            (GRAPH_AT, GRAPH_FORMAT, GRAPH_OUTPUT, PRECISION, QUIET),
-            ('gradcli graph "4*(x^2 + x)" --at x=3',
-             'gradcli graph "sin(x)*y" --at x=1,y=2 -o g.dot && dot -Tpng g.dot > g.png'),
-            "graph", ((".json", "json"), (".dot", "dot"), (".gv", "dot")),
-            auto=("table", "table")),
-    Command("plot", "A picture of the formula and its gradient: a curve with tangent "
-            "arrows (one variable), a heatmap with gradient arrows or streamlines (two), "
-            "or a vector field.", "plot_run:run_plot",
-            (PLOT_OUTPUT, PLOT_GRID, *PLOT_DRAWING, QUIET, MAX_POINTS),
-            ('gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 -o field.png',
-             'gradcli plot "sin(x)" --grid x=0:2pi:100 --derivative -o sin.svg',
-             'gradcli plot "[-y, x]" --grid x=-2:2:41 --grid y=-2:2:41 --color curl '
-             '-o curl.png'),
-            "plot"),
+    Command(
+        name="eval",
+        help="Values of the formula: column f (f[i] for a vector, f[i][j] for a matrix).",
+        run=RUN_NUMERIC, options=NUMERIC, group="numeric", files=NUMERIC_FILES,
+        examples=('gradcli eval "x^2 + 3x + 1" --at x=4',
+                  'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json')),
+    Command(
+        name="grad", help="Gradient of a scalar formula: f, then df/dx for each variable.",
+        run=RUN_NUMERIC, options=(*NUMERIC, *_check("grad")), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli grad "x^2 + 3x + 1" --at x=4',
+                  'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
+                  '-o grad.csv',
+                  'gradcli grad "sin(x)*cos(y)" --grid',
+                  'gradcli grad "a*x^2" --points xs.csv --at a=3')),
+    Command(
+        name="jacobian",
+        help="Every derivative: the values, then df[i]/dx per component and variable.",
+        run=RUN_NUMERIC, options=(*NUMERIC, *_check("jacobian")), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2',
+                  'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"')),
+    Command(
+        name="vjp", help="Vector-Jacobian product vᵀJ (PyTorch's backward(gradient=v)): "
+        "vjp/dx per variable.",
+        run=RUN_NUMERIC, options=(*NUMERIC, VECTOR), group="numeric", files=NUMERIC_FILES,
+        examples=('gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1',)),
+    Command(
+        name="jvp", help="Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a "
+        "vector f).",
+        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION), group="numeric", files=NUMERIC_FILES,
+        examples=('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',)),
+    Command(
+        name="hessian", help="Second derivatives of a scalar formula: f, then d2f/dadb for "
+        "every ordered pair.",
+        run=RUN_NUMERIC, options=(*NUMERIC, *_check("hessian")), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli hessian "x^2*y + y^3" --at x=1,y=2',)),
+    Command(
+        name="graph", help="The computation graph at one point: each node's operation, "
+        "inputs, value and adjoint ∂f/∂node.",
+        run="gradcli.cli.graph_cmd:run_graph",
+        options=(GRAPH_AT, GRAPH_FORMAT, GRAPH_OUTPUT, PRECISION, QUIET), group="graph",
+        files=((".json", "json"), (".dot", "dot"), (".gv", "dot")), auto=("table", "table"),
+        examples=('gradcli graph "4*(x^2 + x)" --at x=3',
+                  'gradcli graph "sin(x)*y" --at x=1,y=2 -o g.dot && dot -Tpng g.dot > g.png')),
+    Command(
+        name="plot", help="A picture of the formula and its gradient: a curve with tangent "
+        "arrows (one variable), a heatmap with gradient arrows or streamlines (two), or a "
+        "vector field.",
+        run="gradcli.cli.plot_run:run_plot",
+        options=(PLOT_OUTPUT, PLOT_GRID, *PLOT_DRAWING, QUIET, MAX_POINTS), group="plot",
+        examples=('gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
+                  '-o field.png',
+                  'gradcli plot "sin(x)" --grid x=0:2pi:100 --derivative -o sin.svg',
+                  'gradcli plot "[-y, x]" --grid x=-2:2:41 --grid y=-2:2:41 --color curl '
+                  '-o curl.png')),
 )
 
 BY_NAME = {c.name: c for c in COMMANDS}

@@ -63,7 +63,7 @@ def expression_warnings(quiet: bool) -> Iterator[None]:
     parsed more than once, and each parse warns again."""
     import warnings
 
-    from ..lang.errors import ExpressionWarning
+    from ..lang import ExpressionWarning
 
     shown: set[str] = set()
 

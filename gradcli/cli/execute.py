@@ -8,7 +8,7 @@ announced on stderr in the syntax the user could have typed.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..evaluation import EvaluationError, Prepared, prepare
@@ -26,16 +26,17 @@ class Request:
 
     what: str
     expression: str
-    at: list[str] = field(default_factory=list)
-    grid: list[str] = field(default_factory=list)
-    points: str | None = None
-    fmt: str = "auto"
-    output: str | None = None
-    precision: int = 6
-    strict: bool = False
-    quiet: bool = False
-    max_points: int = BY_NAME["eval"].option("max_points").default
-    dtype: str = "float64"
+    at: list[str]
+    grid: list[str]
+    points: str | None
+    fmt: str
+    output: str | None
+    precision: int
+    strict: bool
+    quiet: bool
+    max_points: int
+    dtype: str
+    # declared by some numeric commands only
     check: bool = False
     check_tol: float | None = None
     vector: str | None = None
@@ -186,6 +187,10 @@ def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int
     status = ExitStatus.OK
     if found.not_comparable:
         say(f"check: {found.not_comparable} entries not comparable (non-finite in one of them)")
+        status = ExitStatus.FAIL
+    if found.both_nonfinite:
+        say(f"check: {found.both_nonfinite} entries not comparable (non-finite in both, "
+            "but not the same value)")
         status = ExitStatus.FAIL
     if found.worst_rel > tolerance:
         say("check: FAILED: the discrepancy is above --check-tol")

@@ -49,19 +49,19 @@ def _table(title: str, commands: Sequence[Command]) -> list[str]:
         for option in command.options:
             rows.setdefault(option.name, []).append((command, option))
     everyone = len(commands)
-    lines = [f"#### {title}", "",
-             "| option | commands | default | what it does | example |",
-             "|---|---|---|---|---|"]
+    lines = [f"#### {title}", "", "| option | " + ("commands | " if everyone > 1 else "")
+             + "default | what it does | example |",
+             "|---|---|---|---|" + ("---|" if everyone > 1 else "")]
     for uses in rows.values():
         option = uses[0][1]
-        which = ("all" if len(uses) == everyone and everyone > 1
-                 else " ".join(f"`{c.name}`" for c, _ in uses))
+        which = ("" if everyone == 1 else "all | " if len(uses) == everyone
+                 else " ".join(f"`{c.name}`" for c, _ in uses) + " | ")
         defaults: dict[str, list[str]] = {}
         for command, variant in uses:
             defaults.setdefault(_default(variant), []).append(command.name)
         default = next(iter(defaults)) if len(defaults) == 1 else "; ".join(
-            f"{text} ({', '.join(names)})" for text, names in defaults.items())
-        lines.append(f"| {_flags(option)} | {which} | {_cell(default)} | {_cell(option.help)} "
+            f"{', '.join(names)}: {text}" for text, names in defaults.items())
+        lines.append(f"| {_flags(option)} | {which}{_cell(default)} | {_cell(option.help)} "
                      f"| `{_cell(option.example)}` |")
     return [*lines, ""]
 

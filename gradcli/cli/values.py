@@ -32,8 +32,9 @@ def choice(text: str, choices: tuple[str, ...]) -> str:
     raise ValueError(f"expected one of {', '.join(choices)}; got '{text}'")
 
 
-def number(text: str) -> float:
-    """A plain number, or the value of a constant expression (``2^20``, ``pi/2``)."""
+def number(text: str) -> float | None:
+    """A plain number, or the value of a constant expression (``2^20``, ``pi/2``); None
+    when ``text`` is neither."""
     try:
         return float(text)
     except ValueError:
@@ -43,10 +44,8 @@ def number(text: str) -> float:
     try:
         value = parse_constant(text, "")
     except EvaluationError:
-        value = None
-    if not isinstance(value, float):
-        raise ValueError(f"expected a number, got '{text}'")
-    return value
+        return None
+    return value if isinstance(value, float) else None
 
 
 def _range(low: float | None, high: float | None) -> str:
@@ -63,7 +62,7 @@ def _range(low: float | None, high: float | None) -> str:
 def whole(text: str, low: float | None = None, high: float | None = None) -> int:
     """A whole number within ``low``..``high`` (``1e9`` is one)."""
     value = number(text)
-    if not (math.isfinite(value) and value.is_integer()) or (
+    if value is None or not (math.isfinite(value) and value.is_integer()) or (
             low is not None and value < low) or (high is not None and value > high):
         raise ValueError(f"expected a whole number{_range(low, high)}, got '{text}'")
     return int(value)
@@ -72,7 +71,7 @@ def whole(text: str, low: float | None = None, high: float | None = None) -> int
 def real(text: str, low: float | None = None, high: float | None = None) -> float:
     """A finite number within ``low``..``high``."""
     value = number(text)
-    if not math.isfinite(value) or (low is not None and value < low) or (
+    if value is None or not math.isfinite(value) or (low is not None and value < low) or (
             high is not None and value > high):
         raise ValueError(f"expected a finite number{_range(low, high)}, got '{text}'")
     return value

@@ -21,12 +21,14 @@ _EPS = {"grad": 1e-6, "jacobian": 1e-6, "hessian": 1e-5}
 
 
 class CheckResult(NamedTuple):
-    """The largest gaps between the engine and central differences, and the number of
-    entries where exactly one of the two is finite (a gap no tolerance covers)."""
+    """The largest gaps between the engine and central differences over the entries where
+    both are finite, and the entries no tolerance covers: those where exactly one of the
+    two is finite, and those where both are non-finite but differ (inf against nan)."""
 
     worst_abs: float
     worst_rel: float
     not_comparable: int
+    both_nonfinite: int = 0
 
 
 def _shifted(prepared: Any, var: str, k: int, sign: float, eps: float) -> Any:
@@ -45,15 +47,14 @@ def _evaluate(prepared: Any, plan: Plan, binding: Any) -> dict[str, np.ndarray]:
 
 
 def finite_difference_check(prepared: Any, columns: dict[str, Any]) -> CheckResult:
-    """Largest absolute and relative gap between the engine's derivative columns and
-    central differences (relative is |gap| / max(1, |difference quotient|)), over the
-    entries where both are finite; and how many entries have only one of them finite."""
+    """Compare the engine's derivative columns with central differences (see
+    CheckResult); a relative gap is |gap| / max(1, |difference quotient|)."""
     what = prepared.plan.what
     eps = _EPS[what]
     base_what = "grad" if what == "hessian" else "eval"
     base = replace(prepared.plan, what=base_what)
     worst_abs = worst_rel = 0.0
-    not_comparable = 0
+    not_comparable = both_nonfinite = 0
     for col, var, k in prepared.plan.inputs:
         comp = 0 if k is None else k
         hi = _evaluate(prepared, base, _shifted(prepared, var, comp, +1.0, eps))
@@ -64,7 +65,11 @@ def finite_difference_check(prepared: Any, columns: dict[str, Any]) -> CheckResu
             fd = (hi[name] - lo[name]) / step
             target = (f"d2f/d{name[4:]}d{col}" if what == "hessian" else f"d{name}/d{col}")
             engine = np.broadcast_to(columns[target], fd.shape)
-            not_comparable += int(np.count_nonzero(np.isfinite(engine) != np.isfinite(fd)))
+            finite_engine, finite_fd = np.isfinite(engine), np.isfinite(fd)
+            not_comparable += int(np.count_nonzero(finite_engine != finite_fd))
+            neither = ~finite_engine & ~finite_fd
+            both_nonfinite += int(np.count_nonzero(
+                neither & ~((engine == fd) | (np.isnan(engine) & np.isnan(fd)))))
             gap = np.abs(engine - fd)
             finite = np.isfinite(gap)
             if not finite.any():
@@ -72,4 +77,4 @@ def finite_difference_check(prepared: Any, columns: dict[str, Any]) -> CheckResu
             worst_abs = max(worst_abs, float(gap[finite].max()))
             rel = gap[finite] / np.maximum(1.0, np.abs(fd[finite]))
             worst_rel = max(worst_rel, float(rel.max()))
-    return CheckResult(worst_abs, worst_rel, not_comparable)
+    return CheckResult(worst_abs, worst_rel, not_comparable, both_nonfinite)

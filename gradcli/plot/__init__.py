@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..evaluation import DEFAULT_MAX_POINTS
 from .data import Field, compute_field
 from .figures import Drawn, build_figure, check_cmap, default_every, lattice
 from .options import PlotOptions, image_format, parse_size
@@ -25,7 +26,7 @@ __all__ = ["plot_expression", "compute_field", "build_figure", "save_figure", "F
 
 def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None = None,
                     options: PlotOptions | None = None, *,
-                    max_points: int = 50_000_000) -> tuple[Any, Drawn]:
+                    max_points: int = DEFAULT_MAX_POINTS) -> tuple[Any, Drawn]:
     """Sample ``expression`` on ``grid``, draw it and (if ``path``) save it.
 
     Checks everything cheap first (extension, directory, options, colormap) so a bad

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation import EvaluationError, prepare
+from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError, prepare
 
 __all__ = ["Field", "compute_field", "sampled_names"]
 
@@ -78,7 +78,7 @@ def _check_grid(grid: Mapping[str, Any]) -> list[str]:
 
 
 def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None = None,
-                  max_points: int = 50_000_000) -> Field:
+                  max_points: int = DEFAULT_MAX_POINTS) -> Field:
     """Sample ``expression`` on ``grid`` with what the plot needs (values, gradient or
     Jacobian); raise EvaluationError/ExpressionError for what cannot be drawn."""
     names = _check_grid(grid)
