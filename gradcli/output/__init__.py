@@ -124,17 +124,17 @@ def write(
     if fmt == "table":
         from rich.console import Console
 
-        from .table import fit_table, hidden_columns_note
+        from .table import hidden_columns_note, render_table
 
         kwargs = {"precision": precision, "max_rows": max_rows, "title": title, "notes": notes}
         if path is not None:  # a file is as wide as the table
             with atomic_open(path, "w", encoding="utf-8") as fh:
-                renderable, _ = fit_table(result_columns, **kwargs)
+                renderable, _ = render_table(result_columns, **kwargs)
                 Console(file=fh, width=10_000, no_color=True,
                         force_terminal=False).print(renderable)
             return []
         console = console if console is not None else Console(file=out)
-        renderable, hidden = fit_table(result_columns, width=console.width, **kwargs)
+        renderable, hidden = render_table(result_columns, width=console.width, **kwargs)
         console.print(renderable)
         return [hidden_columns_note(hidden)] if hidden else []
     if fmt == "csv":

@@ -21,8 +21,7 @@ import numpy as np
 
 from ._columns import as_arrays, row_count, take_rows
 
-__all__ = ["format_number", "table_cells", "render_table", "fit_table", "print_table",
-           "hidden_columns_note"]
+__all__ = ["format_number", "table_cells", "render_table", "print_table", "hidden_columns_note"]
 
 #: a transposed table has one line per column; past this many it is not offered
 MAX_TRANSPOSED_LINES = 200
@@ -78,7 +77,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | N
     return table
 
 
-def fit_table(
+def render_table(
     columns: Mapping[str, np.ndarray],
     *,
     precision: int = 6,
@@ -128,22 +127,9 @@ def hidden_columns_note(count: int) -> str:
     return f"{count:,} columns not shown (all columns: -f csv or -o FILE)"
 
 
-def render_table(
-    columns: Mapping[str, np.ndarray],
-    *,
-    precision: int = 6,
-    max_rows: int = 40,
-    title: str | None = None,
-    notes: Sequence[str] | None = None,
-) -> Any:
-    """A rich renderable of every column: the table followed by one line per note."""
-    return fit_table(columns, precision=precision, max_rows=max_rows, title=title,
-                     notes=notes)[0]
-
-
 def print_table(console: Any, columns: Mapping[str, np.ndarray], **kwargs: Any) -> int:
-    """Print the table on a rich Console, fitted to its width (see fit_table for keyword
+    """Print the table on a rich Console, fitted to its width (see render_table for keyword
     arguments); return how many columns did not fit."""
-    renderable, hidden = fit_table(columns, width=console.width, **kwargs)
+    renderable, hidden = render_table(columns, width=console.width, **kwargs)
     console.print(renderable)
     return hidden
