@@ -158,6 +158,13 @@ def test_grid_with_a_held_vector_variable(capsys):
                           "df/dw[0]": x, "df/dw[1]": 1.0} for x in (0.0, 0.5, 1.0)]
 
 
+def test_bare_grid_samples_only_what_is_not_held(capsys):
+    status, out, err = run(capsys, "grad", "x*y", "--grid", "--at", "y=3")
+    assert status == 0 and err == "using --grid x=-5:5:101\n"
+    assert rows(out) == [{"x": x, "y": 3.0, "f": 3 * x, "df/dx": 3.0, "df/dy": x}
+                         for x in np.linspace(-5, 5, 101).tolist()]
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["-p", "A", "-p", "B"], "--points is given 2 times"),
     (["-p", "A", "--at", "x=1"], "'x' is given by --at and by --points"),

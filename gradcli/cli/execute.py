@@ -1,8 +1,7 @@
 """From command-line options to columns on the screen or in a file.
 
 Options in (point specs, format, output), ``gradcli.evaluation`` does the work, the output
-layer writes. Defaults are chosen here when the user has not said (a bare ``--grid``) and
-announced on stderr in the syntax the user could have typed.
+layer writes; ``--check`` compares the derivatives with central differences.
 """
 
 from __future__ import annotations
@@ -81,13 +80,15 @@ def build(req: Request) -> Prepared:
                            "a variable fixed)")
     kwargs: dict[str, Any] = {}
     if req.grid or req.points:
-        option = "--grid" if req.grid else "--points"
         kwargs["fixed"] = fixed = _held(req.at)
         if req.grid:
-            kwargs["grid"] = resolve_grid(req.expression, req.grid, req.quiet)
+            option, given = "--grid", resolve_grid(req.expression, req.grid, req.quiet,
+                                                   held=fixed)
+            kwargs["grid"] = given
         else:
-            kwargs["points"] = _read_points(req.points or "")
-        both = next((n for n in fixed if n in kwargs[option[2:]]), None)
+            option, given = "--points", _read_points(req.points or "")
+            kwargs["points"] = given
+        both = next((n for n in fixed if n in given), None)
         if both is not None:
             raise UsageProblem(f"'{both}' is given by --at and by {option}: give only one "
                                "of them")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -93,15 +94,15 @@ def _fmt_number(v: float) -> str:
 
 
 def resolve_grid(expression: str, specs: list[str], quiet: bool,
-                 force_default: bool = False) -> dict[str, Any]:
+                 force_default: bool = False, held: Iterable[str] = ()) -> dict[str, Any]:
     """Grid entries from ``--grid`` specs, in the order given.
 
     A name alone samples that variable on the default range; a bare ``--grid`` (or
-    ``force_default``) samples every other free variable of the expression there, and the
-    grid then orders the expression's variables by name (x before y: x is horizontal),
-    wherever they were given. Each sampled variable gets 101
-    points when at most two are sampled, else 21. The choice is announced on stderr, in
-    the syntax the user could have typed, unless ``quiet``.
+    ``force_default``) samples every other free variable of the expression there (except
+    those ``held`` fixed by ``--at``), and the grid then orders the expression's variables
+    by name (x before y: x is horizontal), wherever they were given. Each sampled variable
+    gets 101 points when at most two are sampled, else 21. The choice is announced on
+    stderr, in the syntax the user could have typed, unless ``quiet``.
     """
     grid: dict[str, Any] = {}
     bare = force_default
@@ -114,7 +115,7 @@ def resolve_grid(expression: str, specs: list[str], quiet: bool,
             raise UsageProblem(f"--grid '{name}' is given twice")
         grid[name] = value
     if bare:
-        names = sorted(free_variables(parse(expression)))
+        names = sorted(n for n in free_variables(parse(expression)) if n not in held)
         grid = {n: grid.get(n) for n in names} | {n: v for n, v in grid.items()
                                                   if n not in names}
     defaulted = [n for n, v in grid.items() if v is None]
