@@ -6,7 +6,7 @@ import sys
 
 from ..evaluation.graph import build_graph
 from .declare import BY_NAME
-from .errors import UsageProblem, expression_warnings, writing_stdout
+from .errors import ExitStatus, UsageProblem, expression_warnings, writing_stdout
 from .formats import choose_format
 from .specs import parse_point
 
@@ -29,10 +29,10 @@ def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
         if output:
             with atomic_open(output, "w", encoding="utf-8") as fh:
                 Console(file=fh, width=10_000, no_color=True, force_terminal=False).print(table)
-            return 0
+            return ExitStatus.OK
         with writing_stdout():
             Console().print(table)
-        return 0
+        return ExitStatus.OK
     text = (graph_view.graph_json(expression, point, nodes, out) if fmt == "json"
             else graph_view.graph_dot(expression, nodes, out, precision))
     if output:
@@ -41,4 +41,4 @@ def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
     else:
         with writing_stdout():
             sys.stdout.write(text)
-    return 0
+    return ExitStatus.OK

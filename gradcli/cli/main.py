@@ -11,6 +11,7 @@ import os
 import sys
 
 from .declare import BY_NAME, COMMANDS
+from .errors import ExitStatus, guarded
 
 USAGE = f"""\
 gradcli: derivatives, gradients, Jacobians and gradient-field pictures of a formula.
@@ -47,12 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args and COMPLETE_VAR not in os.environ:
         sys.stdout.write(USAGE)
-        status = 0
+        status = ExitStatus.OK
     else:
         debug = "--debug" in args
         args = [a for a in args if a != "--debug"]
-        from .errors import guarded
-
         status = guarded(lambda: run(args), debug)
     if argv is None:
         _exit(status)
@@ -71,7 +70,7 @@ def _exit(status: int) -> None:
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe: the run already said what it could
-            status = status or 1
+            status = status or ExitStatus.FAIL
     os._exit(status)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import RuntimeProblem, expression_warnings
+from .errors import ExitStatus, RuntimeProblem, expression_warnings
 
 
 def run_plot(what: str, expression: str, output: str, grid: list[str] | None, quiet: bool,
@@ -35,7 +35,7 @@ def run_plot(what: str, expression: str, output: str, grid: list[str] | None, qu
             plot_expression(expression, grid_dict, output, options, max_points=max_points)
         except OSError as exc:
             raise RuntimeProblem(_cannot_write(output, exc)) from None
-    return 0
+    return ExitStatus.OK
 
 
 def _cannot_write(path: str, exc: OSError) -> str:
