@@ -206,11 +206,12 @@ def test_graph_output_by_extension(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, needles", [
-    (["graph", "x", "--at", "x=1", "-f", "dot", "-o", "g.png"], ["dot", ".png"]),
-    (["graph", "x", "--at", "x=1", "-f", "json", "-o", "g.dot"], ["json", ".dot"]),
+    (["graph", "x", "--at", "x=1", "-f", "dot", "-o", "g.png"],
+     ["--format dot", "'g.png'", ".json, .dot, .gv"]),
+    (["graph", "x", "--at", "x=1", "-f", "json", "-o", "g.dot"], ["--format json", ".dot"]),
     (["graph", "x", "--at", "x=1", "-o", "g.png"], [".json, .dot, .gv"]),
-    (["grad", "x", "--at", "x=1", "-f", "csv", "-o", "g.json"], ["csv", ".json"]),
-    (["grad", "x", "--at", "x=1", "-f", "json", "-o", "g.npy"], ["json", ".npy"]),
+    (["grad", "x", "--at", "x=1", "-f", "csv", "-o", "g.json"], ["--format csv", ".json"]),
+    (["grad", "x", "--at", "x=1", "-f", "json", "-o", "g.npy"], ["--format json", ".npy"]),
     (["grad", "x", "--at", "x=1", "-o", "g.xyz"], [".csv, .json, .npz, .npy"]),
     (["grad", "x", "--at", "x=1", "-o", "g"], [".csv, .json, .npz, .npy"]),
 ])

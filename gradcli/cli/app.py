@@ -120,11 +120,12 @@ def build(only: str | None = None, commands: Sequence[Command] = COMMANDS) -> cl
     app = typer.Typer(
         name="gradcli", no_args_is_help=True, pretty_exceptions_enable=False,
         rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
-        # click >= 8.4 suggests a close command itself; typer's would say it a second time
-        suggest_commands=not hasattr(click.exceptions, "NoSuchCommand"),
         help="Derivatives, gradients, Jacobians and gradient-field pictures of a formula, "
         "from gradcli's own autograd engine. An expression may start with -; where it "
         "could be read as an option, give it after --.")
+    # click >= 8.4 suggests a close command itself; typer's would say it a second time (set
+    # as an attribute: older typer has no such argument, and adds no suggestion of its own)
+    app.suggest_commands = not hasattr(click.exceptions, "NoSuchCommand")
     app.callback()(_root)
     for command in commands:
         if only is None or command.name == only:

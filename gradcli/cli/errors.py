@@ -66,9 +66,12 @@ def expression_warnings(quiet: bool) -> Iterator[None]:
     from ..lang import ExpressionWarning
 
     shown: set[str] = set()
+    others = warnings.showwarning
 
     def show(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
-        if not quiet and str(message) not in shown:
+        if not issubclass(category, ExpressionWarning):
+            others(message, category, *args, **kwargs)
+        elif not quiet and str(message) not in shown:
             shown.add(str(message))
             say(f"warning: {message}")
 

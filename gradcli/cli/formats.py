@@ -26,6 +26,9 @@ def choose_format(command: Command, fmt: str, output: str | None) -> str:
     by_ext = files.get(ext.lower())
     if by_ext is None:
         accepted = ", ".join(files)
+        if ext and fmt != "auto":
+            raise UsageProblem(f"--format {fmt} contradicts the extension of '{output}' "
+                               f"({command.name} writes {accepted})")
         if ext:
             raise UsageProblem(f"unknown output extension '{ext}': use {accepted}")
         if fmt == "auto":
