@@ -5,8 +5,6 @@ exit 2; a run loads only what its command needs."""
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -79,22 +77,6 @@ def test_errors_are_one_message_and_exit_2(capsys, argv, needle) -> None:
     assert needle in err
     assert "Traceback" not in err and "\x1b" not in err
     assert len(err.splitlines()) in (1, 3)  # one line, or expression, caret, message
-
-
-def test_one_point_grad_loads_only_what_it_needs() -> None:
-    """Neither rich, matplotlib nor the other commands' code is imported for a one-point
-    CSV run, and only the grad command is built."""
-    code = ("import sys\n"
-            "from gradcli.cli.main import main\n"
-            "status = main(['grad', 'x^2 + 3x + 1', '--at', 'x=4'])\n"
-            "loaded = {m for m in sys.modules if m.startswith(('rich', 'matplotlib', "
-            "'gradcli.plot', 'gradcli.cli.graph_cmd', 'gradcli.cli.plot_run', "
-            "'gradcli.evaluation.check', 'gradcli.output.json_writer', "
-            "'gradcli.output.npz_writer', 'fractions'))}\n"
-            "print(status, sorted(loaded))\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == ["x,f,df/dx", "4.0,29.0,11.0", "0 []"]
 
 
 def test_only_the_invoked_command_is_built(monkeypatch) -> None:

@@ -69,13 +69,21 @@ def test_script_output_file(tmp_path):
 
 
 def test_no_matplotlib_import():
-    # one interpreter: after each command, matplotlib must still be absent
+    # one interpreter: after each command, matplotlib must still be absent, and so must
+    # everything else these commands do not use (rich, the other commands' code, the
+    # JSON/NPZ writers, --check)
+    unused = ("matplotlib", "rich", "gradcli.plot", "gradcli.cli.graph_cmd",
+              "gradcli.cli.plot_run", "gradcli.evaluation.check",
+              "gradcli.output.json_writer", "gradcli.output.npz_writer", "fractions")
     code = ("import sys\n"
             "from gradcli.cli.main import main\n"
             "for argv in (['grad', 'x^2', '--at', 'x=1'], ['--help'], ['grad', '--help']):\n"
             "    status = main(argv)\n"
-            "    print('MPL', 'matplotlib' in sys.modules, status)\n")
+            "    print('MPL', 'matplotlib' in sys.modules, status)\n"
+            f"    print('UNUSED', sorted(m for m in sys.modules if m.startswith({unused})))\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert [line for line in p.stdout.splitlines() if line.startswith("MPL")] == [
         "MPL False 0"] * 3
+    assert [line for line in p.stdout.splitlines() if line.startswith("UNUSED")] == [
+        "UNUSED []"] * 3
