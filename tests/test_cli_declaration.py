@@ -122,6 +122,7 @@ GRAD = BY_NAME["grad"]
     (["--grid", "sin(x)"], [f"--grid={BARE_GRID}", "sin(x)"]),    # a formula is no spec
     (["f", "--grid", "x"], ["f", "--grid", "x"]),                 # a name alone is a spec
     (["f", "--grid", "x=0:1:3"], ["f", "--grid", "x=0:1:3"]),
+    (["f", "--grid", ""], ["f", "--grid", ""]),                   # empty: a bad spec
     # an expression starting with '-': the first word that is no option goes behind --
     (["-a*x", "--at", "a=1,x=2"], ["--at", "a=1,x=2", "--", "-a*x"]),
     (["--at", "x=1", "-x^2", "-q"], ["--at", "x=1", "-q", "--", "-x^2"]),

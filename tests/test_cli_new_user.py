@@ -169,6 +169,7 @@ def test_bare_grid_samples_only_what_is_not_held(capsys):
     (["-p", "A", "-p", "B"], "--points is given 2 times"),
     (["-p", "A", "--at", "x=1"], "'x' is given by --at and by --points"),
     (["--grid", "x=0:1:2", "--at", "x=1"], "'x' is given by --at and by --grid"),
+    (["--at", "x=1", "--grid", "x"], "'x' is given by --at and by --grid"),
     (["-p", "A", "--grid", "x=0:1:2"], "use only one of --grid and --points"),
 ])
 def test_held_and_points_errors(capsys, tmp_path, argv, needle):

@@ -22,8 +22,9 @@ _SPEC_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*(=|\Z)")
 
 def _bare_value_follows(word: str | None) -> bool:
     """True when ``word`` cannot be the value of an option that may stand alone: there
-    is none, it is another option, or it is neither ``name=...`` nor a name."""
-    return word is None or word.startswith("-") or not _SPEC_START.match(word)
+    is none, it is another option, or it is neither ``name=...`` nor a name (an empty
+    word is a value: the option's own check says what is wrong with it)."""
+    return word is None or word.startswith("-") or (word != "" and not _SPEC_START.match(word))
 
 
 def rewrite(command: Command, args: list[str]) -> list[str]:

@@ -82,16 +82,13 @@ def build(req: Request) -> Prepared:
     if req.grid or req.points:
         kwargs["fixed"] = fixed = _held(req.at)
         if req.grid:
-            option, given = "--grid", resolve_grid(req.expression, req.grid, req.quiet,
-                                                   held=fixed)
-            kwargs["grid"] = given
+            kwargs["grid"] = resolve_grid(req.expression, req.grid, req.quiet, held=fixed)
         else:
-            option, given = "--points", _read_points(req.points or "")
-            kwargs["points"] = given
-        both = next((n for n in fixed if n in given), None)
-        if both is not None:
-            raise UsageProblem(f"'{both}' is given by --at and by {option}: give only one "
-                               "of them")
+            kwargs["points"] = points = _read_points(req.points or "")
+            both = next((n for n in fixed if n in points), None)
+            if both is not None:
+                raise UsageProblem(f"'{both}' is given by --at and by --points: give only "
+                                   "one of them")
     elif req.at:
         kwargs["at"] = [parse_point(spec) for spec in req.at]
     elif free_variables(parse(req.expression)):

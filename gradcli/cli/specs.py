@@ -113,6 +113,9 @@ def resolve_grid(expression: str, specs: list[str], quiet: bool,
         name, value = parse_grid(spec)
         if name in grid:
             raise UsageProblem(f"--grid '{name}' is given twice")
+        if name in held:
+            raise UsageProblem(f"'{name}' is given by --at and by --grid: give only one of "
+                               "them")
         grid[name] = value
     if bare:
         names = sorted(n for n in free_variables(parse(expression)) if n not in held)
