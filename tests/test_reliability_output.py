@@ -222,10 +222,16 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _default_sigint() -> None:
+    # A shell starts background jobs (`make test &`, nohup) with SIGINT ignored and children
+    # inherit that; the program under test must start with Ctrl-C's default handling.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(args: list[str], cwd: Path, **kwargs) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}
     return subprocess.Popen([str(SCRIPT), *args], cwd=cwd, env=env, stderr=subprocess.PIPE,
-                            text=True, **kwargs)
+                            text=True, preexec_fn=_default_sigint, **kwargs)
 
 
 def _wait_until(condition, proc: subprocess.Popen, timeout: float = 30.0) -> None:
@@ -247,10 +253,16 @@ needs_script = pytest.mark.skipif(not SCRIPT.exists() or sys.platform != "linux"
 
 
 @needs_script
-def test_sigint_while_computing_exits_130_and_leaves_nothing(tmp_path) -> None:
-    proc = _spawn(["grad", "sin(x)*cos(y)*exp(x*y)", "--grid", "x=0:1:6000", "--grid",
-                   "y=0:1:6000", "-o", "OUT.csv"], tmp_path, stdout=subprocess.DEVNULL)
-    # start-up (imports) takes ~0.3 s of CPU; after 1 s of CPU it is surely computing
+@pytest.mark.parametrize("ours", [signal.SIG_DFL, signal.SIG_IGN],
+                         ids=["foreground", "background-job"])
+def test_sigint_while_computing_exits_130_and_leaves_nothing(tmp_path, ours) -> None:
+    old = signal.signal(signal.SIGINT, ours)  # SIG_IGN: as `make test &` starts the tests
+    try:
+        proc = _spawn(["grad", "sin(x)*cos(y)*exp(x*y)", "--grid", "x=0:1:6000", "--grid",
+                       "y=0:1:6000", "-o", "OUT.csv"], tmp_path, stdout=subprocess.DEVNULL)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    # start-up takes well under 1 s of CPU; after 1 s of CPU it is surely computing
     _wait_until(lambda: (_cpu_seconds(proc.pid) or 0) >= 1.0, proc)
     code, err = _interrupt(proc)
     assert code == 130, err

@@ -27,6 +27,9 @@ from .binding import (
     bind_table,
     check_limit,
     count_text,
+    hold,
+    parse_constant,
+    point_list,
 )
 from .blocks import Result
 from .kernels import WHATS, Plan
@@ -37,7 +40,7 @@ from .runner import ArraySink, Sink, run
 MAX_SWEEP_OPS = 100_000_000
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
-           "output_names", "Prepared"]
+           "output_names", "Prepared", "parse_constant"]
 
 
 def output_names(shape: tuple[int, ...]) -> list[str]:
@@ -62,6 +65,11 @@ class Prepared:
             if binding.kind != "points" or len(col) != n:
                 raise EvaluationError(f"the carried column '{name}' needs one value per point")
         self.layout = result_layout(plan, binding)
+        results = {b.name for b in self.layout.blocks}
+        named = next((n for n in binding.names if n in results), None)
+        if named is not None:  # a variable f beside the value f: one name, two columns
+            raise EvaluationError(f"variable '{named}' has the name of a result column: "
+                                  "give the variable another name")
         self.inputs = input_result(binding, self.carry)
         taken = set(self.inputs.layout.column_names()) - set(self.carry)
         clash = [n for n in self.carry if n in taken or self.layout.locate(n) is not None]
@@ -81,20 +89,31 @@ class Prepared:
 
 
 def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> ExpressionError:
+    from ..lang.names import split_suggestion
+
     pos = next(n.pos for n in walk(tree) if isinstance(n, Var) and n.name == name)
+    reading = split_suggestion(name, binding.names)
+    if reading is not None:
+        return ExpressionError(f"variable '{name}' is not bound", expression, pos,
+                               hint=f"did you mean {reading}? names written together are "
+                               "one name")
     how = (f'--grid {name}=0:1:11 or --grid {name}=VALUE' if binding.kind == "grid"
            else f'--at "...,{name}=VALUE" or a {name} column in --points')
     return ExpressionError(f"variable '{name}' is not bound", expression, pos,
                            hint=f"give it a value with {how}")
 
 
-def prepare(expression: str, what: str = "eval", *, at: Sequence[Mapping[str, Any]] | None = None,
+def prepare(expression: str, what: str = "eval", *,
+            at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
             grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
-            vector: Any = None, direction: Mapping[str, Any] | None = None, dtype: Any = None,
+            fixed: Mapping[str, Any] | None = None, vector: Any = None,
+            direction: Mapping[str, Any] | None = None, dtype: Any = None,
             max_points: int = DEFAULT_MAX_POINTS,
             carry: Mapping[str, Any] | None = None) -> Prepared:
-    """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests.
+    """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests
+    (TypeError for an ``at=`` that is neither a point nor a list of points).
 
+    ``fixed``: variables held at one value for every point (see :func:`evaluate`).
     ``carry``: text columns passed through to the result before the variables (a points
     file's other columns), each as long as the point set.
     """
@@ -110,9 +129,10 @@ def prepare(expression: str, what: str = "eval", *, at: Sequence[Mapping[str, An
     if grid is not None:
         binding = bind_grid(grid, dt, max_points)
     elif at is not None:
-        binding = bind_points(list(at), dt)
+        binding = bind_points(point_list(at), dt)
     else:
         binding = bind_table(points or {}, dt)
+    binding = hold(binding, fixed or {}, dt)
     check_limit(binding, max_points)
     for name in _free(tree):
         if name not in binding.shapes:
@@ -188,17 +208,20 @@ def _direction(direction: Mapping[str, Any] | None, binding: Binding,
 
 
 def evaluate(expression: str, what: str = "eval", *,
-             at: Sequence[Mapping[str, Any]] | None = None,
+             at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
              grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
-             vector: Any = None, direction: Mapping[str, Any] | None = None, dtype: Any = None,
+             fixed: Mapping[str, Any] | None = None, vector: Any = None,
+             direction: Mapping[str, Any] | None = None, dtype: Any = None,
              max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
              block_size: int | None = None) -> dict[str, Any]:
     """Evaluate ``expression`` and its derivatives; return ``{name: array}``, one array per
     block.
 
     ``what`` is one of eval, grad, jacobian, vjp (needs ``vector``), jvp (needs
-    ``direction``), hessian. Give the points as ``at=[{"x": 1.0}, ...]``, as
-    ``grid={"x": (start, stop, count), "z": value}`` or as ``points={"x": array}``.
+    ``direction``), hessian. Give the points as ``at={"x": 1.0}`` (one point) or
+    ``at=[{"x": 1.0}, ...]``, as ``grid={"x": (start, stop, count), "z": value}`` or as
+    ``points={"x": array}``; ``fixed={"y": 2.0}`` holds more variables at one value for
+    every point. Values may be constant expressions given as strings (``"pi/2"``).
 
     Shapes, with ``...`` the batch (``(N,)`` for N points, the grid's shape for a grid;
     grid variables come back as broadcastable ``ogrid`` axes):
@@ -213,6 +236,7 @@ def evaluate(expression: str, what: str = "eval", *,
     CSV, JSON and tables show each component as its own column: ``df/dx[k]`` is
     ``result["df/dx"][..., k]``, ``d2f/dx[i]dy[j]`` is ``result["d2f/dxdy"][..., i, j]``.
     """
-    prepared = prepare(expression, what, at=at, grid=grid, points=points, vector=vector,
-                       direction=direction, dtype=dtype, max_points=max_points)
+    prepared = prepare(expression, what, at=at, grid=grid, points=points, fixed=fixed,
+                       vector=vector, direction=direction, dtype=dtype,
+                       max_points=max_points)
     return dict(prepared.run(threads=threads, block_size=block_size).arrays)
