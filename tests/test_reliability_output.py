@@ -155,6 +155,26 @@ def test_failure_while_streaming_npz_keeps_the_old_file(capsys, tmp_path, monkey
         assert one_line(err) == f"gradcli: error: cannot write '{target}': No space left on device"
 
 
+def test_a_failed_spool_write_leaves_the_other_workers_writing(tmp_path, monkeypatch) -> None:
+    """One worker's failed write must not close the spool under the others: their writes
+    would fail with a bad file descriptor, and that error could be reported instead of
+    the real one (exit 1 for a Ctrl-C). The runner aborts once every worker has stopped."""
+    from gradcli.evaluation import prepare
+    from gradcli.output import OutputError
+    from gradcli.output.stream_sink import StreamSink
+
+    prepared = prepare("x*y", "grad", grid={"x": (0, 1, 4), "y": (0, 1, 3)})
+    sink = StreamSink(str(tmp_path / "out.npz"), "npz")
+    sink.open(prepared.layout, (4, 3), np.dtype(np.float64), prepared.inputs)
+    values = [np.ones((2, 3))] * len(prepared.layout.column_names())
+    fail_spool_writes(monkeypatch, 1, OSError(errno.ENOSPC, "No space left on device"))
+    with pytest.raises(OutputError, match="No space left on device"):
+        sink.write(0, 2, values)                  # this worker fails ...
+    sink.write(2, 4, values)                      # ... while another one still writes
+    sink.abort()
+    assert os.listdir(tmp_path) == []
+
+
 def test_npz_spool_failure_leaves_nothing(capsys, tmp_path, monkeypatch) -> None:
     import tempfile
 
