@@ -11,8 +11,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
+from ..engine.grad_mode import quiet
 from .data import Field, compute_field
 from .figures import Drawn, build_figure, check_cmap, default_every, lattice
 from .options import PlotOptions, image_format, parse_size
@@ -38,7 +37,7 @@ def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None =
         check_cmap(opts.cmap)
     field_ = compute_field(expression, grid, color=opts.color, max_points=max_points)
     # nan/inf samples (log(x) at x <= 0) are left blank, not reported as warnings
-    with stable_rc(), np.errstate(all="ignore"), warnings.catch_warnings():
+    with stable_rc(), quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         fig, drawn = build_figure(field_, opts)
         if path is not None:
