@@ -162,16 +162,18 @@ maximum = binary("maximum", np.maximum,
                  lambda g, a, b, y: where(a < b, 0.0, where(a == b, g / 2.0, g)),
                  lambda g, a, b, y: where(a > b, 0.0, where(a == b, g / 2.0, g)),
                  kind="function")
-atan2 = binary("atan2", np.arctan2, lambda g, a, b, y: g * b * _recip_sq(a, b),
-               lambda g, a, b, y: g * -a * _recip_sq(a, b), kind="function")
+atan2 = binary("atan2", np.arctan2, lambda g, a, b, y: g * _over_r2(b, a, b),
+               lambda g, a, b, y: g * _over_r2(-a, a, b), kind="function")
 hypot = binary("hypot", np.hypot, lambda g, a, b, y: g * a / y, lambda g, a, b, y: g * b / y,
                kind="function")
 
 
-def _recip_sq(a: Any, b: Any) -> Any:
-    """1/(a² + b²), and 0 where that is infinite (atan2's gradient at the origin is 0)."""
-    r = 1.0 / (a * a + b * b)
-    return where(isinf(r), 0.0, r)
+def _over_r2(num: Any, a: Any, b: Any) -> Any:
+    """num/(a² + b²) as (num/r)/r with r = hypot(a, b), so that a² + b² never underflows or
+    overflows (at (1e-300, 1e-300) it is 5e299, not 0 or inf), and 0 at the origin (atan2's
+    gradient there is 0, as PyTorch's)."""
+    r = hypot(a, b)
+    return where(r == 0, 0.0, (num / r) / r)
 
 
 # --- elementwise functions of one input ----------------------------------------------------
@@ -200,12 +202,23 @@ log10 = unary("log10", np.log10, lambda g, x, y: g / (x * LN10), kind="function"
 sqrt = unary("sqrt", np.sqrt, lambda g, x, y: g / (2.0 * y), kind="function")  # sqrt'(0) = inf
 cbrt = unary("cbrt", np.cbrt, lambda g, x, y: g * ((1.0 / 3.0) * y ** -2.0),  # cbrt'(0) = inf
              kind="function")
-abs = unary("abs", np.abs, lambda g, x, y: g * sign(x), kind="function")  # noqa: A001 - |x|'(0)=0
-sign = unary("sign", np.sign, ZERO, kind="function")
+def _sign(a: Any) -> Any:
+    """-1, 0 or 1, and 0 at nan (PyTorch's sign: (0 < a) - (a < 0))."""
+    return np.greater(a, 0).astype(np.result_type(a, np.float32)) - np.less(a, 0)
+
+
+# abs' is g·sgn(x), with sgn a constant of the rule (PyTorch's sgn has no derivative path)
+sgn = Primitive("sgn", _sign, nondiff=True, arity=1)
+abs = unary("abs", np.abs, lambda g, x, y: g * sgn(x), kind="function")  # noqa: A001 - |x|'(0)=0
+sign = unary("sign", _sign, ZERO, kind="function")
 floor = unary("floor", np.floor, ZERO, kind="function")
 ceil = unary("ceil", np.ceil, ZERO, kind="function")
-relu = unary("relu", lambda a: np.maximum(a, 0.0), lambda g, x, y: where(y <= 0, 0.0, g),
-             kind="function")                                               # relu'(0) = 0
+# relu's rule is PyTorch's threshold_backward on the result: relu'(0) = 0, relu'(nan) = 1, and
+# to second order zeros flow back into the result, as in PyTorch
+threshold_backward = binary("threshold_backward", lambda g, y: np.where(y <= 0, 0.0, g),
+                            lambda g2, g, y, out: where(y <= 0, 0.0, g2), ZERO)
+relu = unary("relu", lambda a: np.maximum(a, 0.0), lambda g, x, y: threshold_backward(g, y),
+             kind="function")
 
 
 def _sigmoid(a: Any) -> Any:
@@ -239,7 +252,6 @@ ne = _nondiff("ne", np.not_equal, "compare")
 logical_and = _nondiff("logical_and", np.logical_and)
 logical_not = Primitive("logical_not", np.logical_not, nondiff=True, arity=1)
 isfinite = Primitive("isfinite", np.isfinite, nondiff=True, arity=1)
-isinf = Primitive("isinf", np.isinf, nondiff=True, arity=1)
 
 
 def _where_vjp(ctx: Ctx, g: Any) -> list:

@@ -15,7 +15,7 @@ from .primitive import Ctx, Primitive
 from .rules import linear, mul, unbroadcast, where
 
 
-def _reduced_shape_back(g: Any, shape: tuple, dim: Any, keepdim: bool) -> Any:
+def _reduced_shape_back(g: Any, shape: tuple, dim: Any = None, keepdim: bool = False) -> Any:
     """A reduction's cotangent reshaped to broadcast against the input (unit axes where
     ``dim`` was reduced). ``g`` may be smaller than the reduction's output (a scalar seed):
     it is padded with leading unit axes first."""
@@ -79,7 +79,7 @@ def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 # --- products -----------------------------------------------------------------------------
-def _others_product(x: Any, y: Any, dim: Any, keepdim: bool) -> Any:
+def _others_product(x: Any, y: Any, dim: Any = None, keepdim: bool = False) -> Any:
     """∂prod/∂xᵢ: the product of the other reduced elements. Without zeros that is prod/xᵢ
     (PyTorch's formula); with zeros, exclusive products from both ends, so no 0/0 (PyTorch's
     values, to any order)."""
@@ -132,11 +132,11 @@ def _norm_fwd(a: Any, dim: Any = None, keepdim: bool = False) -> Any:
 
 
 def _norm_vjp(ctx: Ctx, g: Any) -> list:
-    """x·g/‖x‖, with g/‖x‖ selected to 0 where ‖x‖ = 0 (PyTorch's: the gradient at 0 is 0)."""
+    """g·x/‖x‖ with x/‖x‖ selected to 0 where ‖x‖ = 0: PyTorch's formula, so the gradient at
+    0 is 0 and, to second order, the selected-away x/0 still gives nan, as in PyTorch."""
     x, p = ctx.inputs[0], ctx.params
     y = _reduced_shape_back(ctx.out, ctx.shapes[0], **p)
-    scale = _reduced_shape_back(g, ctx.shapes[0], **p) / y
-    return [x * where(y == 0, 0.0, scale)]
+    return [_reduced_shape_back(g, ctx.shapes[0], **p) * where(y == 0, 0.0, x / y)]
 
 
 def _norm_jvp(ctx: Ctx, tangents: list) -> Any:
