@@ -68,14 +68,8 @@ class Primitive:
         saves: bool = True,
         grad_name: str | None = None,
     ) -> None:
-        self.name = name
-        self.fwd = fwd
-        self.vjp = vjp
-        self.jvp = jvp
-        self.kind = kind
-        self.arity = arity
-        self.nondiff = nondiff
-        self.saves = saves
+        self.name, self.fwd, self.vjp, self.jvp = name, fwd, vjp, jvp
+        self.kind, self.arity, self.nondiff, self.saves = kind, arity, nondiff, saves
         camel = "".join(p[:1].upper() + p[1:] for p in name.split("_"))
         self.grad_name = grad_name or f"{camel}Backward0"
 

@@ -162,18 +162,17 @@ maximum = binary("maximum", np.maximum,
                  lambda g, a, b, y: where(a < b, 0.0, where(a == b, g / 2.0, g)),
                  lambda g, a, b, y: where(a > b, 0.0, where(a == b, g / 2.0, g)),
                  kind="function")
-atan2 = binary("atan2", np.arctan2, lambda g, a, b, y: g * _over_r2(b, a, b),
-               lambda g, a, b, y: g * _over_r2(-a, a, b), kind="function")
+atan2 = binary("atan2", np.arctan2, lambda g, a, b, y: g * b * _recip_r2(a, b),
+               lambda g, a, b, y: g * -a * _recip_r2(a, b), kind="function")
 hypot = binary("hypot", np.hypot, lambda g, a, b, y: g * a / y, lambda g, a, b, y: g * b / y,
                kind="function")
 
 
-def _over_r2(num: Any, a: Any, b: Any) -> Any:
-    """num/(a² + b²) as (num/r)/r with r = hypot(a, b), so that a² + b² never underflows or
-    overflows (at (1e-300, 1e-300) it is 5e299, not 0 or inf), and 0 at the origin (atan2's
-    gradient there is 0, as PyTorch's)."""
-    r = hypot(a, b)
-    return where(r == 0, 0.0, (num / r) / r)
+def _recip_r2(a: Any, b: Any) -> Any:
+    """1/(a² + b²), selected to 0 where that is infinite: atan2's gradient at the origin is
+    0, as PyTorch's (its formula, so also where a² + b² underflows)."""
+    r = 1.0 / (a * a + b * b)
+    return where(isinf(r), 0.0, r)
 
 
 # --- elementwise functions of one input ----------------------------------------------------
@@ -252,6 +251,7 @@ ne = _nondiff("ne", np.not_equal, "compare")
 logical_and = _nondiff("logical_and", np.logical_and)
 logical_not = Primitive("logical_not", np.logical_not, nondiff=True, arity=1)
 isfinite = Primitive("isfinite", np.isfinite, nondiff=True, arity=1)
+isinf = Primitive("isinf", np.isinf, nondiff=True, arity=1)
 
 
 def _where_vjp(ctx: Ctx, g: Any) -> list:

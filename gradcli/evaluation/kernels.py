@@ -191,7 +191,8 @@ def _vjp(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[A
              if _live(o) and vi != 0]
     if not roots:
         return [None] * len(leaves)
-    got = run_backward([o for o, _ in roots], [num(vi) for _, vi in roots], False, False, leaves)
+    # retain_graph: a grid's hoisted nodes are shared by every block
+    got = run_backward([o for o, _ in roots], [num(vi) for _, vi in roots], True, False, leaves)
     return [raw(g) for g in got]
 
 
