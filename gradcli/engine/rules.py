@@ -186,7 +186,7 @@ acos = unary("acos", np.arccos, lambda g, x, y: g * -rsqrt(1.0 - x * x), kind="f
 atan = unary("atan", np.arctan, lambda g, x, y: g / (x * x + 1.0), kind="function")
 sinh = unary("sinh", np.sinh, lambda g, x, y: g * cosh(x), kind="function")
 cosh = unary("cosh", np.cosh, lambda g, x, y: g * sinh(x), kind="function")
-tanh = unary("tanh", np.tanh, lambda g, x, y: g * (1.0 - y * y), kind="function")
+tanh = unary("tanh", np.tanh, lambda g, x, y: tanh_backward(g, y), kind="function")
 asinh = unary("asinh", np.arcsinh, lambda g, x, y: g * rsqrt(x ** 2.0 + 1.0), kind="function")
 acosh = unary("acosh", np.arccosh, lambda g, x, y: g * rsqrt(x * x - 1.0),  # +inf at x = 1
               kind="function")
@@ -199,7 +199,8 @@ log1p = unary("log1p", np.log1p, lambda g, x, y: g / (x + 1.0), kind="function",
 log2 = unary("log2", np.log2, lambda g, x, y: g / (x * LN2), kind="function")
 log10 = unary("log10", np.log10, lambda g, x, y: g / (x * LN10), kind="function")
 sqrt = unary("sqrt", np.sqrt, lambda g, x, y: g / (2.0 * y), kind="function")  # sqrt'(0) = inf
-cbrt = unary("cbrt", np.cbrt, lambda g, x, y: g * ((1.0 / 3.0) * y ** -2.0),  # cbrt'(0) = inf
+# cbrt'(0) = inf; JAX's rule (torch has no cbrt), on cbrt(x) again rather than the result
+cbrt = unary("cbrt", np.cbrt, lambda g, x, y: g * ((1.0 / 3.0) * cbrt(x) ** -2.0),
              kind="function")
 def _sign(a: Any) -> Any:
     """-1, 0 or 1, and 0 at nan (PyTorch's sign: (0 < a) - (a < 0))."""
@@ -216,6 +217,14 @@ ceil = unary("ceil", np.ceil, ZERO, kind="function")
 # to second order zeros flow back into the result, as in PyTorch
 threshold_backward = binary("threshold_backward", lambda g, y: np.where(y <= 0, 0.0, g),
                             lambda g2, g, y, out: where(y <= 0, 0.0, g2), ZERO)
+# tanh's and sigmoid's rules on the result, with PyTorch's second-order formulas (one product,
+# so inf·(1 - 2y) is inf, never inf - inf)
+tanh_backward = binary("tanh_backward", lambda g, y: g * (1.0 - y * y),
+                       lambda h, g, y, out: tanh_backward(h, y),
+                       lambda h, g, y, out: h * (-2.0 * y * g))
+sigmoid_backward = binary("sigmoid_backward", lambda g, y: g * (1.0 - y) * y,
+                          lambda h, g, y, out: sigmoid_backward(h, y),
+                          lambda h, g, y, out: h * g * (-2.0 * y + 1.0))
 relu = unary("relu", lambda a: np.maximum(a, 0.0), lambda g, x, y: threshold_backward(g, y),
              kind="function")
 
@@ -231,7 +240,7 @@ def _logsigmoid(a: Any) -> Any:
     return np.minimum(a, 0.0) - np.log1p(np.exp(-np.abs(a)))
 
 
-sigmoid = unary("sigmoid", _sigmoid, lambda g, x, y: g * (1.0 - y) * y, kind="function")
+sigmoid = unary("sigmoid", _sigmoid, lambda g, x, y: sigmoid_backward(g, y), kind="function")
 softplus = unary("softplus", lambda a: np.logaddexp(0.0, a), lambda g, x, y: g * sigmoid(x),
                  kind="function")
 logsigmoid = unary("logsigmoid", _logsigmoid, lambda g, x, y: g * sigmoid(-x), kind="function")
