@@ -418,7 +418,9 @@ def main() -> None:
     parser.add_argument("--tables", default="unary,binary,pairs,singular",
                         help="tables to recompute; the others are kept from the existing file")
     wanted = parser.parse_args().tables.split(",")
-    arrays = dict(np.load(OUT)) if OUT.exists() else {}
+    kept = dict(np.load(OUT)) if OUT.exists() else {}
+    arrays = {k: v for k, v in kept.items()
+              if k != "meta" and k.split("_")[0] not in wanted}
     p = np.array(P)
     xy = np.array(list(itertools.product(P, P)))
     qq = np.array(list(itertools.product(Q, Q)))
