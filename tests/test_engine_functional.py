@@ -194,16 +194,23 @@ def test_functional_grad_argnums():
     assert F.grad(lambda a, b: a * b, argnums=1)(3.0, 4.0).item() == 3.0
 
 
-def test_gradcheck_reports_small_error_for_correct_function():
-    abs_err, rel_err = F.gradcheck(lambda t: gc.sin(t) * t ** 2, RNG.standard_normal(4))
-    assert abs_err < 1e-8 and rel_err < 1e-8
+def test_gradcheck_passes_a_correct_function():
+    """True, as torch.autograd.gradcheck returns; also with PyTorch's tuple of inputs."""
+    x = RNG.standard_normal(4)
+    assert F.gradcheck(lambda t: gc.sin(t) * t ** 2, x, atol=1e-8, rtol=1e-8) is True
+    assert F.gradcheck(lambda t: gc.sin(t) * t ** 2, (gc.tensor(x),)) is True
 
 
 def test_gradcheck_flags_a_wrong_rule():
-    """A primitive whose declared derivative is wrong (sin with ∂ = 2 instead of cos)."""
-    bad = gc.Primitive("bad_sin", np.sin,
-                       lambda g, y, xs, p, needs, shapes: [g * 2.0],
-                       lambda ts, y, xs, p, cache: ts[0] * 2.0)
+    """A primitive whose declared derivative is wrong (sin with ∂ = 2 instead of cos):
+    GradcheckError, a RuntimeError as in PyTorch, or False when asked not to raise."""
+    bad = gc.Primitive("bad_sin", np.sin, vjp=lambda ctx, g: [g * 2.0],
+                       jvp=lambda ctx, ts: ts[0] * 2.0)
     x = np.array([0.1, 1.0, 2.0])
-    abs_err, _ = F.gradcheck(lambda t: bad(t), x)
-    assert abs_err == pytest.approx(np.max(np.abs(2.0 - np.cos(x))), rel=1e-6)
+    with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to "
+                                           "input 0") as err:
+        F.gradcheck(lambda t: bad(t), x)
+    assert isinstance(err.value, F.GradcheckError)
+    assert F.gradcheck(lambda t: bad(t), x, raise_exception=False) is False
+    # the disagreement is 2 - cos(x) <= 2.42 here: a tolerance above it passes
+    assert F.gradcheck(lambda t: bad(t), x, atol=2.5, rtol=0.0) is True

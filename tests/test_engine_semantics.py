@@ -309,3 +309,53 @@ def test_indexing_with_comparison_result_is_a_mask():
     assert sel.tolist() == [2.0, 3.0]
     sel.sum().backward()
     assert x.grad.tolist() == [0.0, 1.0, 1.0]
+
+
+def test_set_grad_enabled_as_call_context_and_decorator():
+    """As torch.set_grad_enabled: it switches at once as a plain call, restores the
+    previous mode on leaving a with block, and applies per call as a decorator."""
+    x = gc.tensor(2.0, requires_grad=True)
+    with gc.set_grad_enabled(False):
+        assert not gc.is_grad_enabled() and not (x * x).requires_grad
+        with gc.set_grad_enabled(True):
+            assert (x * x).requires_grad
+        assert not gc.is_grad_enabled()
+    assert gc.is_grad_enabled()
+    gc.set_grad_enabled(False)
+    try:
+        assert not gc.is_grad_enabled() and not (x * x).requires_grad
+    finally:
+        gc.set_grad_enabled(True)
+    assert gc.is_grad_enabled()
+
+    @gc.set_grad_enabled(False)
+    def square(t):
+        return t * t
+
+    assert gc.is_grad_enabled()  # decorating does not switch the mode
+    assert not square(x).requires_grad and gc.is_grad_enabled()
+
+
+def test_tensor_arithmetic_is_defined_on_tensor():
+    """Tensor's operators belong to the class (no module patches them in later), and the
+    table's rules, written with them, work when the table is the first thing imported
+    (checked in a fresh interpreter)."""
+    import json
+    import subprocess
+    import sys
+
+    for op in ("__add__", "__rsub__", "__mul__", "__truediv__", "__pow__", "__neg__",
+               "__matmul__", "__lt__", "__iadd__", "__hash__", "sum", "reshape"):
+        assert op in gc.Tensor.__dict__, op
+    code = ("import json\n"
+            "from gradcli.engine import rules as R\n"
+            "from gradcli.engine.core import Tensor\n"
+            "t = Tensor([1.0, 2.0], requires_grad=True)\n"
+            "(R.sin(t) * t ** 2 - 1 / t).sum().backward()\n"
+            "print(json.dumps([t.grad.tolist(), t.detach().sin().tolist()]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    grads, sines = json.loads(out)
+    assert sines == [math.sin(1.0), math.sin(2.0)]
+    assert grads == pytest.approx([math.cos(v) * v * v + 2 * v * math.sin(v) + 1 / v ** 2
+                                   for v in (1.0, 2.0)], rel=1e-15)

@@ -74,3 +74,28 @@ def test_allocator_tuning_applies_on_linux() -> None:
         pytest.skip("no C library found")
     assert keep_freed_memory() is True
     assert keep_freed_memory() is True  # once per process; idempotent
+
+
+@pytest.mark.parametrize("what, expr, extra", [
+    ("grad", "exp(x*cos(y)) * z + sin(y)", {}),
+    ("jacobian", "[exp(x*cos(y)) + z, sin(y)*x*x*z]", {}),
+    ("vjp", "[exp(x*cos(y)) + z, sin(y)*x*x*z]", {"vector": [1.0, -2.0]}),
+    ("jvp", "[exp(x*cos(y)) + z, sin(y)*x*x*z]", {"direction": {"x": 1.0, "y": 0.5}}),
+    ("hessian", "exp(x*cos(y)) * z + sin(y)", {}),
+])
+def test_hoisted_blocks_give_the_one_block_result(what, expr, extra) -> None:
+    """Blocks of two rows share the hoisted y-only work (cos(y), sin(y)) on worker threads:
+    every command gives exactly the one-block result and the point-set result (vjp used to
+    free the shared nodes after the first block)."""
+    grid = {"x": GX, "y": GY, "z": 0.5}
+    blocked = gradcli.evaluate(expr, what, grid=grid, block_size=2 * GY[2], threads=2, **extra)
+    whole = gradcli.evaluate(expr, what, grid=grid, block_size=10**9, **extra)
+    pts = gradcli.evaluate(expr, what, points={"x": X.ravel(), "y": Y.ravel(),
+                                                 "z": np.full(X.size, 0.5)}, **extra)
+    for col in whole:
+        if col in ("x", "y", "z"):
+            continue
+        np.testing.assert_array_equal(np.broadcast_to(blocked[col], X.shape),
+                                      np.broadcast_to(whole[col], X.shape), err_msg=col)
+        np.testing.assert_allclose(np.broadcast_to(whole[col], X.shape).ravel(), pts[col],
+                                   rtol=1e-14, atol=1e-15, err_msg=col)

@@ -4,7 +4,7 @@ Import it as ``import gradcli as gc``; the names mirror PyTorch's.
 """
 
 from . import autograd, functional
-from .core import Node, Primitive, Tensor
+from .core import Tensor
 from .creation import (
     arange,
     float32,
@@ -39,6 +39,7 @@ from .ops import (
     transpose,
     where,
 )
+from .primitive import Node, Primitive
 
 __all__ = [
     "Node", "Primitive", "Tensor", "autograd", "functional", "arange", "float32", "float64",

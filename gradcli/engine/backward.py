@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from .core import AccumulateGrad, Node, Tensor, _quiet, as_array, collect_nodes
-from .grad_mode import enable_grad, forward_level, no_grad
+from .core import AccumulateGrad, Tensor, as_array, raw
+from .grad_mode import batch_ndim, forward_level, quiet, set_grad_enabled
+from .primitive import Ctx, Node, collect_nodes
+from .rules import broadcast_to
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -35,10 +37,12 @@ def _initial_gradient(out: Tensor, grad: Any, tensor_mode: bool) -> Any:
                 f"{tuple(out.shape)} (e.g. y.backward(gradient=gc.ones_like(y)))"
             )
         g = np.ones_like(out.arr)
+    elif batch_ndim() and isinstance(grad, np.generic) and grad.dtype == out.dtype:
+        g = grad  # a per-point seed (kernels' scalar 1.0): kept as given, it broadcasts
     else:
         g = grad if isinstance(grad, Tensor) and tensor_mode else as_array(grad, out.dtype)
-        shape = np.shape(g.arr if isinstance(g, Tensor) else g)
-        if shape != out.shape:
+        shape = np.shape(raw(g))
+        if shape != out.shape and not (batch_ndim() and _broadcasts(shape, out.shape)):
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[0] has a shape of torch.Size({list(shape)}) "
                 f"and output[0] has a shape of torch.Size({list(out.shape)})."
@@ -46,6 +50,13 @@ def _initial_gradient(out: Tensor, grad: Any, tensor_mode: bool) -> Any:
     if tensor_mode and not isinstance(g, Tensor):
         g = Tensor._make(np.array(g))
     return g
+
+
+def _broadcasts(shape: tuple, target: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 def run_backward(
@@ -82,8 +93,7 @@ def run_backward(
         pending[key] = g if key not in pending else pending[key] + g
         roots.append(out.grad_fn)
     nodes = collect_nodes(roots)[::-1]  # consumers before producers
-    mode = enable_grad() if create_graph else no_grad()
-    with mode, _quiet():
+    with set_grad_enabled(create_graph), quiet():
         for node in nodes:
             g = pending.pop(id(node), None)
             if g is None:
@@ -118,24 +128,17 @@ def run_backward(
 
 
 def _node_vjp(node: Node, g: Any, tensor_mode: bool) -> list[Any]:
-    needs = tuple(e is not None for e in node.edges)
     saved = node.saved
-    if saved is None:  # a node that needs nothing saved (add, sum, reshape...)
-        saved = tuple(np.zeros(s) for s in node.shapes)
+    out = node.out_ref()
     if tensor_mode:
-        out = node.out_ref()
-        if out is None:
-            out = Tensor._make(node.prim.fwd(*[_raw(a) for a in saved], **node.params))
         xs = saved
+        if out is None:
+            out = Tensor._make(node.prim.fwd(*[raw(a) for a in saved], **node.params))
     else:
-        out_t = node.out_ref()
-        xs = [_raw(a) for a in saved]
-        out = out_t.arr if out_t is not None else node.prim.fwd(*xs, **node.params)
-    return node.prim.vjp(g, out, xs, node.params, needs, node.shapes)
-
-
-def _raw(a: Any) -> Any:
-    return a.arr if isinstance(a, Tensor) else a
+        xs = [raw(a) for a in saved]
+        out = out.arr if out is not None else node.prim.fwd(*xs, **node.params)
+    needs = tuple(e is not None for e in node.edges)
+    return node.prim.vjp(Ctx(xs, out, node.params, node.shapes, needs), g)
 
 
 def _run_hooks(hooks: list | None, g: Any, tensor_mode: bool) -> Any:
@@ -234,8 +237,6 @@ def grad(
         if not isinstance(g, Tensor):
             g = Tensor._make(np.broadcast_to(g, ins[i].shape).astype(ins[i].dtype))
         elif g.shape != ins[i].shape:
-            from .rules import broadcast_to
-
             g = broadcast_to(g, shape=ins[i].shape)
         result.append(g)
     return tuple(result)

@@ -1,71 +1,23 @@
-"""The engine's core objects: Tensor, graph nodes, and ``Primitive.apply``.
+"""The engine's core object: Tensor, a numpy array with autograd bookkeeping.
 
-A Tensor wraps a numpy array. Applying a Primitive to tensors that require grad records a
-Node (PyTorch's ``grad_fn``) holding the inputs the derivative rules need. This module knows
-nothing about particular functions: their forward code and derivative rules live in the
-table in ``rules.py``.
+Its operators apply the primitives of the table in ``rules.py`` (recorded by
+``primitive.apply``); the table is looked up on first use, so the two modules import each
+other in no particular order.
 """
 
 from __future__ import annotations
 
-import itertools
+import numbers
 import weakref
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .grad_mode import forward_level, is_grad_enabled
+from .grad_mode import is_grad_enabled, quiet
 
-_seq = itertools.count()
-def _quiet() -> Any:
-    """inf/nan are values, never warnings or exceptions."""
-    return np.errstate(all="ignore")
-
-
-class Primitive:
-    """One differentiable operation: numpy forward code plus its VJP and JVP rules.
-
-    ``vjp(g, out, inputs, params, needs)`` returns one cotangent (or None) per input and
-    ``jvp(tangents, out, inputs, params, cache)`` returns the output tangent (None = zero).
-    Rules receive raw numpy arrays when no higher-order graph is wanted, and Tensors when
-    it is; they are written with primitives, so they work for both.
-    """
-
-    __slots__ = ("name", "fwd", "vjp", "jvp", "partials", "nondiff", "saves", "grad_name")
-
-    def __init__(
-        self,
-        name: str,
-        fwd: Callable[..., Any],
-        vjp: Callable[..., Any] | None = None,
-        jvp: Callable[..., Any] | None = None,
-        *,
-        partials: Sequence[Callable[..., Any]] | None = None,
-        nondiff: bool = False,
-        saves: bool = True,
-        grad_name: str | None = None,
-    ) -> None:
-        self.name = name
-        self.fwd = fwd
-        self.vjp = vjp
-        self.jvp = jvp
-        self.partials = tuple(partials) if partials is not None else None
-        self.nondiff = nondiff
-        self.saves = saves
-        camel = "".join(p[:1].upper() + p[1:] for p in name.split("_"))
-        self.grad_name = grad_name or f"{camel}Backward0"
-
-    def __call__(self, *args: Any, **params: Any) -> Any:
-        """Apply to tensors (recording a node) or, when no argument is a Tensor, to arrays."""
-        for a in args:
-            if isinstance(a, Tensor):
-                return apply(self, args, params)
-        return self.fwd(*args, **params)
-
-    def __repr__(self) -> str:
-        return f"<primitive {self.name}>"
-
+if TYPE_CHECKING:
+    from .primitive import Node
 
 class AccumulateGrad:
     """The graph's edge into a leaf tensor: backward accumulates into its ``.grad``."""
@@ -85,95 +37,6 @@ class AccumulateGrad:
 
     def __repr__(self) -> str:
         return "<AccumulateGrad>"
-
-
-class Node:
-    """A recorded operation (``grad_fn``): what the backward and forward sweeps replay."""
-
-    __slots__ = (
-        "prim", "saved", "params", "edges", "shapes", "seq", "out_ref", "freed",
-        "pre_hooks", "retained", "cache", "__weakref__",
-    )
-
-    def __init__(self, prim: Primitive, saved: tuple, params: dict, out: Tensor) -> None:
-        self.prim = prim
-        self.saved = saved
-        self.params = params
-        self.edges = tuple(_edge_of(a) for a in saved)
-        self.shapes = tuple(np.shape(a.arr if isinstance(a, Tensor) else a) for a in saved)
-        self.seq = next(_seq)
-        self.out_ref = weakref.ref(out)
-        self.freed = False
-        self.pre_hooks: list[Callable[[Any], Any]] | None = None
-        self.retained: weakref.ref | None = None
-        self.cache: dict | None = None
-
-    def name(self) -> str:
-        """PyTorch-style name such as ``MulBackward0``."""
-        return self.prim.grad_name
-
-    @property
-    def next_functions(self) -> tuple:
-        return tuple((e, 0) for e in self.edges)
-
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
-
-
-def collect_nodes(roots: Any) -> list[Node]:
-    """Every node reachable from ``roots``, in creation order (a topological order, since
-    a node is always created after its inputs). Iterative: any depth is fine."""
-    seen: set[int] = set()
-    found: list[Node] = []
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        found.append(node)
-        stack.extend(e for e in node.edges if isinstance(e, Node) and id(e) not in seen)
-    found.sort(key=lambda n: n.seq)
-    return found
-
-
-def _edge_of(a: Any) -> Node | AccumulateGrad | None:
-    if not isinstance(a, Tensor) or not a.requires_grad:
-        return None
-    if a.grad_fn is not None:
-        return a.grad_fn
-    if a._acc is None:
-        a._acc = AccumulateGrad(a)
-    return a._acc
-
-
-def apply(prim: Primitive, args: tuple, params: dict) -> Tensor:
-    """Run ``prim`` on tensors, recording a Node when grad is needed, and a tangent when
-    forward mode is active."""
-    arrays = [a.arr if isinstance(a, Tensor) else a for a in args]
-    with _quiet():
-        out = prim.fwd(*arrays, **params)
-    if not isinstance(out, np.ndarray) or out.dtype.kind != "f":
-        # comparisons stay boolean (masks, as in PyTorch); everything else is float
-        out = np.asarray(out) if prim.nondiff else np.asarray(out, dtype=_result_dtype(arrays))
-    result = Tensor._make(out)
-    if not prim.nondiff:
-        if is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            result.requires_grad = True
-            result.grad_fn = Node(prim, args, params, result)
-        if forward_level():
-            tangents = [a.tangent if isinstance(a, Tensor) else None for a in args]
-            if any(t is not None for t in tangents):
-                with _quiet():
-                    result.tangent = prim.jvp(tangents, out, arrays, params, None)
-    return result
-
-
-def _result_dtype(arrays: list) -> np.dtype:
-    for a in arrays:
-        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
-            return a.dtype
-    return np.dtype(np.float64)
 
 
 _FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
@@ -197,8 +60,34 @@ def as_array(data: Any, dtype: Any = None) -> np.ndarray:
     return arr.astype(np.float64)
 
 
+def raw(v: Any) -> Any:
+    """The array behind a Tensor; anything else unchanged."""
+    return v.arr if isinstance(v, Tensor) else v
+
+
+def operand(v: Any) -> Any:
+    """An argument of an operation: tensors pass through, numbers become floats (numpy's
+    weak scalars, so float32 stays float32) and anything else a float array."""
+    if isinstance(v, Tensor):
+        return v
+    if isinstance(v, numbers.Number):
+        return float(v)
+    return as_array(v)
+
+
+def _operator(name: str, reflected: bool = False) -> Callable[[Tensor, Any], Tensor]:
+    """``Tensor.__add__`` and friends: the table's primitive ``name``."""
+    if reflected:
+        return lambda self, o: getattr(_R, name)(operand(o), self)
+    return lambda self, o: getattr(_R, name)(self, operand(o))
+
+
 class Tensor:
-    """A numpy array with autograd bookkeeping, mirroring ``torch.Tensor``'s semantics."""
+    """A numpy array with autograd bookkeeping, mirroring ``torch.Tensor``'s semantics.
+
+    The operators below are the table's primitives (``rules.py``); every elementwise
+    function of the table is also a method (``t.sin()``), looked up in the table on use.
+    """
 
     __slots__ = ("arr", "requires_grad", "grad", "grad_fn", "tangent", "_acc", "__weakref__")
     __array_priority__ = 1000  # make ndarray <op> Tensor defer to Tensor's reflected ops
@@ -223,6 +112,137 @@ class Tensor:
         t.tangent = None
         t._acc = None
         return t
+
+    # --- arithmetic: the table's primitives --------------------------------------------
+    __add__, __radd__ = _operator("add"), _operator("add", reflected=True)
+    __sub__, __rsub__ = _operator("sub"), _operator("sub", reflected=True)
+    __mul__, __rmul__ = _operator("mul"), _operator("mul", reflected=True)
+    __truediv__, __rtruediv__ = _operator("div"), _operator("div", reflected=True)
+    __matmul__, __rmatmul__ = _operator("matmul"), _operator("matmul", reflected=True)
+    __rpow__ = _operator("pow", reflected=True)
+    __lt__, __le__, __gt__, __ge__ = (_operator(n) for n in ("lt", "le", "gt", "ge"))
+    __eq__, __ne__ = _operator("eq"), _operator("ne")  # type: ignore[assignment]
+
+    def __pow__(self, o: Any) -> Tensor:
+        return _R.power(self, o if isinstance(o, numbers.Number) else operand(o))
+
+    def __neg__(self) -> Tensor:
+        return _R.neg(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    neg = __neg__
+
+    def __abs__(self) -> Tensor:
+        return _R.abs(self)
+
+    __hash__ = object.__hash__  # == is elementwise, so identity is the hash (as in PyTorch)
+
+    def __iadd__(self, o: Any) -> Tensor:
+        return self._inplace(o, Tensor.__add__, np.add)
+
+    def __isub__(self, o: Any) -> Tensor:
+        return self._inplace(o, Tensor.__sub__, np.subtract)
+
+    def __imul__(self, o: Any) -> Tensor:
+        return self._inplace(o, Tensor.__mul__, np.multiply)
+
+    def __itruediv__(self, o: Any) -> Tensor:
+        return self._inplace(o, Tensor.__truediv__, np.true_divide)
+
+    def _inplace(self, o: Any, op: Callable, ufunc: np.ufunc) -> Tensor:
+        """``a += b``: in place on the array when no graph is involved; a leaf that requires
+        grad refuses (PyTorch's error); a recorded value becomes the recorded result."""
+        recording = is_grad_enabled() and (
+            self.requires_grad or (isinstance(o, Tensor) and o.requires_grad))
+        if recording:
+            if self.requires_grad and self.is_leaf:
+                self._check_inplace()
+            return op(self, o)
+        with quiet():
+            ufunc(self.arr, raw(operand(o)), out=self.arr, casting="unsafe")
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        """``t.sin()``, ``t.minimum(u)``...: every elementwise function of the table."""
+        prim = _R.FUNCTIONS.get(name)
+        if prim is None:
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        return lambda *others: prim(self, *[operand(o) for o in others])
+
+    # --- shapes, reductions and products: PyTorch-style signatures (ops.py) -------------
+    def __getitem__(self, key: Any) -> Tensor:
+        return _ops().index(self, key)
+
+    def sum(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _ops().sum(self, dim, keepdim)
+
+    def mean(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _ops().mean(self, dim, keepdim)
+
+    def prod(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _ops().prod(self, dim, keepdim)
+
+    def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _ops().norm(self, p, dim, keepdim)
+
+    def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+        return _ops().clamp(self, min, max)
+
+    clip = clamp
+
+    def pow(self, exponent: Any) -> Tensor:
+        return self ** exponent
+
+    def add(self, o: Any) -> Tensor:
+        return self + o
+
+    def sub(self, o: Any) -> Tensor:
+        return self - o
+
+    def mul(self, o: Any) -> Tensor:
+        return self * o
+
+    def div(self, o: Any) -> Tensor:
+        return self / o
+
+    def matmul(self, o: Any) -> Tensor:
+        return self @ o
+
+    def dot(self, o: Any) -> Tensor:
+        return _ops().dot(self, o)
+
+    def reshape(self, *shape: Any) -> Tensor:
+        return _ops().reshape(self, *shape)
+
+    view = reshape
+
+    def permute(self, *axes: Any) -> Tensor:
+        return _ops().permute(self, *axes)
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        return _ops().transpose(self, dim0, dim1)
+
+    def t(self) -> Tensor:
+        return _ops().permute(self, tuple(reversed(range(self.ndim))))
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        return self.t()
+
+    def expand(self, *shape: Any) -> Tensor:
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return _ops().broadcast_to(self, shape)
+
+    def flatten(self) -> Tensor:
+        return self.reshape(-1)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return self.reshape(np.expand_dims(self.arr, dim).shape)
+
+    def squeeze(self) -> Tensor:
+        return self.reshape(np.squeeze(self.arr).shape)
 
     # --- leaf bookkeeping -------------------------------------------------------------
     @property
@@ -353,7 +373,7 @@ class Tensor:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self._check_inplace()
-        self.arr[key] = value.arr if isinstance(value, Tensor) else value
+        self.arr[key] = raw(value)
 
     def _check_inplace(self) -> None:
         if self.requires_grad and is_grad_enabled():
@@ -366,9 +386,6 @@ class Tensor:
         from .display import tensor_repr
 
         return tensor_repr(self)
-
-    def __hash__(self) -> int:
-        return id(self)
 
     def __bool__(self) -> bool:
         if self.arr.size != 1:
@@ -398,3 +415,26 @@ class _HookHandle:
     def remove(self) -> None:
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
+
+
+def _ops() -> Any:
+    """The PyTorch-style public operations: they import this module, so they are looked
+    up on use."""
+    from . import ops
+
+    return ops
+
+
+class _Table:
+    """Stands for the rule table's module until first use, then replaces itself with it:
+    the table is written with Tensor's operators, which apply the table's primitives."""
+
+    def __getattr__(self, name: str) -> Any:
+        global _R
+        from . import rules
+
+        _R = rules
+        return getattr(rules, name)
+
+
+_R: Any = _Table()

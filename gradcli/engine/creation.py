@@ -26,7 +26,14 @@ def _size(size: Sequence[Any]) -> tuple[int, ...]:
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    """A new leaf tensor holding a copy of ``data`` (float64 unless float32 is asked for)."""
+    """A new leaf tensor holding a copy of ``data`` (float64 unless float32 is asked for).
+
+    Integer and boolean data become float64; asking such data to require grad is PyTorch's
+    error, as ``torch.tensor([1, 2], requires_grad=True)`` is."""
+    if requires_grad and dtype is None and not isinstance(data, Tensor) and \
+            np.asarray(data).dtype.kind in "biu":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
     return _leaf(np.array(as_array(data, dtype), copy=True), requires_grad)
 
 

@@ -5,10 +5,9 @@ Two ways to run it, both from the same rule table:
 * ``dual_jvp`` — dual numbers: inputs carry a tangent and every operation computes its
   output tangent as it runs (one forward sweep, no graph needed).
 * ``Linearized`` — record the forward pass once, then replay only the tangent sweep for
-  as many directions as wanted. Partial derivatives (cos x for sin x, ...) are cached on
-  the nodes, so Jacobian and Hessian sweeps share one forward pass. A tangent of ``None``
-  is a symbolic zero: work that cannot reach an output is skipped, which keeps tangents
-  of broadcast grid axes at their small shapes.
+  as many directions as wanted. A tangent of ``None`` is a symbolic zero: work that cannot
+  reach an output is skipped, and a tangent seeded as a scalar keeps the small shape of
+  its grid axis until it meets another variable.
 """
 
 from __future__ import annotations
@@ -18,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from .core import Node, Tensor, _quiet, as_array, collect_nodes
-from .grad_mode import _push_forward, enable_grad, no_grad
-from .products import Product, settle
+from .core import Tensor, as_array, raw
+from .grad_mode import enable_grad, forward_ad, no_grad, quiet, set_grad_enabled
+from .primitive import Ctx, Node, collect_nodes
 
 
 def dual_jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
@@ -36,12 +35,8 @@ def dual_jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[
                 )
             t.tangent = ut
         inputs.append(t)
-    _push_forward(1)
-    try:
-        with no_grad(), _quiet():
-            out = fn(*inputs)
-    finally:
-        _push_forward(-1)
+    with forward_ad(), no_grad(), quiet():
+        out = fn(*inputs)
     return out, _map(out, lambda o: _full_tangent(o.tangent, o.arr))
 
 
@@ -62,6 +57,10 @@ def graph_nodes(outputs: Sequence[Tensor]) -> list[Node]:
     return collect_nodes(o.grad_fn for o in outputs if o.grad_fn is not None)
 
 
+def _key(t: Tensor) -> int:
+    return id(t.grad_fn) if t.grad_fn is not None else id(t)
+
+
 class Linearized:
     """A recorded forward pass from ``leaves`` to ``outputs`` that replays tangent sweeps."""
 
@@ -69,9 +68,6 @@ class Linearized:
         self.leaves = list(leaves)
         self.outputs = list(outputs)
         self.nodes = graph_nodes(self.outputs)
-        for node in self.nodes:
-            if node.cache is None:
-                node.cache = {}
 
     def jvp(self, tangents: Sequence[Any], create_graph: bool = False) -> list[Any]:
         """Output tangents for the given leaf tangents (``None`` = zero direction).
@@ -83,32 +79,23 @@ class Linearized:
         for leaf, t in zip(self.leaves, tangents, strict=True):
             if t is not None:
                 tan[id(leaf)] = t
-        mode = enable_grad() if create_graph else no_grad()
-        with mode, _quiet():
+        with set_grad_enabled(create_graph), quiet():
             for node in self.nodes:
                 saved = node.saved
                 if saved is None:
                     raise RuntimeError("linearize: the graph's saved values were freed")
-                ts = [tan.get(id(a.grad_fn) if a.grad_fn is not None else id(a))
-                      if isinstance(a, Tensor) else None for a in saved]
+                ts = [tan.get(_key(a)) if isinstance(a, Tensor) else None for a in saved]
                 if all(t is None for t in ts):
                     continue
+                out = node.out_ref()
                 if create_graph:
-                    xs, out = saved, node.out_ref()
-                    cache = None
+                    xs: Any = saved
                 else:
-                    xs = [a.arr if isinstance(a, Tensor) else a for a in saved]
-                    out, cache = node.out_ref().arr, node.cache
-                    # elementwise rules only multiply and add: let them defer (products.py)
-                    defer = node.prim.partials is not None
-                    ts = [None if t is None else Product.of(t) if defer else settle(t)
-                          for t in ts]
-                res = node.prim.jvp(ts, out, xs, node.params, cache)
+                    xs, out = [raw(a) for a in saved], raw(out)
+                res = node.prim.jvp(Ctx(xs, out, node.params, node.shapes), ts)
                 if res is not None:
                     tan[id(node)] = res
-            # settled inside _quiet(): deferred products may meet inf * 0 here
-            return [settle(tan.get(id(o.grad_fn) if o.grad_fn is not None else id(o)))
-                    for o in self.outputs]
+        return [tan.get(_key(o)) for o in self.outputs]
 
 
 def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
@@ -123,8 +110,7 @@ def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...,
 
     def jvp_fn(*tangents: Any) -> Any:
         got = lin.jvp([None if t is None else as_array(t) for t in tangents])
-        full = [_full_tangent(g.arr if isinstance(g, Tensor) else g, o.arr)
-                for g, o in zip(got, outs, strict=True)]
+        full = [_full_tangent(raw(g), o.arr) for g, o in zip(got, outs, strict=True)]
         return full[0] if isinstance(out, Tensor) else type(out)(full)
 
     return _map(out, lambda o: o.detach()), jvp_fn

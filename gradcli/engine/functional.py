@@ -1,7 +1,8 @@
 """Functional transforms over the engine: grad, vjp, jvp, jacobian, hessian, hvp, gradcheck.
 
-``jacobian`` picks the cheaper mode: reverse with one-hot cotangents when there are fewer
-outputs than inputs, forward (one recorded pass, replayed per direction) otherwise. With
+The modes are PyTorch's: ``jacobian`` is reverse mode (one sweep per output) unless
+``strategy="forward-mode"`` (one recorded pass, replayed per input direction), ``hessian``
+is reverse over reverse, ``jvp`` forward mode and ``hvp`` forward over reverse. With
 ``batched=True`` the leading axis of every input and output indexes independent points;
 each pass then covers all points at once: there is never a Python loop over points.
 """
@@ -14,11 +15,12 @@ from typing import Any
 import numpy as np
 
 from .backward import grad as autograd_grad
-from .core import Tensor, _quiet, as_array
+from .core import Tensor, as_array
 from .forward import Linearized, dual_jvp, linearize
-from .grad_mode import _push_forward, enable_grad
+from .grad_mode import enable_grad, forward_ad, quiet
 
-__all__ = ["grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "gradcheck", "linearize"]
+__all__ = ["grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "gradcheck", "linearize",
+           "GradcheckError"]
 
 
 def _leaves(xs: Sequence[Any]) -> list[Tensor]:
@@ -69,9 +71,13 @@ def _split(flat: np.ndarray, shapes: list[tuple], lead: tuple) -> list[np.ndarra
     return parts
 
 
-def jacobian(f: Callable[..., Tensor], *xs: Any, batched: bool = False) -> Any:
+def jacobian(f: Callable[..., Tensor], *xs: Any, batched: bool = False,
+             strategy: str = "reverse-mode") -> Any:
     """∂f/∂x for each input, shaped ``out.shape + x.shape`` (per point when ``batched``:
-    ``(B,) + out_point_shape + x_point_shape``), in min(m, n) passes."""
+    ``(B,) + out_point_shape + x_point_shape``): m reverse passes, or n forward passes
+    with ``strategy="forward-mode"``."""
+    if strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     leaves = _leaves(xs)
     with enable_grad():
         out = f(*leaves)
@@ -81,7 +87,7 @@ def jacobian(f: Callable[..., Tensor], *xs: Any, batched: bool = False) -> Any:
     m = int(np.prod(out_pt, dtype=np.int64))
     n = sum(int(np.prod(s, dtype=np.int64)) for s in in_pts)
     blocks = [np.zeros(lead + out_pt + s, dtype=out.dtype) for s in in_pts]
-    if m <= n:
+    if strategy == "reverse-mode":
         for k in range(m):
             v = np.zeros(lead + (m,), dtype=out.dtype)
             v[..., k] = 1.0
@@ -115,13 +121,9 @@ def _hvp_pass(f: Callable[..., Tensor], xs: Sequence[Any], vs: Sequence[Any]) ->
     leaves = _leaves(xs)
     for leaf, v in zip(leaves, vs, strict=True):
         leaf.tangent = None if v is None else np.broadcast_to(as_array(v, leaf.dtype), leaf.shape)
-    _push_forward(1)
-    try:
-        with enable_grad(), _quiet():
-            out = f(*leaves)
-            gs = autograd_grad(out, leaves, allow_unused=True)
-    finally:
-        _push_forward(-1)
+    with forward_ad(), enable_grad(), quiet():
+        out = f(*leaves)
+        gs = autograd_grad(out, leaves, allow_unused=True)
     tangents = tuple(np.zeros_like(x.arr) if g is None or g.tangent is None
                      else np.broadcast_to(g.tangent, x.shape).copy()
                      for g, x in zip(gs, leaves, strict=True))
@@ -135,49 +137,70 @@ def hvp(f: Callable[..., Tensor], xs: Sequence[Any], vs: Sequence[Any]) -> tuple
 
 
 def hessian(f: Callable[..., Tensor], *xs: Any) -> Any:
-    """Second derivatives of scalar ``f``: forward-over-reverse, one pass per input
-    element. For one input x the result has shape ``x.shape + x.shape``; for several, a
-    tuple of tuples ``H[i][j]`` of shape ``xi.shape + xj.shape``."""
-    shapes = [np.shape(as_array(x)) for x in xs]
-    sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+    """Second derivatives of scalar ``f``, reverse over reverse as
+    ``torch.autograd.functional.hessian``: the gradient is recorded (``create_graph``), then
+    each of its elements is differentiated by one more reverse sweep. For one input x the
+    result has shape ``x.shape + x.shape``; for several, a tuple of tuples ``H[i][j]`` of
+    shape ``xi.shape + xj.shape``."""
+    leaves = _leaves(xs)
+    with enable_grad(), quiet():
+        out = f(*leaves)
+        firsts = autograd_grad(out, leaves, create_graph=True, allow_unused=True)
+    shapes = [x.shape for x in leaves]
     rows: list[list[np.ndarray]] = [[np.zeros(si + sj) for sj in shapes] for si in shapes]
-    for j, sj in enumerate(shapes):
-        for k in range(sizes[j]):
-            vs: list[Any] = [None] * len(xs)
-            v = np.zeros(sizes[j])
-            v[k] = 1.0
-            vs[j] = v.reshape(sj)
-            _, _, tangents = _hvp_pass(f, xs, vs)
-            idx = np.unravel_index(k, sj) if sj else ()
-            for i, t in enumerate(tangents):
-                rows[i][j][(Ellipsis,) + idx] = t
+    for i, g in enumerate(firsts):
+        if g is None or not g.requires_grad:
+            continue
+        flat = g.reshape(-1)
+        for k in range(flat.shape[0]):
+            seconds = autograd_grad(flat[k], leaves, retain_graph=True, allow_unused=True)
+            idx = np.unravel_index(k, shapes[i]) if shapes[i] else ()
+            for j, h in enumerate(seconds):
+                if h is not None:
+                    rows[i][j][idx] = h.arr
     if len(xs) == 1:
         return Tensor._make(rows[0][0])
     return tuple(tuple(Tensor._make(b) for b in row) for row in rows)
 
 
-def gradcheck(f: Callable[..., Tensor], *xs: Any, eps: float = 1e-6) -> tuple[float, float]:
-    """Compare the engine's Jacobian with central finite differences in float64.
+class GradcheckError(RuntimeError):
+    """The engine's Jacobian and central differences disagree (``torch``'s exception name)."""
 
-    Returns (largest absolute error, largest relative error) over all entries.
+
+def gradcheck(f: Callable[..., Tensor], *inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+    """Compare the engine's Jacobian with central finite differences in float64, as
+    ``torch.autograd.gradcheck``: True when every entry satisfies
+    |analytical - numerical| <= atol + rtol·|numerical|, else GradcheckError (or False with
+    ``raise_exception=False``). The inputs may be given as one tuple, as PyTorch takes them.
     """
-    xs64 = [np.array(as_array(x, np.float64)) for x in xs]
+    if len(inputs) == 1 and isinstance(inputs[0], tuple):
+        inputs = inputs[0]
+    xs64 = [np.array(as_array(x, np.float64)) for x in inputs]
     jac = jacobian(f, *xs64)
     jacs = [jac] if len(xs64) == 1 else list(jac)
-    worst_abs = worst_rel = 0.0
     for i, x in enumerate(xs64):
-        flat = x.reshape(-1)
-        for k in range(flat.size):
-            keep = flat[k]
-            flat[k] = keep + eps
-            hi = f(*[Tensor._make(a) for a in xs64]).arr
-            flat[k] = keep - eps
-            lo = f(*[Tensor._make(a) for a in xs64]).arr
-            flat[k] = keep
-            fd = (hi - lo) / (2 * eps)
-            ad = jacs[i].arr.reshape(hi.shape + (-1,))[..., k]
-            err = np.abs(fd - ad)
-            worst_abs = max(worst_abs, float(np.max(err, initial=0.0)))
-            rel = err / np.maximum(np.abs(fd), 1.0)
-            worst_rel = max(worst_rel, float(np.max(rel, initial=0.0)))
-    return worst_abs, worst_rel
+        numerical = _central_differences(f, xs64, x, eps)
+        analytical = jacs[i].arr.reshape(numerical.shape)
+        if not np.all(np.abs(analytical - numerical) <= atol + rtol * np.abs(numerical)):
+            if not raise_exception:
+                return False
+            raise GradcheckError(
+                f"Jacobian mismatch for output 0 with respect to input {i},\n"
+                f"numerical:{Tensor._make(numerical)!r}\nanalytical:{Tensor._make(analytical)!r}\n")
+    return True
+
+
+def _central_differences(f: Callable[..., Tensor], xs: list[np.ndarray], x: np.ndarray,
+                         eps: float) -> np.ndarray:
+    """∂f/∂x by central differences, shaped (f's size, x's size)."""
+    flat, cols = x.reshape(-1), []
+    for k in range(flat.size):
+        keep = flat[k]
+        flat[k] = keep + eps
+        hi = f(*[Tensor._make(a) for a in xs]).arr
+        flat[k] = keep - eps
+        lo = f(*[Tensor._make(a) for a in xs]).arr
+        flat[k] = keep
+        cols.append(((hi - lo) / (2 * eps)).reshape(-1))
+    return np.stack(cols, axis=-1) if cols else np.zeros((0, 0))

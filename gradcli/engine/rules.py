@@ -1,302 +1,305 @@
 """The primitive table: every differentiable operation and its derivative, declared once.
 
-Elementwise primitives declare their partial derivatives ∂out/∂input as one short lambda per
-input, taking the inputs and the output ``y``; the engine derives both modes from them:
-reverse mode (VJP) is ``unbroadcast(g · ∂)`` and forward mode (JVP) is ``Σ t · ∂``. Other
-primitives declare a VJP and a JVP lambda. Rules are written with primitives, so the same
-line serves plain numpy arrays (fast first order) and tensors (graphs for higher order).
-Adding a function is one entry here plus its test.
+An elementwise primitive declares, per input, its derivative applied to an incoming
+gradient ``g``: one short lambda of ``(g, *inputs, out)`` (``g * cos(x)`` for sin). Since
+an elementwise Jacobian is diagonal, the engine derives both modes from that one line
+(as PyTorch's ``auto_element_wise`` does): reverse mode (VJP) applies it to a cotangent and
+sums back over broadcast axes, forward mode (JVP) applies it to each input's tangent and
+adds. Writing the rule on ``g`` rather than as a partial lets it select (``where(x > 0, g,
+0)``) or divide (``g / x``) as PyTorch does, so inf and nan arriving in ``g`` meet the same
+arithmetic. A linear primitive declares its transpose (``linear``); the others name their
+VJP and JVP. Rules are written with primitives, so the same line serves plain numpy
+arrays (first order) and Tensors (recorded, for higher orders).
+
+Adding a function is one entry here plus its test: ``kind="function"`` makes it ``gc.NAME``,
+``Tensor.NAME`` and a function of the expression language.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .core import Primitive
+from .core import raw
+from .grad_mode import batch_ndim
+from .primitive import Ctx, Primitive
 
-ZERO = None  # a partial that is identically zero: sign, floor, ceil
-
-
-def unary(name: str, fwd: Callable, partial: Callable | None, **kw: Any) -> Primitive:
-    """An elementwise function of one input with derivative ``partial(x, y)``."""
-    return elementwise(name, fwd, (partial,), **kw)
+ZERO = None  # a derivative that is identically zero (sign, floor, ceil): zeros, never g * 0
 
 
-def binary(name: str, fwd: Callable, da: Callable, db: Callable, **kw: Any) -> Primitive:
-    """An elementwise function of two broadcastable inputs with partials ``da``/``db``."""
-    return elementwise(name, fwd, (da, db), **kw)
+def elementwise(name: str, fwd: Callable, derivs: tuple, **kw: Any) -> Primitive:
+    """An elementwise primitive; ``derivs[i](g, *inputs, out, **params)`` is its derivative
+    with respect to input i applied to ``g`` (or ZERO)."""
 
-
-def elementwise(name: str, fwd: Callable, partials: tuple, **kw: Any) -> Primitive:
-    def vjp(g, y, xs, params, needs, shapes):
-        out = []
-        for i, partial in enumerate(partials):
-            if not needs[i]:
-                out.append(None)
-            elif partial is ZERO:
-                out.append(unbroadcast(g * 0.0, shapes[i]))
+    def vjp(ctx: Ctx, g: Any) -> list:
+        grads: list = []
+        for i, d in enumerate(derivs):
+            if not ctx.needs[i]:
+                grads.append(None)
+            elif d is ZERO:
+                grads.append(zeros(g, ctx.shapes[i]))
             else:
-                out.append(unbroadcast(g * partial(*xs, y, **params), shapes[i]))
-        return out
+                grads.append(unbroadcast(d(g, *ctx.inputs, ctx.out, **ctx.params),
+                                         ctx.shapes[i]))
+        return grads
 
-    def jvp(tangents, y, xs, params, cache):
+    def jvp(ctx: Ctx, tangents: list) -> Any:
         total = None
-        for i, t in enumerate(tangents):
-            if t is None or partials[i] is ZERO:
+        for d, t in zip(derivs, tangents, strict=True):
+            if t is None or d is ZERO:
                 continue
-            if cache is None:
-                d = partials[i](*xs, y, **params)
-            else:
-                d = cache.get(i)
-                if d is None:
-                    d = cache[i] = partials[i](*xs, y, **params)
-            term = t * d
+            term = d(t, *ctx.inputs, ctx.out, **ctx.params)
             total = term if total is None else total + term
         return total
 
-    return Primitive(name, fwd, vjp, jvp, partials=partials, **kw)
+    return Primitive(name, fwd, vjp=vjp, jvp=jvp, arity=len(derivs), **kw)
+
+
+def unary(name: str, fwd: Callable, d: Callable | None, **kw: Any) -> Primitive:
+    """An elementwise function of one input."""
+    return elementwise(name, fwd, (d,), **kw)
+
+
+def binary(name: str, fwd: Callable, da: Callable, db: Callable, **kw: Any) -> Primitive:
+    """An elementwise function of two broadcastable inputs."""
+    return elementwise(name, fwd, (da, db), **kw)
+
+
+def linear(name: str, fwd: Callable, transpose: Callable[[Ctx, Any], Any],
+           **kw: Any) -> Primitive:
+    """A primitive linear in its one input (sum, reshape, index...), as JAX's ``deflinear``:
+    its JVP applies it to the tangent and ``transpose(ctx, g)`` is its VJP."""
+
+    def vjp(ctx: Ctx, g: Any) -> list:
+        return [transpose(ctx, g)]
+
+    def jvp(ctx: Ctx, tangents: list) -> Any:
+        return prim(broadcast_to(tangents[0], shape=ctx.shapes[0]), **ctx.params)
+
+    prim = Primitive(name, fwd, vjp=vjp, jvp=jvp, arity=1, saves=False, **kw)
+    return prim
+
+
+def _nondiff(name: str, fwd: Callable, kind: str = "internal") -> Primitive:
+    return Primitive(name, fwd, nondiff=True, kind=kind, arity=2)
+
+
+def zeros(g: Any, shape: tuple) -> np.ndarray:
+    """The cotangent of an input whose derivative is identically zero: zeros, whatever
+    ``g`` holds (PyTorch's ``zeros_like(grad)``: inf or nan in g never leak through)."""
+    dtype = getattr(raw(g), "dtype", np.dtype(np.float64))
+    return np.zeros(shape, dtype=dtype if dtype.kind == "f" else np.float64)
 
 
 def unbroadcast(g: Any, shape: tuple) -> Any:
-    """Sum a cotangent down to an input's shape (the reverse of broadcasting)."""
-    return g if np.shape(g) == shape else sum_to(g, shape=shape)
+    """Sum a cotangent down to an input's shape (the reverse of broadcasting).
+
+    Inside ``batch_axes(b)`` the first b axes index independent points: the cotangent there
+    is per point and is kept, and only the component axes after them are summed back.
+    """
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    b = batch_ndim()
+    if not b:
+        return sum_to(g, shape=shape)
+    if len(gshape) != len(shape):
+        return g  # a seed smaller than the batch: it broadcasts
+    axes = tuple(i for i in range(b, len(shape)) if shape[i] == 1 and gshape[i] != 1)
+    return sum(g, dim=axes, keepdim=True) if axes else g
 
 
-def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
-    lead = a.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(shape) if n == 1 and a.shape[i + lead] != 1
-    )
-    out = a.sum(axis=axes, keepdims=True) if axes else a
-    return out.reshape(shape)
+def power(a: Any, b: Any) -> Any:
+    """``a ** b``. A constant exponent takes ``pow_scalar``, which has no exponent to
+    differentiate; the one dispatch for ``^``, ``pow()``, ``gc.pow`` and ``Tensor ** c``."""
+    if isinstance(b, numbers.Number) and not isinstance(a, numbers.Number):
+        return pow_scalar(a, exponent=float(b))
+    return pow(a, b)
 
 
-def _nondiff(name: str, fwd: Callable) -> Primitive:
-    return Primitive(name, fwd, nondiff=True)
+def _pow_base(g: Any, a: Any, b: Any, y: Any) -> Any:
+    """∂(a**b)/∂a applied to g: g·b·a^(b-1). At b = 0 PyTorch selects 0; selecting there
+    would also cut the exponent's path, so only points where the product is not finite
+    (a = 0, or inf in g) select, and the second derivative keeps ∂/∂b = g/a (JAX, mpmath)."""
+    p = a ** (b - 1.0)
+    return where(logical_and(b == 0, logical_not(isfinite(g * p))), 0.0, g * (b * p))
 
 
-def _reduced_shape_back(g: Any, shape: tuple, dim: Any, keepdim: bool) -> Any:
-    """Reshape a reduction's cotangent so it broadcasts against the input."""
-    if dim is None or keepdim:
-        return g if dim is not None else reshape(g, shape=(1,) * len(shape))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    kept = list(shape)
-    for d in dims:
-        kept[d % len(shape)] = 1
-    return reshape(g, shape=tuple(kept))
+LN2, LN10 = math.log(2.0), math.log(10.0)
 
-
-def _norm_fwd(a, dim=None, keepdim=False):
-    return np.sqrt(np.sum(a * a, axis=dim, keepdims=keepdim))
-
-
-def _index_put(g, key, shape):
-    z = np.zeros(shape, dtype=np.result_type(g, np.float32))
-    np.add.at(z, key, g)
-    return z
-
-
-def _matmul_vjp(g, y, xs, params, needs, shapes):
-    a, b = xs
-    a2 = reshape(a, shape=(1,) + shapes[0]) if len(shapes[0]) == 1 else a
-    b2 = reshape(b, shape=shapes[1] + (1,)) if len(shapes[1]) == 1 else b
-    out2 = np.broadcast_shapes(np.shape(a2)[:-2], np.shape(b2)[:-2]) + (
-        np.shape(a2)[-2], np.shape(b2)[-1])
-    g2 = reshape(g, shape=out2)
-    ga = unbroadcast(matmul(g2, swap(b2)), np.shape(a2)) if needs[0] else None
-    gb = unbroadcast(matmul(swap(a2), g2), np.shape(b2)) if needs[1] else None
-    return [None if ga is None else reshape(ga, shape=shapes[0]),
-            None if gb is None else reshape(gb, shape=shapes[1])]
-
-
-def _add_tangents(*terms: Any) -> Any:
-    live = [t for t in terms if t is not None]
-    if not live:
-        return None
-    total = live[0]
-    for t in live[1:]:
-        total = total + t
-    return total
-
-
-def _stack_like(fn: Callable, tangents: list, xs: tuple, dim: int) -> Any:
-    if all(t is None for t in tangents):
-        return None
-    filled = [broadcast_to(t, shape=np.shape(x)) if t is not None else np.zeros(np.shape(x))
-              for t, x in zip(tangents, xs, strict=True)]
-    return fn(*filled, dim=dim)
-
-
-def _select(g: Any, dim: int, start: int, stop: int | None) -> Any:
-    key = (slice(None),) * (dim % np.ndim(g)) + ((start if stop is None else slice(start, stop)),)
-    return index(g, key=key)
-
-
-def _cat_vjp(g, y, xs, params, needs, shapes):
-    dim, out, start = params["dim"], [], 0
-    for shape, need in zip(shapes, needs, strict=True):
-        n = shape[dim]
-        out.append(_select(g, dim, start, start + n) if need else None)
-        start += n
-    return out
-
-
-def _norm_grad(x, y, dim, keepdim):
-    y = _reduced_shape_back(y, np.shape(x), dim, keepdim)
-    return where(y == 0, 0.0, x / y)
-
-
-# --- elementwise arithmetic ------------------------------------------------------------
-# name                  numpy forward    ∂/∂a                 ∂/∂b
-add = binary("add", np.add, lambda a, b, y: 1.0, lambda a, b, y: 1.0, saves=False)
-sub = binary("sub", np.subtract, lambda a, b, y: 1.0, lambda a, b, y: -1.0, saves=False)
-mul = binary("mul", np.multiply, lambda a, b, y: b, lambda a, b, y: a)
-div = binary("div", np.true_divide, lambda a, b, y: 1.0 / b, lambda a, b, y: -y / b)
-# d/dx x**c at x = 0 with c = 0 is 0 (PyTorch masks exponent == 0); ∂/∂c is 0 where x = 0, c >= 0
-pow = binary("pow", np.power,  # noqa: A001 - mirrors torch.pow
-             lambda a, b, y: where(b == 0, 0.0, b * a ** (b - 1.0)),
-             lambda a, b, y: where(logical_and(a == 0, b >= 0), 0.0, y * log(a)),
-             grad_name="PowBackward1")
+# --- operators ----------------------------------------------------------------------------
+# name                  numpy forward     d/da applied to g          d/db applied to g
+add = binary("add", np.add, lambda g, a, b, y: g, lambda g, a, b, y: g, kind="operator",
+             saves=False)
+sub = binary("sub", np.subtract, lambda g, a, b, y: g, lambda g, a, b, y: -g,
+             kind="operator", saves=False)
+mul = binary("mul", np.multiply, lambda g, a, b, y: g * b, lambda g, a, b, y: g * a,
+             kind="operator")
+div = binary("div", np.true_divide, lambda g, a, b, y: g / b,
+             lambda g, a, b, y: -g * ((a / b) / b), kind="operator")
+# ∂/∂b is 0 where a = 0 and b >= 0 (PyTorch masks the log(0) there)
+pow = binary("pow", np.power, _pow_base,  # noqa: A001 - mirrors torch.pow
+             lambda g, a, b, y: g * where(logical_and(a == 0, b >= 0), 0.0, y * log(a)),
+             kind="operator", grad_name="PowBackward1")
+neg = unary("neg", np.negative, lambda g, x, y: -g, kind="operator", saves=False)
+# a constant exponent: x**0 has derivative 0 everywhere (zeros, as PyTorch)
 pow_scalar = unary("pow_scalar", lambda a, exponent: np.power(a, exponent),
-                   lambda x, y, exponent: 0.0 if exponent == 0 else
-                   exponent * x ** (exponent - 1.0), grad_name="PowBackward0")
-neg = unary("neg", np.negative, lambda x, y: -1.0, saves=False)
-# ties split the gradient evenly between the two inputs (PyTorch's choice)
-minimum = binary("minimum", np.minimum, lambda a, b, y: (a < b) + 0.5 * (a == b),
-                 lambda a, b, y: (b < a) + 0.5 * (a == b))
-maximum = binary("maximum", np.maximum, lambda a, b, y: (a > b) + 0.5 * (a == b),
-                 lambda a, b, y: (b > a) + 0.5 * (a == b))
-atan2 = binary("atan2", np.arctan2, lambda a, b, y: b / (a * a + b * b),
-               lambda a, b, y: -a / (a * a + b * b))
-hypot = binary("hypot", np.hypot, lambda a, b, y: a / y, lambda a, b, y: b / y)
+                   lambda g, x, y, exponent: zeros(g, np.shape(g)) if exponent == 0 else
+                   g * (exponent * x ** (exponent - 1.0)), grad_name="PowBackward0")
+rsqrt = unary("rsqrt", lambda a: 1.0 / np.sqrt(a), lambda g, x, y: -0.5 * g * y ** 3.0)
 
-# --- elementwise functions of one input --------------------------------------------------
-# name                      numpy forward    ∂y/∂x               edge-case choice
-sin = unary("sin", np.sin, lambda x, y: cos(x))
-cos = unary("cos", np.cos, lambda x, y: -sin(x))
-tan = unary("tan", np.tan, lambda x, y: 1.0 + y * y)
-asin = unary("asin", np.arcsin, lambda x, y: 1.0 / sqrt(1.0 - x * x))    # ±inf at |x| = 1
-acos = unary("acos", np.arccos, lambda x, y: -1.0 / sqrt(1.0 - x * x))
-atan = unary("atan", np.arctan, lambda x, y: 1.0 / (1.0 + x * x))
-sinh = unary("sinh", np.sinh, lambda x, y: cosh(x))
-cosh = unary("cosh", np.cosh, lambda x, y: sinh(x))
-tanh = unary("tanh", np.tanh, lambda x, y: 1.0 - y * y)
-asinh = unary("asinh", np.arcsinh, lambda x, y: 1.0 / sqrt(x * x + 1.0))
-acosh = unary("acosh", np.arccosh, lambda x, y: 1.0 / sqrt(x * x - 1.0))  # +inf at x = 1
-atanh = unary("atanh", np.arctanh, lambda x, y: 1.0 / (1.0 - x * x))
-exp = unary("exp", np.exp, lambda x, y: y)
-expm1 = unary("expm1", np.expm1, lambda x, y: y + 1.0)
-log = unary("log", np.log, lambda x, y: 1.0 / x)                  # log'(0) = +inf
-log1p = unary("log1p", np.log1p, lambda x, y: 1.0 / (x + 1.0), grad_name="Log1PBackward0")
-log2 = unary("log2", np.log2, lambda x, y: 1.0 / (x * math.log(2.0)))
-log10 = unary("log10", np.log10, lambda x, y: 1.0 / (x * math.log(10.0)))
-sqrt = unary("sqrt", np.sqrt, lambda x, y: 0.5 / y)               # sqrt'(0) = +inf
-cbrt = unary("cbrt", np.cbrt, lambda x, y: 1.0 / (3.0 * y * y))  # cbrt'(0) = +inf
-abs = unary("abs", np.abs, lambda x, y: sign(x))  # noqa: A001 - |x|'(0) = 0
-sign = unary("sign", np.sign, ZERO)                               # sign' = 0 everywhere
-floor = unary("floor", np.floor, ZERO)                            # floor' = 0
-ceil = unary("ceil", np.ceil, ZERO)                               # ceil' = 0
-relu = unary("relu", lambda a: np.maximum(a, 0.0), lambda x, y: x > 0)  # relu'(0) = 0
-sigmoid = unary("sigmoid", lambda a: 0.5 * (1.0 + np.tanh(0.5 * a)), lambda x, y: y * (1.0 - y))
-softplus = unary("softplus", lambda a: np.logaddexp(0.0, a), lambda x, y: sigmoid(x))
+# --- elementwise functions of two inputs ----------------------------------------------------
+# ties split the gradient evenly; elsewhere the losing input gets exactly 0 (selected)
+minimum = binary("minimum", np.minimum,
+                 lambda g, a, b, y: where(a > b, 0.0, where(a == b, g / 2.0, g)),
+                 lambda g, a, b, y: where(a < b, 0.0, where(a == b, g / 2.0, g)),
+                 kind="function")
+maximum = binary("maximum", np.maximum,
+                 lambda g, a, b, y: where(a < b, 0.0, where(a == b, g / 2.0, g)),
+                 lambda g, a, b, y: where(a > b, 0.0, where(a == b, g / 2.0, g)),
+                 kind="function")
+atan2 = binary("atan2", np.arctan2, lambda g, a, b, y: g * b * _recip_r2(a, b),
+               lambda g, a, b, y: g * -a * _recip_r2(a, b), kind="function")
+hypot = binary("hypot", np.hypot, lambda g, a, b, y: g * a / y, lambda g, a, b, y: g * b / y,
+               kind="function")
+
+
+def _recip_r2(a: Any, b: Any) -> Any:
+    """1/(a² + b²), selected to 0 where that is infinite: atan2's gradient at the origin is
+    0, as PyTorch's (its formula, so also where a² + b² underflows)."""
+    r = 1.0 / (a * a + b * b)
+    return where(isinf(r), 0.0, r)
+
+
+# --- elementwise functions of one input ----------------------------------------------------
+# name                        numpy forward      derivative applied to g         edge case
+sin = unary("sin", np.sin, lambda g, x, y: g * cos(x), kind="function")
+cos = unary("cos", np.cos, lambda g, x, y: g * -sin(x), kind="function")
+tan = unary("tan", np.tan, lambda g, x, y: g * (1.0 + y ** 2.0), kind="function")
+asin = unary("asin", np.arcsin, lambda g, x, y: g * rsqrt(1.0 - x * x),   # ±inf at |x| = 1
+             kind="function")
+acos = unary("acos", np.arccos, lambda g, x, y: g * -rsqrt(1.0 - x * x), kind="function")
+atan = unary("atan", np.arctan, lambda g, x, y: g / (x * x + 1.0), kind="function")
+sinh = unary("sinh", np.sinh, lambda g, x, y: g * cosh(x), kind="function")
+cosh = unary("cosh", np.cosh, lambda g, x, y: g * sinh(x), kind="function")
+tanh = unary("tanh", np.tanh, lambda g, x, y: tanh_backward(g, y), kind="function")
+asinh = unary("asinh", np.arcsinh, lambda g, x, y: g * rsqrt(x ** 2.0 + 1.0), kind="function")
+acosh = unary("acosh", np.arccosh, lambda g, x, y: g * rsqrt(x * x - 1.0),  # +inf at x = 1
+              kind="function")
+atanh = unary("atanh", np.arctanh, lambda g, x, y: g / (1.0 - x ** 2.0), kind="function")
+exp = unary("exp", np.exp, lambda g, x, y: g * y, kind="function")
+expm1 = unary("expm1", np.expm1, lambda g, x, y: g * (y + 1.0), kind="function")
+log = unary("log", np.log, lambda g, x, y: g / x, kind="function")            # log'(0) = +inf
+log1p = unary("log1p", np.log1p, lambda g, x, y: g / (x + 1.0), kind="function",
+              grad_name="Log1PBackward0")
+log2 = unary("log2", np.log2, lambda g, x, y: g / (x * LN2), kind="function")
+log10 = unary("log10", np.log10, lambda g, x, y: g / (x * LN10), kind="function")
+sqrt = unary("sqrt", np.sqrt, lambda g, x, y: g / (2.0 * y), kind="function")  # sqrt'(0) = inf
+# cbrt'(0) = inf; JAX's rule (torch has no cbrt), on cbrt(x) again rather than the result
+cbrt = unary("cbrt", np.cbrt, lambda g, x, y: g * ((1.0 / 3.0) * cbrt(x) ** -2.0),
+             kind="function")
+def _sign(a: Any) -> Any:
+    """-1, 0 or 1, and 0 at nan (PyTorch's sign: (0 < a) - (a < 0))."""
+    return np.greater(a, 0).astype(np.result_type(a, np.float32)) - np.less(a, 0)
+
+
+# abs' is g·sgn(x), with sgn a constant of the rule (PyTorch's sgn has no derivative path)
+sgn = Primitive("sgn", _sign, nondiff=True, arity=1)
+abs = unary("abs", np.abs, lambda g, x, y: g * sgn(x), kind="function")  # noqa: A001 - |x|'(0)=0
+sign = unary("sign", _sign, ZERO, kind="function")
+floor = unary("floor", np.floor, ZERO, kind="function")
+ceil = unary("ceil", np.ceil, ZERO, kind="function")
+# relu's rule is PyTorch's threshold_backward on the result: relu'(0) = 0, relu'(nan) = 1, and
+# to second order zeros flow back into the result, as in PyTorch
+threshold_backward = binary("threshold_backward", lambda g, y: np.where(y <= 0, 0.0, g),
+                            lambda g2, g, y, out: where(y <= 0, 0.0, g2), ZERO)
+# tanh's and sigmoid's rules on the result, with PyTorch's second-order formulas (one product,
+# so inf·(1 - 2y) is inf, never inf - inf)
+tanh_backward = binary("tanh_backward", lambda g, y: g * (1.0 - y * y),
+                       lambda h, g, y, out: tanh_backward(h, y),
+                       lambda h, g, y, out: h * (-2.0 * y * g))
+sigmoid_backward = binary("sigmoid_backward", lambda g, y: g * (1.0 - y) * y,
+                          lambda h, g, y, out: sigmoid_backward(h, y),
+                          lambda h, g, y, out: h * g * (-2.0 * y + 1.0))
+relu = unary("relu", lambda a: np.maximum(a, 0.0), lambda g, x, y: threshold_backward(g, y),
+             kind="function")
+
+
+def _sigmoid(a: Any) -> Any:
+    """1/(1 + e^-a), through e^-|a| so that neither branch overflows or loses digits."""
+    e = np.exp(-np.abs(a))
+    return np.where(np.asarray(a) >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _logsigmoid(a: Any) -> Any:
+    """log(sigmoid(a)) = min(a, 0) - log1p(e^-|a|): finite for every finite a."""
+    return np.minimum(a, 0.0) - np.log1p(np.exp(-np.abs(a)))
+
+
+sigmoid = unary("sigmoid", _sigmoid, lambda g, x, y: sigmoid_backward(g, y), kind="function")
+softplus = unary("softplus", lambda a: np.logaddexp(0.0, a), lambda g, x, y: g * sigmoid(x),
+                 kind="function")
+logsigmoid = unary("logsigmoid", _logsigmoid, lambda g, x, y: g * sigmoid(-x), kind="function")
 # the gradient passes at the boundary: ∂/∂x clamp(x) = 1 for min <= x <= max
 clamp = unary("clamp", lambda a, min=None, max=None: np.clip(a, min, max),  # noqa: A002
-              lambda x, y, min=None, max=None: logical_and(  # noqa: A002
+              lambda g, x, y, min=None, max=None: where(logical_and(  # noqa: A002
                   x >= (-np.inf if min is None else min), x <= (np.inf if max is None else max)),
-              grad_name="ClampBackward1")
+                  g, 0.0), grad_name="ClampBackward1")
 
-# --- comparisons: 0/1 values, no gradient ------------------------------------------------
-lt = _nondiff("lt", np.less)
-le = _nondiff("le", np.less_equal)
-gt = _nondiff("gt", np.greater)
-ge = _nondiff("ge", np.greater_equal)
-eq = _nondiff("eq", np.equal)
-ne = _nondiff("ne", np.not_equal)
+# --- comparisons and masks: booleans, no gradient ------------------------------------------
+lt = _nondiff("lt", np.less, "compare")
+le = _nondiff("le", np.less_equal, "compare")
+gt = _nondiff("gt", np.greater, "compare")
+ge = _nondiff("ge", np.greater_equal, "compare")
+eq = _nondiff("eq", np.equal, "compare")
+ne = _nondiff("ne", np.not_equal, "compare")
 logical_and = _nondiff("logical_and", np.logical_and)
+logical_not = Primitive("logical_not", np.logical_not, nondiff=True, arity=1)
+isfinite = Primitive("isfinite", np.isfinite, nondiff=True, arity=1)
+isinf = Primitive("isinf", np.isinf, nondiff=True, arity=1)
 
-# --- selection, shape and reductions ------------------------------------------------------
-where = Primitive(
-    "where", lambda c, a, b: np.where(c, a, b),
-    lambda g, y, xs, p, needs, shapes: [
-        None,
-        unbroadcast(where(xs[0], g, 0.0), shapes[1]) if needs[1] else None,
-        unbroadcast(where(xs[0], 0.0, g), shapes[2]) if needs[2] else None],
-    lambda ts, y, xs, p, cache: None if ts[1] is None and ts[2] is None else where(
-        xs[0], 0.0 if ts[1] is None else ts[1], 0.0 if ts[2] is None else ts[2]))
-sum_to = Primitive(
-    "sum_to", lambda a, shape: _sum_to(np.asarray(a), shape),
-    lambda g, y, xs, p, needs, shapes: [broadcast_to(g, shape=shapes[0])],
-    lambda ts, y, xs, p, cache: sum_to(broadcast_to(ts[0], shape=np.shape(xs[0])), **p),
-    saves=False, grad_name="SumBackward1")
-broadcast_to = Primitive(
-    "broadcast_to", lambda a, shape: np.broadcast_to(a, shape),
-    lambda g, y, xs, p, needs, shapes: [unbroadcast(g, shapes[0])],
-    lambda ts, y, xs, p, cache: broadcast_to(ts[0], **p), saves=False,
-    grad_name="ExpandBackward0")
-reshape = Primitive(
-    "reshape", lambda a, shape: np.reshape(a, shape),
-    lambda g, y, xs, p, needs, shapes: [reshape(g, shape=shapes[0])],
-    lambda ts, y, xs, p, cache: reshape(broadcast_to(ts[0], shape=np.shape(xs[0])), **p),
-    saves=False, grad_name="ViewBackward0")
-permute = Primitive(
-    "permute", lambda a, axes: np.transpose(a, axes),
-    lambda g, y, xs, p, needs, shapes: [permute(g, axes=tuple(np.argsort(p["axes"])))],
-    lambda ts, y, xs, p, cache: permute(broadcast_to(ts[0], shape=np.shape(xs[0])), **p),
-    saves=False)
-swap = lambda a: permute(a, axes=tuple(range(np.ndim(a) - 2)) + (np.ndim(a) - 1, np.ndim(a) - 2))
-index = Primitive(
-    "index", lambda a, key: np.asarray(a)[key],
-    lambda g, y, xs, p, needs, shapes: [index_put(g, key=p["key"], shape=shapes[0])],
-    lambda ts, y, xs, p, cache: index(broadcast_to(ts[0], shape=np.shape(xs[0])), **p),
-    saves=False, grad_name="IndexBackward0")
-index_put = Primitive(
-    "index_put", _index_put,
-    lambda g, y, xs, p, needs, shapes: [index(g, key=p["key"])],
-    lambda ts, y, xs, p, cache: index_put(ts[0], **p), saves=False)
-sum = Primitive(  # noqa: A001 - mirrors torch.sum
-    "sum", lambda a, dim=None, keepdim=False: np.sum(a, axis=dim, keepdims=keepdim),
-    lambda g, y, xs, p, needs, shapes: [
-        broadcast_to(_reduced_shape_back(g, shapes[0], **p), shape=shapes[0])],
-    lambda ts, y, xs, p, cache: sum(broadcast_to(ts[0], shape=np.shape(xs[0])), **p),
-    saves=False)
-mean = Primitive(
-    "mean", lambda a, dim=None, keepdim=False: np.mean(a, axis=dim, keepdims=keepdim),
-    lambda g, y, xs, p, needs, shapes: [broadcast_to(
-        _reduced_shape_back(g, shapes[0], **p) * (np.prod(np.shape(y)) / np.prod(shapes[0])),
-        shape=shapes[0])],
-    lambda ts, y, xs, p, cache: mean(broadcast_to(ts[0], shape=np.shape(xs[0])), **p),
-    saves=False)
-# ∂prod/∂xᵢ = prod / xᵢ; exact zeros are rare enough in derivatives that we accept nan there
-prod = Primitive(
-    "prod", lambda a, dim=None, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim),
-    lambda g, y, xs, p, needs, shapes: [
-        _reduced_shape_back(g * y, shapes[0], **p) / xs[0]],
-    lambda ts, y, xs, p, cache: sum(
-        ts[0] * (_reduced_shape_back(y, np.shape(xs[0]), **p) / xs[0]), **p))
-norm = Primitive(  # 2-norm; its gradient at 0 is 0 (PyTorch's choice)
-    "norm", _norm_fwd,
-    lambda g, y, xs, p, needs, shapes: [
-        _reduced_shape_back(g, shapes[0], **p) * _norm_grad(xs[0], y, **p)],
-    lambda ts, y, xs, p, cache: sum(ts[0] * _norm_grad(xs[0], y, **p), **p),
-    grad_name="NormBackward1")
-matmul = Primitive(
-    "matmul", np.matmul, _matmul_vjp,
-    lambda ts, y, xs, p, cache: _add_tangents(
-        None if ts[0] is None else matmul(broadcast_to(ts[0], shape=np.shape(xs[0])), xs[1]),
-        None if ts[1] is None else matmul(xs[0], broadcast_to(ts[1], shape=np.shape(xs[1])))),
-    grad_name="MmBackward0")
-stack = Primitive(
-    "stack", lambda *a, dim=0: np.stack(np.broadcast_arrays(*a), axis=dim),
-    lambda g, y, xs, p, needs, shapes: [
-        unbroadcast(_select(g, p["dim"], i, None), shapes[i]) if needs[i] else None
-        for i in range(len(shapes))],
-    lambda ts, y, xs, p, cache: _stack_like(stack, ts, xs, p["dim"]), saves=False)
-cat = Primitive(
-    "cat", lambda *a, dim=0: np.concatenate(a, axis=dim), _cat_vjp,
-    lambda ts, y, xs, p, cache: _stack_like(cat, ts, xs, p["dim"]), saves=False)
 
-PRIMITIVES = {p.name: p for p in globals().values() if isinstance(p, Primitive)}
+def _where_vjp(ctx: Ctx, g: Any) -> list:
+    c, needs = ctx.inputs[0], ctx.needs
+    return [None,
+            unbroadcast(where(c, g, 0.0), ctx.shapes[1]) if needs[1] else None,
+            unbroadcast(where(c, 0.0, g), ctx.shapes[2]) if needs[2] else None]
+
+
+def _where_jvp(ctx: Ctx, tangents: list) -> Any:
+    _, ta, tb = tangents
+    if ta is None and tb is None:
+        return None
+    return where(ctx.inputs[0], 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+
+
+where = Primitive("where", lambda c, a, b: np.where(c, a, b), vjp=_where_vjp, jvp=_where_jvp,
+                  arity=3)
+
+from .rules_array import (  # noqa: E402 - the shape and reduction half of the table
+    broadcast_to,
+    cat,
+    index,
+    index_put,
+    matmul,
+    mean,
+    norm,
+    permute,
+    prod,
+    reshape,
+    stack,
+    sum,  # noqa: A004 - mirrors torch.sum
+    sum_to,
+)
+
+__all__ = ["broadcast_to", "cat", "index", "index_put", "matmul", "mean", "norm", "permute",
+           "prod", "reshape", "stack", "sum", "sum_to"]
+
+PRIMITIVES: dict[str, Primitive] = {
+    p.name: p for p in globals().values() if isinstance(p, Primitive)}
+#: the elementwise functions: gc.NAME, Tensor.NAME and the expression language's NAME(...)
+FUNCTIONS: dict[str, Primitive] = {n: p for n, p in PRIMITIVES.items() if p.kind == "function"}

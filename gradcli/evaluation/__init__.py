@@ -151,8 +151,6 @@ def prepare(expression: str, what: str = "eval", *,
         plan.vector = _vector(vector, program.shape)
     if what == "jvp":
         plan.direction = _direction(direction, binding, inputs)
-    plan.reverse = binding.kind == "points" and what in ("grad", "jacobian", "vjp") and (
-        len(outs) < len(inputs))
     work = plan.sweeps() * max(1, program.op_count)
     if work > MAX_SWEEP_OPS:
         raise EvaluationError(

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.grad_mode import quiet
 from ..lang import CONSTANTS
 
 #: the most points one request may evaluate unless the caller raises it (``max_points=``,
@@ -99,7 +100,7 @@ def parse_constant(text: str, what: str) -> Any:
         raise EvaluationError(f"{what}: '{text.strip()}' must be a constant, but uses "
                               f"{', '.join(unknown)}")
     program = compile_expression(tree, text, dict.fromkeys(names, ()))
-    with np.errstate(all="ignore"):  # inf - inf is nan here, as in a points file
+    with quiet():  # inf - inf is nan here, as in a points file
         value = program.run({n: np.float64(_NON_FINITE[n]) for n in names})
     return np.asarray(value, dtype=np.float64).tolist() if names else value
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..engine.core import Tensor
 from ..engine.forward import graph_nodes
-from ..engine.grad_mode import enable_grad
+from ..engine.grad_mode import enable_grad, quiet
 from ..lang.compile import _flatten
 from . import EvaluationError, prepare
 
@@ -51,7 +51,7 @@ def build_graph(expression: str, point: dict[str, Any]) -> tuple[list[GraphNode]
             env[var] = t
         else:
             env.setdefault(var, []).append(t)
-    with enable_grad(), np.errstate(all="ignore"):
+    with enable_grad(), quiet():
         out = _flatten(prepared.program.run(env))[0]
     if not isinstance(out, Tensor) or out.grad_fn is None:
         value = out.arr if isinstance(out, Tensor) else out

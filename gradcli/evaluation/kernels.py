@@ -1,12 +1,18 @@
 """Per-block derivative kernels: what each command computes on one block of points.
 
-Every kernel runs the compiled program once and reuses that recorded forward pass for all
-its sweeps. Forward sweeps start from a scalar tangent ``1.0`` on one input, so over a
-grid a tangent keeps the small broadcast shape of its axis until it meets another
-variable: the per-point derivatives come out at full grid shape without ever reducing
-over a broadcast axis. Reverse sweeps are used for point sets when there are fewer
-outputs than inputs (every input there has the full batch shape, so the seeds'
-``backward(ones)`` gives per-point values).
+The derivative mode follows from the request, never from how the points were given, so
+``--at``, ``--grid`` (any block size, hoisted or not) and ``--points`` run the very same
+sweeps and give the same value at the same point:
+
+* ``grad``, ``jacobian``, ``vjp``: reverse mode, one sweep per output (``vjp``: one sweep);
+* ``hessian``: reverse over reverse (the gradient recorded, then one sweep per variable),
+  as ``torch.autograd.functional.hessian``;
+* ``jvp``: forward mode, one tangent sweep.
+
+Sweeps run inside ``batch_axes``: the block's axes are independent points, so a reverse
+sweep never sums a cotangent over them. The cotangent reaching a grid variable's axis
+(shape (n, 1)) is then the block-shaped per-point derivative. Seeds are the scalar 1.0
+(or vᵢ, uⱼ), so cotangents and tangents stay as small as the values they meet.
 """
 
 from __future__ import annotations
@@ -17,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from ..engine.backward import run_backward
-from ..engine.core import Tensor
+from ..engine.core import Tensor, raw
 from ..engine.forward import Linearized, graph_nodes
-from ..engine.grad_mode import enable_grad, no_grad
+from ..engine.grad_mode import batch_axes, enable_grad, no_grad, quiet
 from ..lang.compile import Program, _flatten
 
 WHATS = ("eval", "grad", "jacobian", "vjp", "jvp", "hessian")
@@ -35,19 +41,18 @@ class Plan:
     outputs: list[str]                           # f, f[0], f[0][1], ...
     vector: list[float] | None = None            # vjp: v, one entry per output
     direction: list[float] | None = None         # jvp: u, one entry per input
-    reverse: bool = False                        # reverse sweeps (point sets, m < n)
     var_sizes: list[tuple[str, int | None]] | None = None  # components per variable
 
     def sweeps(self) -> int:
         """How many passes over the recorded graph the kernel makes (its cost per op)."""
-        m, n = len(self.outputs), len(self.inputs)
-        if self.what in ("eval", "jvp"):
-            return 1
-        if self.what in ("grad", "vjp"):
-            return 1 if self.reverse else n
         if self.what == "jacobian":
-            return m if self.reverse else n
-        return n + n * n  # hessian: n first-order sweeps, then n over their n-fold graph
+            return len(self.outputs)
+        if self.what == "hessian":
+            # one sweep records the gradient, one sweep of it per variable, and n² entries
+            # each handled on its own: bounded by n + n² sweeps
+            n = len(self.inputs)
+            return n + n * n
+        return 1
 
     def columns(self) -> list[str]:
         """The result columns after the variables' own, in output order."""
@@ -99,7 +104,7 @@ def hoist(plan: Plan, components: dict[str, list[np.ndarray]], blocked: str) -> 
            for (name, size) in plan.var_sizes or [] if name != blocked
            for vals in [leaves[name]]}
     mode = enable_grad() if recording else no_grad()
-    with mode, np.errstate(all="ignore"):
+    with mode, quiet():
         memo = plan.program.run_without(env, blocked)
     return Hoist(blocked, leaves, memo)
 
@@ -115,14 +120,10 @@ def full_size_ops(plan: Plan, comps: dict[str, list[np.ndarray]], size: int) -> 
     """
     leaves = [Tensor._make(c).requires_grad_() for name, _ in plan.var_sizes or []
               for c in comps[name]]
-    with enable_grad(), np.errstate(all="ignore"):
+    with enable_grad(), quiet():
         outs = [o for o in _flatten(plan.program.run(_env(plan, leaves))) if _live(o)]
     made = [node.out_ref() for node in graph_nodes(outs)]
     return sum(1 for t in made if t is not None and int(np.size(t.arr)) >= size)
-
-
-def _raw(v: Any) -> Any:
-    return v.arr if isinstance(v, Tensor) else v
 
 
 def _live(v: Any) -> bool:
@@ -137,81 +138,86 @@ def compute_block(plan: Plan, comps: dict[str, list[np.ndarray]],
     if plan.what == "eval":
         arrays = [a for name, _ in plan.var_sizes or [] for a in
                   (shared.leaves[name] if shared and name in shared.leaves else comps[name])]
-        with no_grad(), np.errstate(all="ignore"):
+        with no_grad(), quiet():
             out = plan.program.run(_env(plan, arrays), memo)
         return dict(zip(plan.outputs, _flatten(out), strict=True))
     leaves = [a for name, _ in plan.var_sizes or [] for a in
               (shared.leaves[name] if shared and name in shared.leaves else
                [Tensor._make(c).requires_grad_() for c in comps[name]])]
-    with enable_grad(), np.errstate(all="ignore"):
+    with enable_grad(), quiet():
         outs = _flatten(plan.program.run(_env(plan, leaves), memo))
-    result: dict[str, Any] = {name: _raw(o) for name, o in zip(plan.outputs, outs, strict=True)}
-    cols = plan.columns()[len(plan.outputs):]
-    if plan.what == "hessian":
-        values = _hessian(leaves, outs[0])
-    elif plan.what == "jvp":
-        values = _forward(leaves, outs, [[None if u == 0 else float(u) for u in plan.direction]])[0]
-    elif plan.what == "vjp":
-        values = _vjp(plan, leaves, outs)
-    else:
-        jac = _reverse_jacobian(leaves, outs) if plan.reverse else _forward_jacobian(leaves, outs)
-        values = [jac[i][j] for i in range(len(outs)) for j in range(len(leaves))]
-    result.update(zip(cols, values, strict=True))
+    result: dict[str, Any] = {name: raw(o) for name, o in zip(plan.outputs, outs, strict=True)}
+    arrays = [c for cs in comps.values() for c in cs]
+    dtype = arrays[0].dtype if arrays else np.dtype(np.float64)
+    with batch_axes(max((c.ndim for c in arrays), default=0)), quiet():
+        values = _KERNELS[plan.what](plan, leaves, outs, dtype.type)
+    result.update(zip(plan.columns()[len(plan.outputs):], values, strict=True))
     return result
 
 
-def _onehots(n: int) -> list[list[Any]]:
-    return [[1.0 if k == j else None for k in range(n)] for j in range(n)]
+class _One64(np.float64):
+    """The seed 1.0 whose product with an array is that array: a sweep starting from it
+    makes no copy of the first partial it meets (exp(u)·1 is exp(u))."""
+
+    def __mul__(self, other: Any) -> Any:
+        return other if isinstance(other, np.ndarray) else np.float64.__mul__(self, other)
 
 
-def _forward(leaves: list[Tensor], outs: list[Any], directions: list[list[Any]],
-             create_graph: bool = False) -> list[list[Any]]:
-    """Output tangents per direction (one sweep each over one recorded pass)."""
-    live = [o for o in outs if _live(o)]
-    lin = Linearized(leaves, live)
-    result = []
-    for d in directions:
-        got = iter(lin.jvp(d, create_graph=create_graph)) if live else iter(())
-        result.append([next(got) if _live(o) else None for o in outs])
-    return result
+class _One32(np.float32):
+    __doc__ = _One64.__doc__
+
+    def __mul__(self, other: Any) -> Any:
+        return other if isinstance(other, np.ndarray) else np.float32.__mul__(self, other)
 
 
-def _forward_jacobian(leaves: list[Tensor], outs: list[Any]) -> list[list[Any]]:
-    cols = _forward(leaves, outs, _onehots(len(leaves)))
-    return [[_raw(cols[j][i]) for j in range(len(leaves))] for i in range(len(outs))]
+def _one(num: type) -> Any:
+    return (_One32 if num is np.float32 else _One64)(1.0)
 
 
-def _reverse_jacobian(leaves: list[Tensor], outs: list[Any]) -> list[list[Any]]:
-    rows = []
+def _grad(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[Any]:
+    """∂f[i]/∂x[j], outputs slowest: one reverse sweep per output."""
+    values: list[Any] = []
     for o in outs:
-        if not _live(o):
-            rows.append([None] * len(leaves))
-            continue
-        rows.append(run_backward([o], [np.ones_like(o.arr)], True, False, leaves))
-    return rows
-
-
-def _vjp(plan: Plan, leaves: list[Tensor], outs: list[Any]) -> list[Any]:
-    v = plan.vector or []
-    if plan.reverse:
-        roots = [(o, vi) for o, vi in zip(outs, v, strict=True) if _live(o) and vi != 0]
-        if not roots:
-            return [None] * len(leaves)
-        return run_backward([o for o, _ in roots], [np.full_like(o.arr, vi) for o, vi in roots],
-                            False, False, leaves)
-    jac = _forward_jacobian(leaves, outs)
-    values = []
-    for j in range(len(leaves)):
-        terms = [vi * jac[i][j] for i, vi in enumerate(v) if vi != 0 and jac[i][j] is not None]
-        values.append(sum(terms[1:], terms[0]) if terms else None)
+        if _live(o):
+            values += [raw(g) for g in run_backward([o], [_one(num)], True, False, leaves)]
+        else:
+            values += [None] * len(leaves)
     return values
 
 
-def _hessian(leaves: list[Tensor], f: Any) -> list[Any]:
-    """Forward-over-forward: first derivatives recorded as a graph, then linearized once."""
-    n = len(leaves)
+def _vjp(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[Any]:
+    """vᵀJ: one reverse sweep seeded with vᵢ at output i."""
+    roots = [(o, vi) for o, vi in zip(outs, plan.vector or [], strict=True)
+             if _live(o) and vi != 0]
+    if not roots:
+        return [None] * len(leaves)
+    # retain_graph: a grid's hoisted nodes are shared by every block
+    got = run_backward([o for o, _ in roots], [num(vi) for _, vi in roots], True, False, leaves)
+    return [raw(g) for g in got]
+
+
+def _jvp(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[Any]:
+    """J·u: one forward tangent sweep from uⱼ at variable j."""
+    live = [o for o in outs if _live(o)]
+    seeds = [None if u == 0 else num(u) for u in plan.direction or []]
+    got = iter(Linearized(leaves, live).jvp(seeds)) if live else iter(())
+    return [raw(next(got)) if _live(o) else None for o in outs]
+
+
+def _hessian(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[Any]:
+    """∂²f/∂a∂b = ∂(∂f/∂a)/∂b: the gradient recorded by one reverse sweep, then one
+    reverse sweep of it per variable (reverse over reverse, as PyTorch's hessian)."""
+    f, n = outs[0], len(leaves)
     if not _live(f):
         return [None] * (n * n)
-    firsts = [col[0] for col in _forward(leaves, [f], _onehots(n), create_graph=True)]
-    seconds = _forward(leaves, firsts, _onehots(n))      # seconds[b][a] = ∂²f/∂a∂b
-    return [_raw(seconds[b][a]) for a in range(n) for b in range(n)]
+    firsts = run_backward([f], [num(1.0)], True, True, leaves)
+    values: list[Any] = []
+    for g in firsts:
+        if isinstance(g, Tensor) and g.requires_grad:
+            values += [raw(h) for h in run_backward([g], [num(1.0)], True, False, leaves)]
+        else:
+            values += [None] * n
+    return values
+
+
+_KERNELS = {"grad": _grad, "jacobian": _grad, "vjp": _vjp, "jvp": _jvp, "hessian": _hessian}

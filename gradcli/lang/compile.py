@@ -17,14 +17,16 @@ from typing import Any
 import numpy as np
 
 from ..engine import rules as R
+from ..engine.grad_mode import quiet
 from .ast import Binary, Call, Compare, Const, Index, Node, Num, Unary, Var, Vector, fold
 from .errors import ExpressionError
 from .names import CONSTANTS, FUNCTIONS
 
 Shape = tuple[int, ...]
-_BINARY = {"+": R.add, "-": R.sub, "*": R.mul, "/": R.div}
+_BINARY = {"+": R.add, "-": R.sub, "*": R.mul, "/": R.div, "^": R.power}
 _COMPARE = {"<": R.lt, "<=": R.le, ">": R.gt, ">=": R.ge, "==": R.eq, "!=": R.ne}
-_OPS = {"min": R.minimum, "max": R.maximum, "atan2": R.atan2, "hypot": R.hypot}
+# the engine function behind each FunctionSpec.engine name; pow(a, b) is the operator ^
+_ENGINE = {**R.PRIMITIVES, "pow": R.power}
 
 
 @dataclass
@@ -35,6 +37,7 @@ class _Slot:
     const: Any = None
     reg: int = -1
     deps: frozenset[str] = frozenset()  # the variables this value depends on
+    call: tuple[str, _Slot] | None = None  # a function applied to one argument: (name, arg)
 
 
 def _map(fn: Callable[..., Any], *vals: Any) -> Any:
@@ -64,12 +67,6 @@ def _total(items: list[Any], prim: Any) -> Any:
     return acc
 
 
-def _power(a: Any, b: Any) -> Any:
-    if isinstance(b, float) and not isinstance(a, float):
-        return R.pow_scalar(a, exponent=b)
-    return R.pow(a, b)
-
-
 def _reduce(name: str, v: Any) -> Any:
     items = _flatten(v)
     if name == "sum":
@@ -78,7 +75,7 @@ def _reduce(name: str, v: Any) -> Any:
         return R.div(_total(items, R.add), float(len(items)))
     if name == "prod":
         return _total(items, R.mul)
-    return R.sqrt(_total([R.mul(i, i) for i in items], R.add))  # norm
+    return R.norm(R.stack(*items, dim=-1), dim=-1)  # components on the last axis
 
 
 def _dot(a: Any, b: Any) -> Any:
@@ -145,7 +142,7 @@ def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Pr
 
     def emit(shape: Shape, fn: Callable[..., Any], args: list[_Slot]) -> _Slot:
         if all(a.reg < 0 for a in args):  # every input is a constant: fold now
-            with np.errstate(all="ignore"):
+            with quiet():
                 value = fn(*[a.const for a in args], {})
             return _Slot(shape, const=_as_const(value))
         deps = frozenset().union(*(a.deps for a in args))
@@ -176,8 +173,6 @@ def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Pr
             return emit(parts[0].shape, lambda a, env: _map(R.neg, a), parts)
         if isinstance(node, Binary):
             shape = broadcast(node, parts)
-            if node.op == "^":
-                return emit(shape, lambda a, b, env: _map(_power, a, b), parts)
             prim = _BINARY[node.op]
             return emit(shape, lambda a, b, env: _map(prim, a, b), parts)
         if isinstance(node, Compare):
@@ -214,15 +209,16 @@ def _var_slot(steps: list, name: str, shape: Shape) -> _Slot:
 def _call(node: Call, parts: list[_Slot], emit: Callable, broadcast: Callable,
           err: Callable) -> _Slot:
     spec = FUNCTIONS[node.func]
+    prim = _ENGINE.get(spec.engine)
     if spec.kind == "elementwise":
-        prim = getattr(R, spec.engine)
-        return emit(parts[0].shape, lambda a, env: _map(prim, a), parts)
+        if node.func == "log" and parts[0].call is not None and parts[0].call[0] == "sigmoid":
+            # log(sigmoid(u)) as one primitive: finite for every finite u
+            prim, parts = R.logsigmoid, [parts[0].call[1]]
+        made = emit(parts[0].shape, lambda a, env: _map(prim, a), parts)
+        made.call = (prim.name, parts[0])
+        return made
     if spec.kind == "binary":
-        shape = broadcast(node, parts)
-        if node.func == "pow":
-            return emit(shape, lambda a, b, env: _map(_power, a, b), parts)
-        prim = _OPS[node.func]
-        return emit(shape, lambda a, b, env: _map(prim, a, b), parts)
+        return emit(broadcast(node, parts), lambda a, b, env: _map(prim, a, b), parts)
     if spec.kind == "select":
         shape = broadcast(node, parts)
         return emit(shape, lambda c, a, b, env: _map(R.where, c, a, b), parts)

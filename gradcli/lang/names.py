@@ -1,8 +1,11 @@
 """Tables of the language's functions and constants, and "did you mean" suggestions.
 
 The parser checks calls against :data:`FUNCTIONS` (arity) and the compiler maps each
-:class:`FunctionSpec` to an engine function through ``spec.engine``. Aliases (``ln``,
-``arcsin``...) are resolved at parse time, so the AST only ever holds canonical names.
+:class:`FunctionSpec` to an engine function through ``spec.engine``. The elementwise
+functions are the engine's rule table (``rules.FUNCTIONS``); this module adds only what is
+the language's own: aliases (``ln``, ``arcsin``..., resolved at parse time, so the AST only
+ever holds canonical names), the names ``min``/``max``, ``pow``, ``where`` and the
+reductions.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+
+from ..engine.rules import FUNCTIONS as ELEMENTWISE  # the one list of elementwise functions
 
 __all__ = [
     "ALIASES",
@@ -45,20 +50,16 @@ class FunctionSpec:
     engine: str
 
 
-_UNARY = (
-    "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh exp expm1 log log1p "
-    "log2 log10 sqrt cbrt abs sign relu sigmoid softplus floor ceil"
-).split()
+#: the language's names for table functions whose engine name differs (torch's names)
+_LANGUAGE_NAME = {"minimum": "min", "maximum": "max"}
 
 
 def _table() -> dict[str, FunctionSpec]:
-    specs = [FunctionSpec(n, 1, "elementwise", n) for n in _UNARY]
+    specs = [FunctionSpec(_LANGUAGE_NAME.get(n, n), p.arity or 1,
+                          "elementwise" if p.arity == 1 else "binary", n)
+             for n, p in ELEMENTWISE.items()]
     specs += [
-        FunctionSpec("min", 2, "binary", "minimum"),
-        FunctionSpec("max", 2, "binary", "maximum"),
-        FunctionSpec("pow", 2, "binary", "pow"),
-        FunctionSpec("atan2", 2, "binary", "atan2"),
-        FunctionSpec("hypot", 2, "binary", "hypot"),
+        FunctionSpec("pow", 2, "binary", "pow"),  # pow(a, b) is a^b
         FunctionSpec("where", 3, "select", "where"),
         FunctionSpec("sum", 1, "reduction", "sum"),
         FunctionSpec("mean", 1, "reduction", "mean"),

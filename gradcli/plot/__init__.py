@@ -15,6 +15,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from ..engine.grad_mode import quiet
 from ..evaluation import DEFAULT_MAX_POINTS
 from .data import Field, compute_field
 from .layout import default_every, lattice
@@ -49,8 +50,6 @@ def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None =
                     max_points: int = DEFAULT_MAX_POINTS) -> tuple[Any, Any]:
     """Sample ``expression`` on ``grid``, draw it as a matplotlib Figure and (if ``path``)
     save it as png/svg/pdf. Returns the Figure and what was drawn on it (``Drawn``)."""
-    import numpy as np
-
     from .figures import build_figure, check_cmap
     from .render import save_figure, stable_rc
 
@@ -61,7 +60,7 @@ def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None =
         check_cmap(opts.cmap)
     field_ = compute_field(expression, grid, color=opts.color, slice_=opts.slice,
                            max_points=max_points)
-    with stable_rc(), np.errstate(all="ignore"):
+    with stable_rc(), quiet():
         fig, drawn = build_figure(field_, opts)
         if path is not None:
             save_figure(fig, path, fmt, opts.dpi)

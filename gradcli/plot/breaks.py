@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..engine.grad_mode import quiet
 from ..evaluation import prepare
 from .data import Field
 
@@ -37,7 +38,7 @@ def curve_breaks(fl: Field, component: int) -> np.ndarray:
     x, f, df = fl.coords[0], fl.values[component], fl.grad[component]
     fa, fb = f[:-1], f[1:]
     h = np.diff(x)
-    with np.errstate(all="ignore"):
+    with quiet():
         change = np.abs(fb - fa)
         slope = np.maximum(np.abs(df[:-1]), np.abs(df[1:]))
         suspect = (np.isfinite(fa) & np.isfinite(fb)
@@ -61,7 +62,7 @@ def curve_breaks(fl: Field, component: int) -> np.ndarray:
         full = np.full(idx.size, np.nan)
         full[live] = vm
         pole |= live & ~np.isfinite(full)  # the formula is inf/nan inside: a pole
-        with np.errstate(all="ignore"):
+        with quiet():
             left = np.abs(full - va) >= np.abs(vb - full)
         go_left = live & ~pole & left
         go_right = live & ~pole & ~left
@@ -69,7 +70,7 @@ def curve_breaks(fl: Field, component: int) -> np.ndarray:
         vb = np.where(go_left, full, vb)
         a = np.where(go_right, m, a)
         va = np.where(go_right, full, va)
-    with np.errstate(all="ignore"):
+    with quiet():
         jump = np.abs(vb - va) >= KEEP * first
     return idx[pole | jump]
 

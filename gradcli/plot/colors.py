@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.grad_mode import quiet
 from ..evaluation import EvaluationError
 from .data import Field
 
@@ -133,7 +134,7 @@ class ColorScale:
     def transform(self, a: np.ndarray) -> np.ndarray:
         """Values mapped so that equal steps are equal colour steps (log10 or symlog)."""
         a = np.asarray(a, dtype=float)
-        with np.errstate(all="ignore"):
+        with quiet():
             if self.kind == "log":
                 return np.log10(np.where(a > 0, a, np.nan))
             if self.kind == "symlog":
@@ -145,7 +146,7 @@ class ColorScale:
     def fraction(self, a: np.ndarray) -> np.ndarray:
         """Position of each value along the colour map, 0 to 1 (clipped; nan stays)."""
         lo, hi = self.transform(np.array([self.vmin, self.vmax]))
-        with np.errstate(all="ignore"):
+        with quiet():
             return np.clip((self.transform(a) - lo) / (hi - lo), 0.0, 1.0)
 
 

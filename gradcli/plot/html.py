@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.grad_mode import quiet
 from ..evaluation import EvaluationError
 from ..output.atomic import atomic_open
 from . import breaks
@@ -265,7 +266,7 @@ def _cones(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
     spacing = min(float(c[1] - c[0]) for c in fl.coords) * every
     # the 2-D rule on the cone lengths: percentile scale, longer ones clipped
     fit = fit_arrows(norm, np.zeros_like(norm), spacing, 1.0, opts.scale)
-    with np.errstate(all="ignore"):
+    with quiet():
         shrink = np.where(norm > 0, fit.u / np.where(norm > 0, norm, 1), 0) / fit.quiver_scale
     text = np.array(hover_lines(fl, pick=tuple(idx)), dtype=object)[ok]
     traces = []

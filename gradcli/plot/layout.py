@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.grad_mode import quiet
+
 __all__ = ["ARROW_FILL", "Box", "ArrowFit", "fit_arrows", "default_every", "lattice",
            "normalized", "place", "clamp_every", "choose_aspect", "y_range", "ASPECT_LIMIT",
            "CURVE_PERCENTILE"]
@@ -148,7 +150,7 @@ def fit_arrows(u: np.ndarray, v: np.ndarray, spacing: float, ratio: float,
             full, by = high, f"{percentile:g}th pct."
         else:
             full, by = longest, "longest"
-    with np.errstate(all="ignore"):
+    with quiet():
         clipped = np.isfinite(shown) & (shown > full * (1 + 1e-9))
         shrink = np.where(clipped, full / np.where(clipped, shown, 1.0), 1.0)
     return ArrowFit(u * shrink, v * shrink, clipped, full, full / (ARROW_FILL * spacing), by)

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from ..engine.grad_mode import quiet
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
 from .data import Field, compute_field, flat_error, sampled_names
 from .options import PlotOptions, check_target, output_kind
@@ -82,7 +83,7 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
     options.check(len(fl.names))
     result = PlotResult(fl, nonfinite=nonfinite_count(fl))
     # nan/inf samples (log(x) at x <= 0) are left blank; their count is reported instead
-    with np.errstate(all="ignore"), warnings.catch_warnings():
+    with quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if kind == "image":
             from .figures import build_figure
