@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.core import Tensor
+from ..engine.core import Tensor, raw
 from ..engine.forward import graph_nodes
 from ..engine.grad_mode import enable_grad, quiet
 from ..lang.compile import _flatten
@@ -54,9 +54,8 @@ def build_graph(expression: str, point: dict[str, Any]) -> tuple[list[GraphNode]
     with enable_grad(), quiet():
         out = _flatten(prepared.program.run(env))[0]
     if not isinstance(out, Tensor) or out.grad_fn is None:
-        value = out.arr if isinstance(out, Tensor) else out
         rows = [GraphNode(col, "leaf", [], float(t.arr), 0.0) for col, t in leaves]
-        rows.append(GraphNode("f", "constant", [], float(value), 1.0))
+        rows.append(GraphNode("f", "constant", [], float(raw(out)), 1.0))
         return rows, "f"
     nodes = graph_nodes([out])
     tensors = [n.out_ref() for n in nodes]
