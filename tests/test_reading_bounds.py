@@ -124,6 +124,43 @@ def test_ctrl_c_interrupts_reading_a_pipe() -> None:
     assert "interrupted" in err and "Traceback" not in err
 
 
+_OTHER_THREAD_TAKES_SIGINT = """
+import os, signal, sys, threading, time
+from gradcli.cli.reading import BoundedReader
+r, w = os.pipe()
+
+def feed():  # a slow source: two bytes a millisecond
+    while True:
+        os.write(w, b"1\\n")
+        time.sleep(0.001)
+
+def interrupt():
+    time.sleep(0.3)
+    os.kill(os.getpid(), signal.SIGINT)
+
+for job in (feed, interrupt):
+    threading.Thread(target=job, daemon=True).start()
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # the kernel picks another thread
+sys.stdin = os.fdopen(r, "r")
+try:
+    with BoundedReader("-", label="--points -") as reader:
+        for _ in reader.chunks():
+            pass
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_ctrl_c_taken_by_another_thread_stops_the_read() -> None:
+    """The kernel may hand a process's SIGINT to any thread (a worker); the main thread's
+    read of a slow pipe then sees no EINTR. A buffered read(4 MiB) kept reading until it had
+    4 MiB (half an hour here); read in single system calls, Python runs the handler at once."""
+    proc = subprocess.run([sys.executable, "-c", _OTHER_THREAD_TAKES_SIGINT],
+                          capture_output=True, text=True, timeout=30,
+                          preexec_fn=_default_sigint)
+    assert proc.stdout == "interrupted\n", proc.stderr
+
+
 def _wait_for_read(pid: int, timeout: float = 60) -> None:
     """Until the process sleeps in a read from its pipe (its kernel wait channel)."""
     deadline = time.monotonic() + timeout

@@ -77,11 +77,26 @@ class BoundedReader:
         self._fh = None
 
     def _read(self) -> bytes:
+        """Up to ``read_size`` bytes (fewer only at the end), one system call at a time.
+
+        A buffered ``read(n)`` of a slow pipe loops inside C until n bytes have come; when
+        the kernel hands Ctrl-C to another thread, the main thread's read is not
+        interrupted and Python runs the handler only once the whole read is done. Between
+        ``read1`` calls the interpreter runs it at once.
+        """
         assert self._fh is not None, "use BoundedReader in a with statement"
+        parts: list[bytes] = []
+        got = 0
         try:
-            return self._fh.read(self.read_size)
+            while got < self.read_size:
+                part = self._fh.read1(self.read_size - got)
+                if not part:
+                    break
+                parts.append(part)
+                got += len(part)
         except OSError as exc:
             raise EvaluationError(f"{self.label}: cannot read: {exc.strerror or exc}") from None
+        return b"".join(parts)
 
     def chunks(self) -> Iterator[bytes]:
         """Whole lines, a few MiB at a time, checked and normalised (LF line ends, no BOM).
@@ -174,5 +189,5 @@ class _Encoded:
     def __init__(self, text: Any) -> None:
         self._text = text
 
-    def read(self, n: int) -> bytes:
+    def read1(self, n: int) -> bytes:
         return self._text.read(n).encode("utf-8")
