@@ -3,7 +3,7 @@
 Import it as ``import gradcli as gc``; the names mirror PyTorch's.
 """
 
-from . import autograd, functional
+from . import autograd, functional, linalg
 from .core import Tensor
 from .creation import (
     arange,
@@ -42,8 +42,8 @@ from .ops import (
 from .primitive import Node, Primitive
 
 __all__ = [
-    "Node", "Primitive", "Tensor", "autograd", "functional", "arange", "float32", "float64",
-    "from_numpy", "full", "linspace", "meshgrid", "ones", "ones_like", "tensor", "zeros",
+    "Node", "Primitive", "Tensor", "autograd", "functional", "linalg", "arange", "float32",
+    "float64", "from_numpy", "full", "linspace", "meshgrid", "ones", "ones_like", "tensor", "zeros",
     "zeros_like", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
     "broadcast_to", "cat", "clamp", "dot", "matmul", "mean", "norm", "permute", "pow", "prod",
     "reshape", "stack", "sum", "transpose", "where",

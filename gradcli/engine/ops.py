@@ -106,6 +106,83 @@ def dot(a: Any, b: Any) -> Tensor:
     return matmul(a, b)
 
 
+def logsumexp(x: Any, dim: Any, keepdim: bool = False) -> Tensor:
+    """log Σ exp(x) over ``dim``, shifted by the maximum so that it never overflows."""
+    return _wrap(R.logsumexp(operand(x), dim=_dims(dim), keepdim=keepdim))
+
+
+def softmax(x: Any, dim: int) -> Tensor:
+    """exp(x) / Σ exp(x) along ``dim`` (shifted by the maximum)."""
+    return _wrap(R.softmax(operand(x), dim=dim))
+
+
+def log_softmax(x: Any, dim: int) -> Tensor:
+    """x - logsumexp(x) along ``dim``."""
+    return _wrap(R.log_softmax(operand(x), dim=dim))
+
+
+def cumsum(x: Any, dim: int) -> Tensor:
+    """Running sums along ``dim``."""
+    return _wrap(R.cumsum(operand(x), dim=dim))
+
+
+def amax(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The largest element over ``dim`` (all when None); ties share the gradient evenly."""
+    x = operand(x)
+    dims = tuple(range(np.ndim(raw(x)))) if dim is None else _dims(dim)
+    return _wrap(R.amax(x, dim=dims, keepdim=keepdim))
+
+
+def amin(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The smallest element over ``dim`` (all when None); ties share the gradient evenly."""
+    x = operand(x)
+    dims = tuple(range(np.ndim(raw(x)))) if dim is None else _dims(dim)
+    return _wrap(R.amin(x, dim=dims, keepdim=keepdim))
+
+
+def outer(a: Any, b: Any) -> Tensor:
+    """The outer product of two 1-D tensors."""
+    return _wrap(R.unsqueeze(operand(a), dim=-1) * R.unsqueeze(operand(b), dim=-2))
+
+
+def trace(x: Any) -> Tensor:
+    """The sum of the diagonal of a matrix."""
+    n = min(np.shape(raw(x))[-2:])
+    diagonal = R.take(operand(x), key=(np.arange(n), np.arange(n)))
+    return _wrap(R.sum(diagonal, dim=-1))
+
+
+def det(x: Any) -> Tensor:
+    """Determinant of a (batch of) square matrices; its gradient is the cofactor matrix."""
+    return _wrap(R.det(operand(x)))
+
+
+def inverse(x: Any) -> Tensor:
+    """Inverse of a (batch of) square matrices; nan for a singular one."""
+    return _wrap(R.inv(operand(x)))
+
+
+def solve(a: Any, b: Any) -> Tensor:
+    """x with a·x = b; ``b`` a vector (n,) or matrices (..., n, k); nan for a singular a."""
+    a, b = operand(a), operand(b)
+    sa, sb = np.shape(raw(a)), np.shape(raw(b))
+    if len(sb) == 1 or (len(sb) == len(sa) - 1 and sb == sa[:-1]):
+        return _wrap(R.squeeze(R.solve(a, R.unsqueeze(b, dim=-1)), dim=-1))
+    return _wrap(R.solve(a, b))
+
+
+def vector_norm(x: Any, ord: float = 2, dim: Any = None,  # noqa: A002 - torch's name
+                keepdim: bool = False) -> Tensor:
+    """‖x‖_ord over ``dim`` (all elements when None) for ord >= 1 or inf."""
+    if not ord >= 1:
+        raise ValueError(f"vector_norm supports ord >= 1 and inf, got {ord}")
+    x = operand(x)
+    dims = tuple(range(np.ndim(raw(x)))) if dim is None else _dims(dim)
+    if ord == 2:
+        return _wrap(R.norm(x, dim=dims, keepdim=keepdim))
+    return _wrap(R.vector_norm(x, ord=float(ord), dim=dims, keepdim=keepdim))
+
+
 def stack(tensors: Sequence[Any], dim: int = 0) -> Tensor:
     """Join tensors of one shape along a new axis ``dim``."""
     shapes = {np.shape(raw(t)) for t in tensors}
@@ -161,4 +238,6 @@ def index(x: Tensor, key: Any) -> Tensor:
 
 __all__ = [*_ELEMENTWISE, *_BINARY, "arcsin", "arccos", "arctan", "multiply", "divide",
            "subtract", "pow", "sum", "mean", "prod", "norm", "clamp", "clip", "where", "matmul",
-           "dot", "stack", "cat", "reshape", "permute", "transpose", "broadcast_to", "index"]
+           "dot", "stack", "cat", "reshape", "permute", "transpose", "broadcast_to", "index",
+           "logsumexp", "softmax", "log_softmax", "cumsum", "amax", "amin", "outer", "trace",
+           "det", "inverse", "solve", "vector_norm"]

@@ -286,18 +286,36 @@ from .rules_array import (  # noqa: E402 - the shape and reduction half of the t
     index,
     index_put,
     matmul,
+    matrix_transpose,
     mean,
     norm,
     permute,
     prod,
     reshape,
+    squeeze,
     stack,
     sum,  # noqa: A004 - mirrors torch.sum
     sum_to,
+    unsqueeze,
 )
+from .rules_axes import (  # noqa: E402 - along trailing axes: shapes, stable reductions
+    amax,
+    amin,
+    cross_entropy,
+    cumsum,
+    log_softmax,
+    logsumexp,
+    put,
+    softmax,
+    take,
+    vector_norm,
+)
+from .rules_linalg import cofactor, det, inv, solve  # noqa: E402 - matrices
 
-__all__ = ["broadcast_to", "cat", "index", "index_put", "matmul", "mean", "norm", "permute",
-           "prod", "reshape", "stack", "sum", "sum_to"]
+__all__ = ["amax", "amin", "broadcast_to", "cat", "cofactor", "cross_entropy", "cumsum", "det",
+           "index", "index_put", "inv", "log_softmax", "logsumexp", "matmul",
+           "matrix_transpose", "mean", "norm", "permute", "prod", "put", "reshape", "softmax",
+           "solve", "squeeze", "stack", "sum", "sum_to", "take", "unsqueeze", "vector_norm"]
 
 PRIMITIVES: dict[str, Primitive] = {
     p.name: p for p in globals().values() if isinstance(p, Primitive)}

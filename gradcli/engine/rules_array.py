@@ -14,24 +14,31 @@ from .core import raw
 from .primitive import Ctx, Primitive
 from .rules import linear, mul, unbroadcast, where
 
+Dim = int | tuple[int, ...]
+
+
+def _negative(dim: Dim, ndim: int) -> tuple[int, ...]:
+    """``dim`` as negative axes of an array of ``ndim`` axes (robust to leading axes)."""
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return tuple(sorted(d - ndim if d >= 0 else d for d in dims))
+
 
 def _reduced_shape_back(g: Any, shape: tuple, dim: Any = None, keepdim: bool = False) -> Any:
-    """A reduction's cotangent reshaped to broadcast against the input (unit axes where
-    ``dim`` was reduced). ``g`` may be smaller than the reduction's output (a scalar seed):
-    it is padded with leading unit axes first."""
+    """A reduction's cotangent with unit axes where ``dim`` was reduced, so that it
+    broadcasts against the input. The axes are inserted counting from the end, so ``g``
+    may have fewer leading axes than the output (a scalar seed) or, inside ``batch_axes``,
+    larger ones (a per-point cotangent of a shared input)."""
+    if keepdim or not np.ndim(raw(g)):
+        return g
     if dim is None:
-        return reshape(g, shape=(1,) * len(shape)) if np.ndim(raw(g)) else g
-    dims = {d % len(shape) for d in ((dim,) if isinstance(dim, int) else dim)}
-    out_nd = len(shape) if keepdim else len(shape) - len(dims)
-    gs = (1,) * (out_nd - np.ndim(raw(g))) + tuple(np.shape(raw(g)))
-    if keepdim:
-        return reshape(g, shape=gs)
-    it = iter(gs)
-    return reshape(g, shape=tuple(1 if i in dims else next(it) for i in range(len(shape))))
+        return reshape(g, shape=(1,) * len(shape))
+    return unsqueeze(g, dim=_negative(dim, len(shape)))
 
 
 def _sum_t(ctx: Ctx, g: Any) -> Any:
-    return broadcast_to(_reduced_shape_back(g, ctx.shapes[0], **ctx.params), shape=ctx.shapes[0])
+    back = _reduced_shape_back(g, ctx.shapes[0], **ctx.params)
+    # a per-point cotangent of a shared input (inside batch_axes) keeps its leading axes
+    return broadcast_to(back, shape=np.broadcast_shapes(np.shape(raw(back)), ctx.shapes[0]))
 
 
 def _mean_t(ctx: Ctx, g: Any) -> Any:
@@ -51,6 +58,18 @@ def _axes_back(ctx: Ctx) -> tuple:
     return tuple(int(i) for i in np.argsort(ctx.params["axes"]))
 
 
+def _squeeze_fwd(a: Any, dim: Dim) -> Any:
+    # a 0-d value is a broadcast scalar (a seed): it has no axes to remove
+    return a if np.ndim(a) == 0 else np.squeeze(a, axis=dim)
+
+
+# unit axes in and out, and the swap of the last two axes: whatever the leading axes are
+unsqueeze = linear("unsqueeze", lambda a, dim: np.expand_dims(a, dim),
+                   lambda ctx, g: squeeze(g, dim=ctx.params["dim"]))
+squeeze = linear("squeeze", _squeeze_fwd, lambda ctx, g: unsqueeze(g, dim=ctx.params["dim"]),
+                 grad_name="SqueezeBackward1")
+matrix_transpose = linear("matrix_transpose", lambda a: np.swapaxes(a, -1, -2),
+                          lambda ctx, g: matrix_transpose(g), grad_name="TransposeBackward0")
 sum_to = linear("sum_to", lambda a, shape: _sum_to(np.asarray(a), shape),
                 lambda ctx, g: broadcast_to(g, shape=ctx.shapes[0]), grad_name="SumBackward1")
 broadcast_to = linear("broadcast_to", lambda a, shape: np.broadcast_to(a, shape),
@@ -163,11 +182,15 @@ def _matmul_vjp(ctx: Ctx, g: Any) -> list:
     b2 = reshape(b, shape=sb + (1,)) if len(sb) == 1 else b
     out2 = np.broadcast_shapes(np.shape(raw(a2))[:-2], np.shape(raw(b2))[:-2]) + (
         np.shape(raw(a2))[-2], np.shape(raw(b2))[-1])
-    g2 = reshape(broadcast_to(g, shape=np.shape(raw(ctx.out))), shape=out2)
+    # a per-point cotangent of shared operands (inside batch_axes) keeps its leading axes
+    g2 = broadcast_to(g, shape=np.broadcast_shapes(np.shape(raw(g)), np.shape(raw(ctx.out))))
+    if len(sa) == 1 or len(sb) == 1:
+        g2 = reshape(g2, shape=out2)
     ga = unbroadcast(matmul(g2, swap(b2)), np.shape(raw(a2))) if ctx.needs[0] else None
     gb = unbroadcast(matmul(swap(a2), g2), np.shape(raw(b2))) if ctx.needs[1] else None
-    return [None if ga is None else reshape(ga, shape=sa),
-            None if gb is None else reshape(gb, shape=sb)]
+    # a vector operand's cotangent drops the unit axis it was given (no batch axes there)
+    return [reshape(ga, shape=sa) if ga is not None and len(sa) == 1 else ga,
+            reshape(gb, shape=sb) if gb is not None and len(sb) == 1 else gb]
 
 
 def _matmul_jvp(ctx: Ctx, tangents: list) -> Any:
