@@ -127,15 +127,20 @@ class _Printer:
 
     def __init__(self, draw) -> None:
         self.draw = draw
+        self.depth = 0  # brackets open around what is being printed
+
 
     def flip(self, p: float = 0.5) -> bool:
         return self.draw(st.floats(0, 1)) < p
 
-    def space(self) -> str:
-        return self.draw(st.sampled_from(["", "", "", " ", "  ", "\t", "\n"]))
+    def space(self, newline: bool = False) -> str:
+        """Whitespace; a newline only where it cannot end a statement: inside brackets,
+        after an operator, or around the whole text."""
+        return self.draw(st.sampled_from(["", "", "", " ", "  ", "\t"] + (
+            ["\n"] if newline or self.depth else [])))
 
     def paren(self, text: str) -> str:
-        return f"({self.space()}{text}{self.space()})"
+        return f"({self.space(True)}{text}{self.space(True)})"
 
     def print(self, node: Node) -> str:
         text = self._print(node)
@@ -156,16 +161,23 @@ class _Printer:
         if isinstance(node, (Var, Const)):
             return node.name
         if isinstance(node, Unary):
-            return node.op + self.space() + self.child(node.operand, _prec(node.operand) < _UNARY)
+            return node.op + self.space(True) + self.child(node.operand,
+                                                          _prec(node.operand) < _UNARY)
         if isinstance(node, Call):
             name = node.func
             if name in _ALIAS_OF and self.flip(0.5):
                 name = self.draw(st.sampled_from(_ALIAS_OF[name]))
+            self.depth += 1
             args = ("," + self.space()).join(self.print(a) for a in node.args)
-            return f"{name}({self.space()}{args}{self.space()})"
+            text = f"{name}({self.space()}{args}{self.space()})"
+            self.depth -= 1
+            return text
         if isinstance(node, Vector):
+            self.depth += 1
             items = ("," + self.space()).join(self.print(a) for a in node.items)
-            return f"[{self.space()}{items}{self.space()}]"
+            text = f"[{self.space()}{items}{self.space()}]"
+            self.depth -= 1
+            return text
         if isinstance(node, Index):
             target = self.print(node.target)
             if _prec(node.target) != _ATOM or not _ends_postfixable(target):
@@ -183,7 +195,7 @@ class _Printer:
             op = node.op
         if node.op == "*" and _implicit_ok(left, right) and self.flip(0.5):
             return left + self.space() + right
-        return left + self.space() + op + self.space() + right
+        return left + self.space() + op + self.space(True) + right
 
 
 def _balanced_outer(text: str) -> bool:
@@ -238,7 +250,7 @@ def expressions(draw) -> tuple[Node, str]:
     """An AST and a text that must parse to exactly it."""
     tree = draw(trees)
     printer = _Printer(draw)
-    text = printer.space() + printer.print(tree) + printer.space()
+    text = printer.space(True) + printer.print(tree) + printer.space(True)
     return tree, text
 
 

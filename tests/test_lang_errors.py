@@ -13,10 +13,13 @@ from gradcli.lang import MAX_LENGTH, ExpressionError, parse
 # input, exact message (reason + hint), 0-based caret position
 ERRORS = [
     # unexpected character
-    ("x @ y", "unexpected character '@'", 2),
+    ("x $ y", "unexpected character '$'", 2),
     ("x\x00", "unexpected character '\\x00'", 1),
     ("\u0445 + 1", "unexpected character '\u0445' (U+0445, not ASCII)", 0),
-    ("x = 1", "unexpected character '=' (use '==' to compare; there is no assignment)", 2),
+    ("1 = x", "unexpected '=' (use '==' to compare; NAME = expression names a step, at the "
+     "start of a statement)", 2),
+    ("x == y = 1", "unexpected '=' (use '==' to compare; NAME = expression names a step, at "
+     "the start of a statement)", 7),
     ("!x", "unexpected character '!' (use '!=' for 'not equal')", 0),
     ("x.y", "unexpected character '.' ('.' may only appear inside a number such as 0.5)", 1),
     ("2 \u2212 x", "unexpected character '\u2212' (U+2212, not ASCII) "
@@ -57,13 +60,15 @@ ERRORS = [
     ("[[1, 2], [3]]", "ragged matrix: this element has shape (1,) but the first has shape (2,)", 9),
     ("[1, [2]]", "cannot mix scalars and vectors in one '[...]' "
      "(write [a, b] for a vector, [[a, b], [c, d]] for a matrix)", 4),
-    ("x[-1]", "invalid index '-' (an index must be a non-negative integer literal, like x[0])", 2),
-    ("x[i]", "invalid index name 'i' (an index must be a non-negative integer literal, like x[0])",
-     2),
-    ("x[1.5]", "invalid index number '1.5' "
-     "(an index must be a non-negative integer literal, like x[0])", 2),
-    ("x[0, 1]", "unexpected ',': expected ']' after the index "
-     "(an index is a single integer, like x[0])", 3),
+    ("x[-]", "invalid index ']' (an index is an integer (x[0], x[-1]) or a slice (x[1:3], "
+     "x[::2]))", 3),
+    ("x[i]", "invalid index name 'i' (an index is an integer (x[0], x[-1]) or a slice (x[1:3], "
+     "x[::2]))", 2),
+    ("x[1.5]", "invalid index number '1.5' (an index is an integer (x[0], x[-1]) or a slice "
+     "(x[1:3], x[::2]))", 2),
+    ("x[0 1]", "unexpected number '1': expected ']' after the index (an index is an integer "
+     "(x[0], x[-1]) or a slice (x[1:3], x[::2]))", 4),
+    ("x[::0]", "a slice step cannot be zero", 4),
     ("x[9999999999]", "index 9999999999 is too large", 2),
     ("2[0]", "cannot index a number", 1),
     ("pi[0]", "cannot index the constant pi", 2),
@@ -121,7 +126,7 @@ def test_render_windows_long_expressions_and_keeps_the_caret_aligned() -> None:
 
 def test_render_replaces_control_characters() -> None:
     with pytest.raises(ExpressionError) as info:
-        parse("x +\n\x00")
+        parse("x +\t\x00")
     lines = info.value.render().split("\n")
     assert len(lines) == 3
     assert lines[0] == "  x + ?"
@@ -175,7 +180,7 @@ HOSTILE = [
     "open('/etc/passwd').read()",
     "x if y else z",
     "{1: 2}",
-    "x#comment",
+    "x#comment\ny",
     "$x",
     "`x`",
     "\\x",

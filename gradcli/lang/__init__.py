@@ -6,19 +6,25 @@ Typical use::
     tree = parse("2x^2 + sin(y)")
     free_variables(tree)   # ['x', 'y']
     to_text(tree)          # '((2 * (x ^ 2)) + sin(y))'
+    free_variables(parse("m = x^2; y = m + x; p = 4*y"))   # ['x']: m, y, p are steps
 
 Every problem with user text raises :class:`ExpressionError`; nothing here ever
 evaluates user text with Python.
 """
 
 from .ast import (
+    Assign,
     Binary,
     Call,
     Compare,
     Const,
+    Define,
     Index,
     Node,
     Num,
+    Program,
+    Ref,
+    Slice,
     Unary,
     Var,
     Vector,
@@ -28,25 +34,33 @@ from .ast import (
 from .checks import check_names
 from .errors import ExpressionError, ExpressionWarning
 from .names import ALIASES, CONSTANTS, FUNCTIONS, FunctionSpec, resolve_function, suggest
-from .parser import MAX_DEPTH, MAX_LENGTH, parse
+from .parser import MAX_DEPTH, MAX_LENGTH
 from .printer import to_text
+from .program import MAX_FILE, ProgramText, parse
 
 __all__ = [
     "ALIASES",
+    "Assign",
     "Binary",
     "CONSTANTS",
     "Call",
     "Compare",
     "Const",
+    "Define",
     "ExpressionError",
     "ExpressionWarning",
     "FUNCTIONS",
     "FunctionSpec",
     "Index",
     "MAX_DEPTH",
+    "MAX_FILE",
     "MAX_LENGTH",
     "Node",
     "Num",
+    "Program",
+    "ProgramText",
+    "Ref",
+    "Slice",
     "Unary",
     "Var",
     "Vector",

@@ -11,20 +11,25 @@ which is also why ``==``, ``hash`` and ``repr`` of nodes are hand-written and it
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from itertools import zip_longest
 from typing import TypeVar
 
 T = TypeVar("T")
 
 __all__ = [
+    "Assign",
     "Binary",
     "Call",
     "Compare",
     "Const",
+    "Define",
     "Index",
     "Node",
     "Num",
+    "Program",
+    "Ref",
+    "Slice",
     "Unary",
     "Var",
     "Vector",
@@ -32,6 +37,7 @@ __all__ = [
     "fold",
     "free_variables",
     "walk",
+    "with_children",
 ]
 
 
@@ -123,16 +129,77 @@ class Vector(_Node):
     pos: int = field(default=0, compare=False)
 
 
+@dataclass(frozen=True)
+class Slice:
+    """``start:stop:step`` inside an index, each an integer literal or None (as Python's)."""
+
+    start: int | None = None
+    stop: int | None = None
+    step: int | None = None
+
+    def as_slice(self) -> slice:
+        return slice(self.start, self.stop, self.step)
+
+
+#: what one index position holds: an integer literal (negative counts from the end) or a slice
+Key = int | Slice
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Index(_Node):
-    """``target[index]`` with a non-negative integer literal index; ``pos`` is the '['."""
+    """``target[index]``: an integer literal (``x[0]``, ``x[-1]``), a slice (``x[1:3]``,
+    ``x[::2]``) or a tuple of them, one per axis (``A[0, 1]``, ``A[:, 0]``); ``pos`` is the
+    '['."""
 
     target: Node
-    index: int
+    index: Key | tuple[Key, ...]
+    pos: int = field(default=0, compare=False)
+
+    @property
+    def keys(self) -> tuple[Key, ...]:
+        """The index as a tuple, one entry per indexed axis."""
+        return self.index if isinstance(self.index, tuple) else (self.index,)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Ref(_Node):
+    """A name a program defines: a step (``m`` after ``m = x^2``) or, inside a function's
+    body, one of its parameters. Never a free variable."""
+
+    name: str
     pos: int = field(default=0, compare=False)
 
 
-Node = Num | Const | Var | Unary | Binary | Compare | Call | Vector | Index
+@dataclass(frozen=True, eq=False, repr=False)
+class Assign(_Node):
+    """A program's step ``name = value``; ``pos`` is the name's."""
+
+    name: str
+    value: Node
+    pos: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Define(_Node):
+    """A function ``name(params) = body``, inlined where it is called."""
+
+    name: str
+    params: tuple[str, ...]
+    body: Node
+    pos: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Program(_Node):
+    """Statements separated by ``;`` or newlines; the value is the last one's (an expression
+    or a step)."""
+
+    statements: tuple[Node, ...]
+    pos: int = field(default=0, compare=False)
+
+
+Node = (Num | Const | Var | Unary | Binary | Compare | Call | Vector | Index | Ref | Assign
+        | Define | Program)
 
 
 def children(node: Node) -> tuple[Node, ...]:
@@ -147,7 +214,29 @@ def children(node: Node) -> tuple[Node, ...]:
         return node.items
     if isinstance(node, Index):
         return (node.target,)
+    if isinstance(node, Assign):
+        return (node.value,)
+    if isinstance(node, Define):
+        return (node.body,)
+    if isinstance(node, Program):
+        return node.statements
     return ()
+
+
+_CHILD_FIELDS = {Unary: ("operand",), Binary: ("left", "right"), Compare: ("left", "right"),
+                 Index: ("target",), Assign: ("value",), Define: ("body",)}
+
+
+def with_children(node: Node, kids: list[Node]) -> Node:
+    """``node`` with its direct sub-nodes replaced by ``kids`` (in ``children`` order)."""
+    if isinstance(node, Call):
+        return replace(node, args=tuple(kids))
+    if isinstance(node, Vector):
+        return replace(node, items=tuple(kids))
+    if isinstance(node, Program):
+        return replace(node, statements=tuple(kids))
+    names = _CHILD_FIELDS.get(type(node), ())
+    return replace(node, **dict(zip(names, kids, strict=True))) if names else node
 
 
 def walk(node: Node) -> Iterator[Node]:
@@ -162,7 +251,8 @@ def walk(node: Node) -> Iterator[Node]:
 def free_variables(node: Node) -> list[str]:
     """Names of the variables in ``node`` in order of first appearance in the text.
 
-    Constants (``pi``) and function names are never included.
+    Constants (``pi``), function names, a program's steps and its functions' parameters
+    (``Ref`` nodes) are never included.
     """
     seen: dict[str, None] = {}
     for sub in walk(node):
@@ -197,7 +287,8 @@ def _scalars(node: Node) -> list[object]:
     return [
         getattr(node, f.name)
         for f in fields(node)  # type: ignore[arg-type]
-        if f.compare and f.name not in ("operand", "left", "right", "args", "items", "target")
+        if f.compare and f.name not in ("operand", "left", "right", "args", "items", "target",
+                                        "value", "body", "statements")
     ]
 
 
@@ -209,7 +300,7 @@ def _signatures(node: Node) -> Iterator[tuple[object, ...]]:
 
 def _repr_one(node: Node, parts: list[str]) -> str:
     values = [repr(v) for v in _scalars(node)]
-    if isinstance(node, (Call, Vector)):
+    if isinstance(node, (Call, Vector, Program)):
         values.append("(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")")
     else:
         values[len(values):] = parts

@@ -1,11 +1,23 @@
-"""Compile an expression's AST to a straight-line program of engine calls.
+"""Compile an expression's or a program's AST to a straight-line program of engine calls.
 
 The program is a flat list of steps (no recursion when it runs, however deep the tree).
-Values are engine operands — floats, numpy arrays or Tensors — and vectors/matrices are
-nested Python lists of them, one entry per component. Keeping components separate lets
-each keep its own minimal broadcast shape over a grid, and makes indexing, ``sum`` and
-``dot`` plain arithmetic on components. Parts without variables are folded here in
-float64, so ``9^9^9^9`` is ``inf`` at once and never a big-integer computation.
+Values are engine operands: floats, numpy arrays or Tensors, with the points' batch axes
+first. A vector or matrix value takes one of two forms:
+
+* a bracket literal ``[P, Q]`` of scalars is a nested Python list, one entry per component:
+  each keeps its own minimal broadcast shape over a grid (``[-y, x]`` on a 1000² grid is two
+  axes of 1000, not two 10⁶ arrays), and indexing, ``sum`` and ``dot`` are arithmetic on
+  components;
+* everything else (vector and matrix variables, the results of ``softmax``, ``@``, slices of
+  them) is one array whose component axes follow the batch axes (``(N, n)`` for an
+  n-vector at N points), so that ``sum(x)`` of a 10⁶-vector is one numpy call, not 10⁶
+  engine operations. ``lang/arrays.py`` builds these steps.
+
+A literal meets an array by being stacked into one (``[a, b] + x``); a scalar meets one
+with unit axes appended. Parts without variables are folded here in float64, so
+``9^9^9^9`` is ``inf`` at once and never a big-integer computation. A program's steps
+(``m = x^2``) are compiled once, in order, and named (``Program.named``: the graph's node
+names, ``--wrt``); its functions are inlined at each call.
 """
 
 from __future__ import annotations
@@ -18,26 +30,50 @@ import numpy as np
 
 from ..engine import rules as R
 from ..engine.grad_mode import quiet
-from .ast import Binary, Call, Compare, Const, Index, Node, Num, Unary, Var, Vector, fold
+from . import arrays
+from .ast import (
+    Assign,
+    Binary,
+    Call,
+    Compare,
+    Const,
+    Define,
+    Index,
+    Node,
+    Num,
+    Ref,
+    Unary,
+    Var,
+    Vector,
+    fold,
+)
+from .ast import Program as Statements
 from .errors import ExpressionError
 from .names import CONSTANTS, FUNCTIONS
+from .parser import MAX_DEPTH
 
 Shape = tuple[int, ...]
 _BINARY = {"+": R.add, "-": R.sub, "*": R.mul, "/": R.div, "^": R.power}
 _COMPARE = {"<": R.lt, "<=": R.le, ">": R.gt, ">=": R.ge, "==": R.eq, "!=": R.ne}
 # the engine function behind each FunctionSpec.engine name; pow(a, b) is the operator ^
 _ENGINE = {**R.PRIMITIVES, "pow": R.power}
+#: the most steps a program may compile to once its functions are inlined
+MAX_STEPS = 1_000_000
 
 
 @dataclass
 class _Slot:
-    """A compile-time value: a folded constant, or the register a step will fill."""
+    """A compile-time value: a folded constant, or the register a step will fill.
+
+    ``array`` marks the one-array form of a vector or matrix (see the module docstring);
+    on a scalar it marks a scalar given unit component axes to meet an array."""
 
     shape: Shape
     const: Any = None
     reg: int = -1
     deps: frozenset[str] = frozenset()  # the variables this value depends on
     call: tuple[str, _Slot] | None = None  # a function applied to one argument: (name, arg)
+    array: bool = False
 
 
 def _map(fn: Callable[..., Any], *vals: Any) -> Any:
@@ -68,6 +104,7 @@ def _total(items: list[Any], prim: Any) -> Any:
 
 
 def _reduce(name: str, v: Any) -> Any:
+    """A reduction of a bracket literal, on its components."""
     items = _flatten(v)
     if name == "sum":
         return _total(items, R.add)
@@ -83,24 +120,48 @@ def _dot(a: Any, b: Any) -> Any:
 
 
 class Program:
-    """A compiled expression: ``run(env)`` maps variable values to the result value."""
+    """A compiled expression or program: ``run(env)`` maps variable values to the result.
+
+    ``env`` gives each variable its value: an operand for a scalar, an array with trailing
+    component axes for a vector or matrix variable.
+    """
 
     def __init__(self, steps: list, result: _Slot, variables: list[str],
-                 op_count: int = 0) -> None:
+                 op_count: int = 0, named: Mapping[str, _Slot] | None = None) -> None:
         self.steps = steps
         self.result = result
         self.variables = variables
-        # engine operations one run records (a step on vectors is one per component); the
-        # evaluation layer uses it to refuse requests that would run for hours
+        # engine operations one run records (a step on a literal is one per component, on
+        # an array one); the evaluation layer uses it to refuse requests that would run
+        # for hours
         self.op_count = op_count
+        #: the program's steps by name, in definition order
+        self.named = dict(named or {})
 
     @property
     def shape(self) -> Shape:
         """The result's component shape: () scalar, (m,) vector, (m, k) matrix."""
         return self.result.shape
 
-    def run(self, env: Mapping[str, Any], memo: Mapping[int, Any] | None = None) -> Any:
-        """Evaluate with ``env`` giving each variable's value (a list for vectors).
+    @property
+    def outputs(self) -> list[tuple[str, Shape]]:
+        """The result's blocks: ``f``; ``f[i]`` (``f[i][j]``) per component of a bracket
+        literal; one ``f`` with the component shape for an array."""
+        if self.result.array or self.shape == ():
+            return [("f", self.shape)]
+        return [("f" + "".join(f"[{i}]" for i in idx), ()) for idx in np.ndindex(*self.shape)]
+
+    def flat(self, value: Any) -> list[Any]:
+        """A result value as one value per output block (see ``outputs``)."""
+        return [value] if self.result.array or self.shape == () else _flatten(value)
+
+    def value(self, regs: list[Any], slot: _Slot) -> Any:
+        """The value of ``slot`` in a run's registers (``run_all``)."""
+        return slot.const if slot.reg < 0 else regs[slot.reg]
+
+    def run_all(self, env: Mapping[str, Any], memo: Mapping[int, Any] | None = None
+                ) -> list[Any]:
+        """Every step's value (the registers), with ``env`` giving the variables' values.
 
         ``memo`` holds values of steps computed earlier (see ``run_without``); they are
         reused instead of recomputed.
@@ -111,8 +172,11 @@ class Program:
                 regs[i] = memo[i]
                 continue
             regs[i] = fn(*[a.const if a.reg < 0 else regs[a.reg] for a in args], env)
-        r = self.result
-        return r.const if r.reg < 0 else regs[r.reg]
+        return regs
+
+    def run(self, env: Mapping[str, Any], memo: Mapping[int, Any] | None = None) -> Any:
+        """The result's value (a scalar operand, a nested list, or an array)."""
+        return self.value(self.run_all(env, memo), self.result)
 
     def run_without(self, env: Mapping[str, Any], excluded: str) -> dict[int, Any]:
         """Compute every step that does not depend on variable ``excluded``.
@@ -129,111 +193,159 @@ class Program:
 
 
 def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Program:
-    """Compile ``tree`` given each variable's shape (``()`` or ``(k,)``).
+    """Compile ``tree`` (an expression or a program) given each variable's component shape
+    (``()``, ``(n,)`` or ``(r, c)``).
 
     Raises ExpressionError (with the offending position) for shape mismatches such as
     adding vectors of different lengths or indexing a scalar.
     """
-    steps: list = []
-    ops = [0]
+    return _Compiler(text, shapes).program(tree)
 
-    def err(msg: str, node: Node) -> ExpressionError:
-        return ExpressionError(msg, text, node.pos)
 
-    def emit(shape: Shape, fn: Callable[..., Any], args: list[_Slot]) -> _Slot:
-        if all(a.reg < 0 for a in args):  # every input is a constant: fold now
+class _Compiler:
+    """One compilation: the steps emitted so far, the named steps and the functions."""
+
+    def __init__(self, text: str, shapes: Mapping[str, Shape]) -> None:
+        self.text, self.shapes = text, shapes
+        self.steps: list = []
+        self.ops = 0
+        self.named: dict[str, _Slot] = {}
+        self.functions: dict[str, Define] = {}
+        self.variables: dict[str, _Slot] = {}
+        self.inlining: list[str] = []
+
+    def err(self, msg: str, node: Node, hint: str | None = None) -> ExpressionError:
+        return ExpressionError(msg, self.text, node.pos, hint)
+
+    def emit(self, shape: Shape, fn: Callable[..., Any], args: list[_Slot],
+             array: bool = False) -> _Slot:
+        """A step computing ``fn(*args, env)``, folded now when every input is a constant."""
+        if all(a.reg < 0 for a in args):
             with quiet():
                 value = fn(*[a.const for a in args], {})
-            return _Slot(shape, const=_as_const(value))
+            return _Slot(shape, const=_as_const(value, array), array=array)
         deps = frozenset().union(*(a.deps for a in args))
-        steps.append((fn, args, deps))
-        # one engine operation per component of the widest operand or result
-        ops[0] += max(int(np.prod(s, dtype=np.int64)) for s in [shape, *(a.shape for a in args)])
-        return _Slot(shape, reg=len(steps) - 1, deps=deps)
+        self.steps.append((fn, args, deps))
+        if len(self.steps) > MAX_STEPS:
+            raise ExpressionError(f"the program needs more than {MAX_STEPS:,} steps once its "
+                                  "functions are inlined", self.text, None)
+        # one engine operation per component of the widest literal operand or result
+        self.ops += 1 if array or any(a.array for a in args) else max(
+            int(np.prod(s, dtype=np.int64)) for s in [shape, *(a.shape for a in args)])
+        return _Slot(shape, reg=len(self.steps) - 1, deps=deps, array=array)
 
-    def broadcast(node: Node, parts: list[_Slot]) -> Shape:
-        shapes_ = {p.shape for p in parts if p.shape != ()}
-        if len(shapes_) > 1:
-            raise err("operands have different shapes "
-                      + " and ".join(str(s) for s in sorted(shapes_)), node)
-        return shapes_.pop() if shapes_ else ()
+    def program(self, tree: Node) -> Program:
+        result = None
+        for statement in tree.statements if isinstance(tree, Statements) else (tree,):
+            if isinstance(statement, Define):
+                self.functions[statement.name] = statement
+            elif isinstance(statement, Assign):
+                result = self.named[statement.name] = self.compile(statement.value, {})
+            else:
+                result = self.compile(statement, {})
+        assert result is not None, "the parser ends every program with a value"
+        return Program(self.steps, result, list(self.shapes), self.ops, self.named)
 
-    def combine(node: Node, parts: list[_Slot]) -> _Slot:
+    def compile(self, node: Node, scope: Mapping[str, _Slot]) -> _Slot:
+        return fold(node, lambda n, parts: self.combine(n, parts, scope))
+
+    def combine(self, node: Node, parts: list[_Slot], scope: Mapping[str, _Slot]) -> _Slot:
         if isinstance(node, Num):
             return _Slot((), const=float(node.value))
         if isinstance(node, Const):
             return _Slot((), const=float(CONSTANTS[node.name]))
+        if isinstance(node, Ref):
+            return scope[node.name] if node.name in scope else self.named[node.name]
         if isinstance(node, Var):
-            if node.name not in shapes:
-                raise err(f"variable '{node.name}' is not bound", node)
-            return _var_slot(steps, node.name, shapes[node.name])
+            return self.variable(node)
         if isinstance(node, Unary):
             if node.op == "+":
                 return parts[0]
-            return emit(parts[0].shape, lambda a, env: _map(R.neg, a), parts)
-        if isinstance(node, Binary):
-            shape = broadcast(node, parts)
-            prim = _BINARY[node.op]
-            return emit(shape, lambda a, b, env: _map(prim, a, b), parts)
-        if isinstance(node, Compare):
-            prim = _COMPARE[node.op]
-            return emit(broadcast(node, parts), lambda a, b, env: _map(prim, a, b), parts)
+            return self.emit(parts[0].shape, lambda a, env: _map(R.neg, a), parts,
+                             parts[0].array)
+        if isinstance(node, (Binary, Compare)):
+            if isinstance(node, Binary) and node.op == "@":
+                return arrays.matmul(self, node, *parts)
+            prim = _BINARY[node.op] if isinstance(node, Binary) else _COMPARE[node.op]
+            shape, parts, array = arrays.align(self, node, parts)
+            return self.emit(shape, lambda a, b, env: _map(prim, a, b), parts, array)
         if isinstance(node, Vector):
             inner = {p.shape for p in parts}
             if len(inner) > 1:
-                raise err("ragged brackets: items have different shapes "
-                          + " and ".join(str(s) for s in sorted(inner)), node)
-            shape = (len(parts),) + parts[0].shape
-            return emit(shape, lambda *a: list(a[:-1]), parts)
+                raise self.err("ragged brackets: items have different shapes "
+                               + " and ".join(str(s) for s in sorted(inner)), node)
+            return arrays.literal(self, node, parts)
         if isinstance(node, Index):
-            (target,) = parts
-            if target.shape == ():
-                raise err("cannot index a scalar", node)
-            if node.index >= target.shape[0]:
-                raise err(f"index {node.index} is out of range for length {target.shape[0]}",
-                          node)
-            k = node.index
-            return emit(target.shape[1:], lambda a, env: a[k], parts)
-        return _call(node, parts, emit, broadcast, err)
+            return arrays.index(self, node, parts[0])
+        if isinstance(node, Call) and node.func in self.functions:
+            return self.inline(node, parts)
+        return self.call(node, parts)
 
-    result = fold(tree, combine)
-    return Program(steps, result, list(shapes), op_count=ops[0])
+    def variable(self, node: Var) -> _Slot:
+        name = node.name
+        if name not in self.shapes:
+            raise self.err(f"variable '{name}' is not bound", node)
+        if name not in self.variables:  # one step per variable, however often it is used
+            deps = frozenset((name,))
+            self.steps.append((lambda env: env[name], [], deps))
+            shape = tuple(self.shapes[name])
+            self.variables[name] = _Slot(shape, reg=len(self.steps) - 1, deps=deps,
+                                         array=shape != ())
+        return self.variables[name]
+
+    def inline(self, node: Call, parts: list[_Slot]) -> _Slot:
+        """A call of the program's own function: its body compiled with the arguments."""
+        define = self.functions[node.func]
+        if len(self.inlining) >= MAX_DEPTH:
+            raise self.err(f"functions call each other more than {MAX_DEPTH} levels deep",
+                           node)
+        self.inlining.append(node.func)
+        try:
+            return self.compile(define.body, dict(zip(define.params, parts, strict=True)))
+        except ExpressionError as exc:
+            if exc.position is None or "(in " in exc.reason:  # the innermost call says it
+                raise
+            where = ExpressionError("", self.text, node.pos).location()
+            raise ExpressionError(f"{exc.reason} (in {node.func}, called at {where})",
+                                  self.text, exc.position, exc.hint) from None
+        finally:
+            self.inlining.pop()
+
+    def call(self, node: Call, parts: list[_Slot]) -> _Slot:
+        spec = FUNCTIONS[node.func]
+        prim = _ENGINE.get(spec.engine)
+        if spec.kind == "elementwise":
+            if node.func == "log" and parts[0].call is not None and \
+                    parts[0].call[0] == "sigmoid":
+                # log(sigmoid(u)) as one primitive: finite for every finite u
+                prim, parts = R.logsigmoid, [parts[0].call[1]]
+            made = self.emit(parts[0].shape, lambda a, env: _map(prim, a), parts,
+                             parts[0].array)
+            made.call = (prim.name, parts[0])
+            return made
+        if spec.kind == "binary" and len(parts) == 2:
+            shape, parts, array = arrays.align(self, node, parts)
+            return self.emit(shape, lambda a, b, env: _map(prim, a, b), parts, array)
+        if spec.kind == "select":
+            shape, parts, array = arrays.align(self, node, parts)
+            return self.emit(shape, lambda c, a, b, env: _map(R.where, c, a, b), parts, array)
+        name = node.func
+        literal = not any(p.array for p in parts)
+        if name == "dot" and literal:
+            if parts[0].shape != parts[1].shape or parts[0].shape == ():
+                raise self.err(f"dot needs two vectors of one length, got shapes "
+                               f"{parts[0].shape} and {parts[1].shape}", node)
+            return self.emit((), lambda a, b, env: _dot(a, b), parts)
+        if name in ("sum", "mean", "prod", "norm") and literal and len(parts) == 1:
+            if parts[0].shape == ():
+                raise self.err(f"{name} needs a vector argument, got a scalar", node)
+            return self.emit((), lambda a, env: _reduce(name, a), parts)
+        return arrays.call(self, node, parts)
 
 
-def _var_slot(steps: list, name: str, shape: Shape) -> _Slot:
-    deps = frozenset((name,))
-    steps.append((lambda env: env[name], [], deps))
-    return _Slot(shape, reg=len(steps) - 1, deps=deps)
-
-
-def _call(node: Call, parts: list[_Slot], emit: Callable, broadcast: Callable,
-          err: Callable) -> _Slot:
-    spec = FUNCTIONS[node.func]
-    prim = _ENGINE.get(spec.engine)
-    if spec.kind == "elementwise":
-        if node.func == "log" and parts[0].call is not None and parts[0].call[0] == "sigmoid":
-            # log(sigmoid(u)) as one primitive: finite for every finite u
-            prim, parts = R.logsigmoid, [parts[0].call[1]]
-        made = emit(parts[0].shape, lambda a, env: _map(prim, a), parts)
-        made.call = (prim.name, parts[0])
-        return made
-    if spec.kind == "binary":
-        return emit(broadcast(node, parts), lambda a, b, env: _map(prim, a, b), parts)
-    if spec.kind == "select":
-        shape = broadcast(node, parts)
-        return emit(shape, lambda c, a, b, env: _map(R.where, c, a, b), parts)
-    name = node.func
-    if name == "dot":
-        if parts[0].shape != parts[1].shape or parts[0].shape == ():
-            raise err(f"dot needs two vectors of one length, got shapes {parts[0].shape} "
-                      f"and {parts[1].shape}", node)
-        return emit((), lambda a, b, env: _dot(a, b), parts)
-    if parts[0].shape == ():
-        raise err(f"{name} needs a vector argument, got a scalar", node)
-    return emit((), lambda a, env: _reduce(name, a), parts)
-
-
-def _as_const(value: Any) -> Any:
+def _as_const(value: Any, array: bool = False) -> Any:
+    if array:
+        return np.asarray(value, dtype=np.float64)
     if isinstance(value, list):
         return [_as_const(v) for v in value]
     return float(np.asarray(value))

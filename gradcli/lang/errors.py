@@ -43,14 +43,36 @@ class ExpressionError(ValueError):
         super().__init__(self._summary())
 
     @property
+    def line(self) -> int | None:
+        """1-based line of the culprit (1 for a one-line expression), or ``None``."""
+        if self.position is None:
+            return None
+        return self.expression.count("\n", 0, self.position) + 1
+
+    @property
     def column(self) -> int | None:
-        """1-based column of the culprit (what humans count), or ``None``."""
-        return None if self.position is None else self.position + 1
+        """1-based column of the culprit within its line (what humans count), or ``None``."""
+        if self.position is None:
+            return None
+        return self.position - (self.expression.rfind("\n", 0, self.position) + 1) + 1
+
+    @property
+    def source(self) -> str | None:
+        """The file the program came from (``ProgramText``), or ``None`` for typed text."""
+        return getattr(self.expression, "source", None)
+
+    def location(self) -> str:
+        """``column 5``; ``line 2, column 5`` for a program of several lines; with the
+        file's name first when it came from one (``loss.gc, line 2, column 5``)."""
+        where = f"column {self.column}"
+        if "\n" in self.expression or self.source is not None:
+            where = f"line {self.line}, {where}"
+        return where if self.source is None else f"{self.source}, {where}"
 
     def _summary(self) -> str:
         text = self.reason
         if self.position is not None:
-            text += f" at column {self.position + 1}"
+            text += f" at {self.location()}"
         if self.hint is not None:
             text += f" ({self.hint})"
         return text
@@ -59,18 +81,27 @@ class ExpressionError(ValueError):
         return self._summary()
 
     def __reduce__(self):  # keep pickling (e.g. across processes) working
-        return (type(self), (self.reason, self.expression, self.position, self.hint))
+        return (type(self), (self.reason, str(self.expression), self.position, self.hint))
 
     def render(self) -> str:
         """Three lines: the expression (indented 2), a caret under the culprit, the message.
 
         Without a known position only the ``error:`` line is returned. Long expressions
-        are cut to a window with ``...`` on the cut sides; the caret still lines up.
+        are cut to a window with ``...`` on the cut sides; the caret still lines up. In a
+        program of several lines (or one read from a file) the line shown is the culprit's,
+        and the message starts with where it is (``loss.gc, line 2, column 5: ...``).
         """
         if self.position is None:
-            return f"error: {self.message}"
-        shown, column = window(self.expression, self.position)
-        return f"  {shown}\n  {' ' * column}^\nerror: {self.message}"
+            source = self.source
+            return f"error: {source + ': ' if source else ''}{self.message}"
+        text, position, where = self.expression, self.position, ""
+        if "\n" in text or self.source is not None:
+            start = text.rfind("\n", 0, position) + 1
+            end = text.find("\n", position)
+            text, position = text[start:len(text) if end < 0 else end], position - start
+            where = f"{self.location()}: "
+        shown, column = window(text, position)
+        return f"  {shown}\n  {' ' * column}^\nerror: {where}{self.message}"
 
 
 class ExpressionWarning(UserWarning):

@@ -38,16 +38,30 @@ class FunctionSpec:
 
     Attributes:
         name: canonical name stored in :class:`~gradcli.lang.ast.Call` nodes.
-        arity: exact number of arguments.
+        arity: the number of arguments (the fewest, when ``max_arity`` is larger).
         kind: ``"elementwise"`` (unary, broadcasts), ``"binary"`` (two broadcast
-            operands), ``"select"`` (``where``) or ``"reduction"`` (vector in, scalar out).
+            operands), ``"select"`` (``where``), ``"reduction"`` (a vector or matrix in, a
+            scalar out), ``"array"`` (vectors and matrices in and out: ``lang/arrays.py``)
+            or ``"program"`` (a function the program defines).
         engine: name of the ``gradcli`` engine function implementing it.
+        max_arity: the most arguments (``norm(v)`` and ``norm(v, p)``; ``max(v)``, ``max(a, b)``).
     """
 
     name: str
     arity: int
     kind: str
     engine: str
+    max_arity: int = 0
+
+    def takes(self, count: int) -> bool:
+        """True when ``count`` arguments are accepted."""
+        return self.arity <= count <= max(self.arity, self.max_arity)
+
+    def arity_text(self) -> str:
+        """``1 argument``, ``2 arguments``, ``1 or 2 arguments``."""
+        high = max(self.arity, self.max_arity)
+        count = str(self.arity) if high == self.arity else f"{self.arity} or {high}"
+        return f"{count} argument{'s' if high != 1 else ''}"
 
 
 #: the language's names for table functions whose engine name differs (torch's names)
@@ -55,8 +69,9 @@ _LANGUAGE_NAME = {"minimum": "min", "maximum": "max"}
 
 
 def _table() -> dict[str, FunctionSpec]:
-    specs = [FunctionSpec(_LANGUAGE_NAME.get(n, n), p.arity or 1,
-                          "elementwise" if p.arity == 1 else "binary", n)
+    # min(a, b) and max(a, b) are elementwise; min(v) and max(v) reduce one vector
+    specs = [FunctionSpec(_LANGUAGE_NAME[n], 1, "binary", n, 2) if n in _LANGUAGE_NAME else
+             FunctionSpec(n, p.arity or 1, "elementwise" if p.arity == 1 else "binary", n)
              for n, p in ELEMENTWISE.items()]
     specs += [
         FunctionSpec("pow", 2, "binary", "pow"),  # pow(a, b) is a^b
@@ -64,8 +79,19 @@ def _table() -> dict[str, FunctionSpec]:
         FunctionSpec("sum", 1, "reduction", "sum"),
         FunctionSpec("mean", 1, "reduction", "mean"),
         FunctionSpec("prod", 1, "reduction", "prod"),
-        FunctionSpec("norm", 1, "reduction", "norm"),
+        FunctionSpec("norm", 1, "reduction", "norm", 2),
         FunctionSpec("dot", 2, "reduction", "dot"),
+        FunctionSpec("logsumexp", 1, "reduction", "logsumexp"),
+        FunctionSpec("cross_entropy", 2, "reduction", "cross_entropy"),
+        FunctionSpec("trace", 1, "reduction", "take"),
+        FunctionSpec("det", 1, "reduction", "det"),
+        FunctionSpec("softmax", 1, "array", "softmax"),
+        FunctionSpec("log_softmax", 1, "array", "log_softmax"),
+        FunctionSpec("cumsum", 1, "array", "cumsum"),
+        FunctionSpec("transpose", 1, "array", "matrix_transpose"),
+        FunctionSpec("inv", 1, "array", "inv"),
+        FunctionSpec("solve", 2, "array", "solve"),
+        FunctionSpec("outer", 2, "array", "mul"),
     ]
     return {s.name: s for s in specs}
 
@@ -86,7 +112,7 @@ COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 #: binding strength of every binary operator (``^`` and ``**`` right-associative); the parser
 #: reads with it and the printer decides its parentheses with it
 PRECEDENCE: Mapping[str, int] = MappingProxyType(
-    {"+": 2, "-": 2, "*": 3, "/": 3, "^": 5, "**": 5} | dict.fromkeys(COMPARISONS, 1))
+    {"+": 2, "-": 2, "*": 3, "/": 3, "@": 3, "^": 5, "**": 5} | dict.fromkeys(COMPARISONS, 1))
 UNARY_PRECEDENCE = 4  # -x^2 is -(x^2), -x*y is (-x)*y
 
 

@@ -1,13 +1,14 @@
-"""Parser: expression text -> AST, without recursion.
+"""Parser: one expression's tokens -> AST, without recursion.
 
 An operator-precedence (Pratt / shunting-yard) parser driven by an explicit stack of
 frames: one frame per open ``(``, call or ``[``, each with its own operand and operator
 stacks. Nothing recurses, so no input can raise ``RecursionError``. Nesting (brackets,
 calls, unary and power chains) is still limited to :data:`MAX_DEPTH` on purpose; long
 left-associative chains (``x+x+...``) are not nesting and may give deep, left-leaning
-trees, which is why the AST helpers are iterative.
+trees, which is why the AST helpers are iterative. ``program.py`` cuts a program into
+statements and parses each expression here; ``parse`` (there) is the entry point.
 
-Precedence, low to high: comparison < ``+ -`` < ``* /`` and implicit multiplication
+Precedence, low to high: comparison < ``+ -`` < ``* / @`` and implicit multiplication
 < unary ``+ -`` < ``^ **`` (right-assoc) < postfix ``[i]`` and calls.
 """
 
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .ast import Binary, Call, Compare, Const, Index, Node, Num, Unary, Var, Vector
+from .ast import Binary, Call, Compare, Const, Index, Key, Node, Num, Slice, Unary, Var, Vector
 from .checks import check_rectangular
 from .errors import ExpressionError, ExpressionWarning
 from .names import (
@@ -30,9 +32,9 @@ from .names import (
     resolve_function,
     suggest,
 )
-from .tokens import Token, describe, tokenize
+from .tokens import Token, describe
 
-__all__ = ["MAX_DEPTH", "MAX_LENGTH", "parse"]
+__all__ = ["MAX_DEPTH", "MAX_LENGTH", "parse_expression"]
 
 MAX_LENGTH = 10_000
 MAX_DEPTH = 200
@@ -40,6 +42,7 @@ MAX_DEPTH = 200
 _CLOSE = {"(": ")", "[": "]"}
 _EXPECT, _AFTER = "expect", "after"
 _OPERAND_WORDS = "a number, a name, '(' or '['"
+_INDEX_HINT = "an index is an integer (x[0], x[-1]) or a slice (x[1:3], x[::2])"
 
 
 @dataclass
@@ -65,30 +68,25 @@ class _Frame:
     has_compare: bool = False
 
 
-def parse(expression: str) -> Node:
-    """Parse ``expression`` into an AST; raise :class:`ExpressionError` on any problem.
+def parse_expression(text: str, tokens: list[Token], functions: Mapping[str, int] | None = None,
+                     defining: str | None = None) -> Node:
+    """The AST of one expression: ``tokens`` (ending with an ``end`` token) of ``text``.
 
-    Unknown names become :class:`~gradcli.lang.ast.Var` (free variables); binding them is
-    the evaluator's job (see :func:`gradcli.lang.checks.check_names`).
+    ``functions`` are the program's own functions defined so far (name -> number of
+    parameters); calling ``defining`` (the function whose body this is) is recursion.
+    Unknown names become :class:`~gradcli.lang.ast.Var` (free variables).
     """
-    if not isinstance(expression, str):
-        raise TypeError(f"expression must be str, not {type(expression).__name__}")
-    if len(expression) > MAX_LENGTH:
-        raise ExpressionError(
-            f"expression is {len(expression)} characters long; the limit is {MAX_LENGTH}",
-            expression,
-            None,
-        )
-    tokens = tokenize(expression)
     if tokens[0].kind == "end":
-        raise ExpressionError("empty expression", expression, 0)
-    return _Parser(expression, tokens).run()
+        raise ExpressionError("empty expression", text, tokens[0].pos)
+    return _Parser(text, tokens, functions or {}, defining).run()
 
 
 class _Parser:
-    def __init__(self, text: str, tokens: list[Token]) -> None:
+    def __init__(self, text: str, tokens: list[Token], functions: Mapping[str, int],
+                 defining: str | None) -> None:
         self.text = text
         self.toks = tokens
+        self.functions, self.defining = functions, defining
         self.i = 0
         self.depth = 0
         self.frames = [_Frame("top")]
@@ -156,6 +154,12 @@ class _Parser:
     def name(self, tok: Token) -> str:
         nxt = self.toks[self.i + 1]
         spec = resolve_function(tok.text)
+        if spec is None and tok.text in self.functions:
+            arity = self.functions[tok.text]
+            spec = FunctionSpec(tok.text, arity, "program", "")
+        if tok.text == self.defining and nxt.kind == "(":
+            raise self.error(f"{tok.text} calls itself: recursion is not supported", tok.pos,
+                             "a function may call the functions defined before it")
         if spec is not None:
             if nxt.kind != "(":
                 raise self.error(f"{tok.text} is a function: call it as {tok.text}(...)", tok.pos)
@@ -211,6 +215,12 @@ class _Parser:
             return _EXPECT
         if tok.kind in (")", "]"):
             return self.close(frame, tok)
+        if tok.kind == "=":
+            raise self.error("unexpected '='", tok.pos, "use '==' to compare; NAME = "
+                             "expression names a step, at the start of a statement")
+        if tok.kind == ":":
+            raise self.error("unexpected ':'", tok.pos, "':' only appears in slices, like "
+                             "x[1:3]")
         # end of input
         if frame.kind != "top":
             raise self.unbalanced(frame)
@@ -249,24 +259,59 @@ class _Parser:
             raise self.error("cannot index a number", tok.pos)
         if isinstance(target, Const):
             raise self.error(f"cannot index the constant {target.name}", tok.pos)
-        value = self.toks[self.i + 1]
-        if value.kind == "end":
-            raise self.error("unbalanced '[': expected ']' to match it", tok.pos)
-        if value.kind != "number" or not value.text.isdigit():
-            raise self.error(f"invalid index {describe(value)}", value.pos,
-                             "an index must be a non-negative integer literal, like x[0]")
-        if len(value.text) > 9:
-            raise self.error(f"index {value.text} is too large", value.pos)
-        close = self.toks[self.i + 2]
+        self.i += 1
+        keys: list[Key] = [self.key(tok)]
+        while self.toks[self.i].kind == ",":
+            self.i += 1
+            keys.append(self.key(tok))
+        close = self.toks[self.i]
         if close.kind == "end":
             raise self.error("unbalanced '[': expected ']' to match it", tok.pos)
         if close.kind != "]":
             raise self.error(f"unexpected {describe(close)}: expected ']' after the index",
-                             close.pos, "an index is a single integer, like x[0]")
-        frame.operands[-1] = Index(target, int(value.text), tok.pos)
-        self.i += 3
+                             close.pos, _INDEX_HINT)
+        frame.operands[-1] = Index(target, keys[0] if len(keys) == 1 else tuple(keys), tok.pos)
+        self.i += 1
         self.last = close
         return _AFTER
+
+    def key(self, bracket: Token) -> Key:
+        """One index position: an integer, or ``start:stop:step`` with each part optional."""
+        parts: list[int | None] = [self.integer(bracket)]
+        while self.toks[self.i].kind == ":" and len(parts) < 3:
+            self.i += 1
+            parts.append(self.integer(bracket))
+        if len(parts) == 1:
+            if parts[0] is None:
+                raise self.unexpected_in_index(bracket)
+            return parts[0]
+        if len(parts) == 3 and parts[2] == 0:
+            raise self.error("a slice step cannot be zero", self.toks[self.i - 1].pos)
+        return Slice(*parts)
+
+    def integer(self, bracket: Token) -> int | None:
+        """An integer literal (with an optional '-') at the current token, or None."""
+        tok = self.toks[self.i]
+        sign = 1
+        if tok.kind == "op" and tok.text == "-":
+            sign, self.i = -1, self.i + 1
+            tok = self.toks[self.i]
+            if tok.kind != "number":
+                raise self.unexpected_in_index(bracket)
+        if tok.kind != "number":
+            return None
+        if not tok.text.isdigit():
+            raise self.error(f"invalid index {describe(tok)}", tok.pos, _INDEX_HINT)
+        if len(tok.text) > 9:
+            raise self.error(f"index {tok.text} is too large", tok.pos)
+        self.i += 1
+        return sign * int(tok.text)
+
+    def unexpected_in_index(self, bracket: Token) -> ExpressionError:
+        tok = self.toks[self.i]
+        if tok.kind == "end":
+            return self.error("unbalanced '[': expected ']' to match it", bracket.pos)
+        return self.error(f"invalid index {describe(tok)}", tok.pos, _INDEX_HINT)
 
     def push_binary(self, frame: _Frame, op: str, pos: int) -> None:
         prec = PRECEDENCE[op]
@@ -333,12 +378,10 @@ class _Parser:
         assert frame.spec is not None and frame.name is not None
         self.frames.pop()
         self.depth -= 1
-        got, want = len(frame.items), frame.spec.arity
-        if got != want:
-            raise self.error(
-                f"{frame.name.text} takes {want} argument{'s' if want != 1 else ''}, got {got}",
-                frame.name.pos,
-            )
+        got = len(frame.items)
+        if not frame.spec.takes(got):
+            raise self.error(f"{frame.name.text} takes {frame.spec.arity_text()}, got {got}",
+                             frame.name.pos)
         close = self.toks[self.i]
         self.i += 1
         return self.push_operand(Call(frame.spec.name, tuple(frame.items), frame.name.pos), close)

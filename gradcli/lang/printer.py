@@ -9,7 +9,24 @@ fully parenthesised text would exceed. Both are iterative, so very long chains p
 
 from __future__ import annotations
 
-from .ast import Binary, Call, Compare, Const, Index, Node, Num, Unary, Var, Vector, fold
+from .ast import (
+    Assign,
+    Binary,
+    Call,
+    Compare,
+    Const,
+    Define,
+    Index,
+    Node,
+    Num,
+    Program,
+    Ref,
+    Slice,
+    Unary,
+    Var,
+    Vector,
+    fold,
+)
 from .names import PRECEDENCE, UNARY_PRECEDENCE
 
 __all__ = ["format_number", "to_text"]
@@ -31,11 +48,27 @@ def format_number(value: float) -> str:
     return repr(value)
 
 
+def _index_text(node: Index) -> str:
+    """``0``, ``-1``, ``1:3``, ``::2``, ``0, 1``: the text between the brackets."""
+    def one(key: int | Slice) -> str:
+        if isinstance(key, int):
+            return str(key)
+        parts = ["" if v is None else str(v) for v in (key.start, key.stop, key.step)]
+        return ":".join(parts if key.step is not None else parts[:2])
+    return ", ".join(one(k) for k in node.keys)
+
+
 def _format(node: Node, parts: list[str]) -> str:
     if isinstance(node, Num):
         return format_number(node.value)
-    if isinstance(node, (Const, Var)):
+    if isinstance(node, (Const, Var, Ref)):
         return node.name
+    if isinstance(node, Assign):
+        return f"{node.name} = {parts[0]}"
+    if isinstance(node, Define):
+        return f"{node.name}({', '.join(node.params)}) = {parts[0]}"
+    if isinstance(node, Program):
+        return "; ".join(parts)
     if isinstance(node, Unary):
         return f"({node.op}{parts[0]})"
     if isinstance(node, (Binary, Compare)):
@@ -45,7 +78,7 @@ def _format(node: Node, parts: list[str]) -> str:
     if isinstance(node, Vector):
         return f"[{', '.join(parts)}]"
     if isinstance(node, Index):
-        return f"{parts[0]}[{node.index}]"
+        return f"{parts[0]}[{_index_text(node)}]"
     raise TypeError(f"not an expression node: {node!r}")
 
 
@@ -71,7 +104,7 @@ def _format_minimal(node: Node, parts: list[tuple[str, int]]) -> tuple[str, int]
             left_parens, right_parens = left[1] < prec, right[1] <= prec
         return f"{_wrap(left, left_parens)} {node.op} {_wrap(right, right_parens)}", prec
     if isinstance(node, Index):  # (x + y)[0] keeps its parentheses
-        return f"{_wrap(parts[0], parts[0][1] < _ATOM_PREC)}[{node.index}]", _ATOM_PREC
+        return f"{_wrap(parts[0], parts[0][1] < _ATOM_PREC)}[{_index_text(node)}]", _ATOM_PREC
     return _format(node, [text for text, _ in parts]), _ATOM_PREC
 
 

@@ -14,17 +14,19 @@ from .errors import ExpressionError
 
 __all__ = ["Token", "tokenize"]
 
-# Kinds: "number", "name", "op" (+ - * / ^ ** < <= > >= == !=), "(", ")", "[", "]", ",", "end"
+# Kinds: "number", "name", "op" (+ - * / ^ ** @ < <= > >= == !=), "(", ")", "[", "]", ",",
+# ":" (slices), "=" (a step or function definition), ";" and "newline" (between statements),
+# "end". A comment runs from # to the end of its line.
 _TOKEN = re.compile(
-    r"(?P<ws>[ \t\r\n]+)"
+    r"(?P<ws>[ \t\r]+|\#[^\n]*)"
+    r"|(?P<newline>\n)"
     r"|(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<op>\*\*|<=|>=|==|!=|[-+*/^<>])"
-    r"|(?P<punct>[()\[\],])"
+    r"|(?P<op>\*\*|<=|>=|==|!=|[-+*/^<>@])"
+    r"|(?P<punct>[()\[\],:;=])"
 )
 
 _HINTS = {
-    "=": "use '==' to compare; there is no assignment",
     "!": "use '!=' for 'not equal'",
     ".": "'.' may only appear inside a number such as 0.5",
     "'": "strings are not part of the language",
@@ -52,6 +54,8 @@ def describe(token: Token) -> str:
     """Human wording for a token in messages: ``number '3'``, ``name 'x'``, ``'*'``."""
     if token.kind == "end":
         return "end of input"
+    if token.kind == "newline":
+        return "end of line"
     if token.kind in ("number", "name"):
         return f"{token.kind} {token.text!r}"
     return repr(token.text)
