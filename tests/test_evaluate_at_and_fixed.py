@@ -84,7 +84,7 @@ def test_fixed_with_at_and_conflicts() -> None:
 def test_held_values_are_not_copied_per_point() -> None:
     prepared = gradcli.evaluation.prepare("a*x", "eval", points={"x": np.ones(10**6)},
                                           fixed={"a": 2})
-    held = prepared.binding.components["a"][0]
+    held = prepared.binding.values["a"]
     assert held.shape == (10**6,) and held.strides == (0,)
 
 

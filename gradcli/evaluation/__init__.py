@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..lang import ExpressionError, Var, parse, walk
-from ..lang.compile import Program, _flatten, compile_expression
+from ..lang.compile import Program, compile_expression
 from .assemble import input_result, result_layout
 from .binding import (
     DEFAULT_MAX_POINTS,
@@ -35,8 +35,9 @@ from .blocks import Result
 from .kernels import WHATS, Plan
 from .runner import ArraySink, Sink, run
 
-# Sweeps x recorded operations bounds the Python-level work per point: a hessian of a
-# 2,000-vector is 4 million sweeps, hours of work, so it is refused before any starts.
+# Sweeps x recorded operations bounds the Python-level work per point, and the values of
+# one point bound its memory: a hessian of a 20,000-vector is 4·10⁸ values per point, so
+# it is refused before any work starts.
 MAX_SWEEP_OPS = 100_000_000
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
@@ -64,15 +65,16 @@ class Prepared:
         for name, col in self.carry.items():
             if binding.kind != "points" or len(col) != n:
                 raise EvaluationError(f"the carried column '{name}' needs one value per point")
-        self.layout = result_layout(plan, binding)
+        self.layout = result_layout(plan)
         results = {b.name for b in self.layout.blocks}
         named = next((n for n in binding.names if n in results), None)
         if named is not None:  # a variable f beside the value f: one name, two columns
             raise EvaluationError(f"variable '{named}' has the name of a result column: "
                                   "give the variable another name")
         self.inputs = input_result(binding, self.carry)
-        taken = set(self.inputs.layout.column_names()) - set(self.carry)
-        clash = [n for n in self.carry if n in taken or self.layout.locate(n) is not None]
+        variables = [b for b in self.inputs.blocks if b.name not in self.carry]
+        clash = [n for n in self.carry if self.layout.locate(n) is not None or
+                 any(b.component_of(n) is not None for b in variables)]
         if clash:
             raise EvaluationError(f"the points file's column '{clash[0]}' has the name of a "
                                   "result column: rename it in the file")
@@ -109,13 +111,15 @@ def prepare(expression: str, what: str = "eval", *,
             fixed: Mapping[str, Any] | None = None, vector: Any = None,
             direction: Mapping[str, Any] | None = None, dtype: Any = None,
             max_points: int = DEFAULT_MAX_POINTS,
-            carry: Mapping[str, Any] | None = None) -> Prepared:
+            carry: Mapping[str, Any] | None = None,
+            wrt: Sequence[str] | None = None) -> Prepared:
     """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests
     (TypeError for an ``at=`` that is neither a point nor a list of points).
 
     ``fixed``: variables held at one value for every point (see :func:`evaluate`).
     ``carry``: text columns passed through to the result before the variables (a points
-    file's other columns), each as long as the point set.
+    file's other columns), each as long as the point set. ``wrt``: the variables and named
+    steps to differentiate by (grad, jacobian, vjp; default: every variable).
     """
     if what not in WHATS:
         raise EvaluationError(f"unknown computation '{what}': choose one of {', '.join(WHATS)}")
@@ -138,27 +142,72 @@ def prepare(expression: str, what: str = "eval", *,
         if name not in binding.shapes:
             raise _unbound_error(expression, tree, name, binding)
     program = compile_expression(tree, expression, binding.shapes)
-    outs = output_names(program.shape)
-    inputs = binding.column_names()
-    plan = Plan(program, what, inputs, outs,
-                var_sizes=[(n, None if binding.shapes[n] == () else binding.shapes[n][0])
-                           for n in binding.names])
+    step = next((n for n in binding.names if n in program.named), None)
+    if step is not None:
+        raise EvaluationError(f"'{step}' is a step of the program (it is assigned there), so "
+                              "it cannot also be given a value: rename one of them")
+    plan = Plan(program, what, [(n, binding.shapes[n]) for n in binding.names],
+                wrt=_wrt(wrt, what, program, binding))
     if what in ("grad", "hessian") and program.shape != ():
         raise EvaluationError(
             f"{what} needs a scalar-valued expression, but this one has shape "
             f"{program.shape}: use jacobian for every derivative, or vjp --vector for vᵀJ")
     if what == "vjp":
-        plan.vector = _vector(vector, program.shape)
+        plan.vector = _vector(vector, program)
     if what == "jvp":
-        plan.direction = _direction(direction, binding, inputs)
-    work = plan.sweeps() * max(1, program.op_count)
+        plan.direction = _direction(direction, binding)
+    _check_work(plan)
+    return Prepared(expression, program, binding, plan, dt, carry)
+
+
+def _check_work(plan: Plan) -> None:
+    """Refuse a request whose derivative work or result per point is absurd, before any
+    work starts."""
+    work = plan.sweeps() * max(1, plan.program.op_count)
     if work > MAX_SWEEP_OPS:
         raise EvaluationError(
-            f"{what} here needs {count_text(plan.sweeps())} derivative sweeps over "
-            f"{count_text(program.op_count)} operations, over the limit of "
+            f"{plan.what} here needs {count_text(plan.sweeps())} derivative sweeps over "
+            f"{count_text(plan.program.op_count)} operations, over the limit of "
             f"{MAX_SWEEP_OPS:,} operations per point: ask for a product instead "
             "(vjp --vector, jvp --direction) or use fewer vector components")
-    return Prepared(expression, program, binding, plan, dt, carry)
+    values = sum(b.size for b in plan.blocks())
+    if values > MAX_SWEEP_OPS:
+        raise EvaluationError(
+            f"{plan.what} here gives {count_text(values)} values per point, over the limit "
+            f"of {MAX_SWEEP_OPS:,}: ask for a product instead (vjp --vector, jvp "
+            "--direction) or use fewer vector components")
+
+
+def _wrt(wrt: Sequence[str] | None, what: str, program: Program,
+         binding: Binding) -> list[tuple[str, tuple[int, ...]]] | None:
+    """The variables and steps named by ``wrt``, with their component shapes."""
+    if wrt is None:
+        return None
+    if what not in ("grad", "jacobian", "vjp"):
+        raise EvaluationError(f"wrt= (--wrt) is for grad, jacobian and vjp, not {what}")
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for name in wrt:
+        if any(name == n for n, _ in out):
+            raise EvaluationError(f"--wrt names '{name}' twice")
+        if name in binding.shapes:
+            out.append((name, binding.shapes[name]))
+            continue
+        step = program.named.get(name)
+        if step is None:
+            known = [*binding.names, *program.named]
+            raise EvaluationError(f"--wrt {name}: not a variable or a step of the program "
+                                  f"(these are: {', '.join(known) or 'none'})")
+        if not step.deps:
+            raise EvaluationError(f"--wrt {name}: the step '{name}' does not depend on any "
+                                  f"variable; make it a variable (--at {name}=...) to "
+                                  "differentiate by it")
+        if step.shape != () and not step.array:
+            raise EvaluationError(f"--wrt {name}: the step '{name}' is a bracket literal; "
+                                  "name its components as steps to differentiate by them")
+        out.append((name, step.shape))
+    if not out:
+        raise EvaluationError("--wrt names nothing")
+    return out
 
 
 def _free(tree: Any) -> list[str]:
@@ -167,41 +216,46 @@ def _free(tree: Any) -> list[str]:
     return free_variables(tree)
 
 
-def _vector(vector: Any, shape: tuple[int, ...]) -> list[float]:
+def _vector(vector: Any, program: Program) -> list[Any]:
+    """v for vjp, shaped like f: one entry per output block."""
     if vector is None:
         raise EvaluationError("vjp needs a vector v shaped like f: --vector \"1,0\" "
                               "(Python: vector=[1, 0])")
-    arr = np.asarray(vector, dtype=float) if not isinstance(vector, list) else None
-    if arr is None:
-        try:
-            arr = np.asarray(vector, dtype=float)
-        except ValueError:
-            raise EvaluationError("the vector is ragged: every row needs the same length") \
-                from None
-    if arr.shape != shape:
-        raise EvaluationError(f"the vector has shape {arr.shape} but f has shape {shape}: "
-                              "v must have one entry per component of f")
+    try:
+        arr = np.asarray(vector, dtype=float)
+    except ValueError:
+        raise EvaluationError("the vector is ragged: every row needs the same length") \
+            from None
+    if arr.shape != program.shape:
+        raise EvaluationError(f"the vector has shape {arr.shape} but f has shape "
+                              f"{program.shape}: v must have one entry per component of f")
+    if len(program.outputs) == 1:
+        return [arr if arr.shape else float(arr)]
     return [float(v) for v in arr.reshape(-1)]
 
 
-def _direction(direction: Mapping[str, Any] | None, binding: Binding,
-               inputs: list[tuple[str, str, int | None]]) -> list[float]:
+def _direction(direction: Mapping[str, Any] | None, binding: Binding) -> dict[str, Any]:
+    """u for jvp: one array per variable, shaped like it (missing variables: zero)."""
     if not direction:
         raise EvaluationError('jvp needs a direction u: --direction "x=1,y=0" '
                               '(Python: direction={"x": 1, "y": 0})')
-    for name in direction:
+    out = {}
+    for name, value in direction.items():
         if name not in binding.shapes:
             raise EvaluationError(f"the direction names '{name}', which is not a variable "
                                   f"here (variables: {', '.join(binding.names)})")
-    out = []
-    for _, var, k in inputs:
-        value = direction.get(var, 0.0)
-        flat = _flatten(value) if isinstance(value, list) else [value]
-        want = 1 if k is None else binding.shapes[var][0]
-        if len(flat) != want:
-            raise EvaluationError(f"the direction for '{var}' has {len(flat)} entries, "
-                                  f"the variable has {want}")
-        out.append(float(flat[0 if k is None else k]))
+        try:
+            arr = np.asarray(value, dtype=float)
+        except ValueError:
+            raise EvaluationError(f"the direction for '{name}' is ragged") from None
+        want = binding.shapes[name]
+        if arr.shape != want:
+            if arr.size != int(np.prod(want)):
+                raise EvaluationError(f"the direction for '{name}' has {arr.size} entries, "
+                                      f"the variable has {int(np.prod(want))}")
+            raise EvaluationError(f"the direction for '{name}' has shape {arr.shape}, the "
+                                  f"variable {want}")
+        out[name] = arr if arr.shape else float(arr)
     return out
 
 
@@ -211,7 +265,8 @@ def evaluate(expression: str, what: str = "eval", *,
              fixed: Mapping[str, Any] | None = None, vector: Any = None,
              direction: Mapping[str, Any] | None = None, dtype: Any = None,
              max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
-             block_size: int | None = None) -> dict[str, Any]:
+             block_size: int | None = None, wrt: Sequence[str] | None = None
+             ) -> dict[str, Any]:
     """Evaluate ``expression`` and its derivatives; return ``{name: array}``, one array per
     block.
 
@@ -219,22 +274,29 @@ def evaluate(expression: str, what: str = "eval", *,
     ``direction``), hessian. Give the points as ``at={"x": 1.0}`` (one point) or
     ``at=[{"x": 1.0}, ...]``, as ``grid={"x": (start, stop, count), "z": value}`` or as
     ``points={"x": array}``; ``fixed={"y": 2.0}`` holds more variables at one value for
-    every point. Values may be constant expressions given as strings (``"pi/2"``).
+    every point. Values may be constant expressions given as strings (``"pi/2"``); a
+    variable's value may be a number, a vector or a matrix (``{"A": [[1, 2], [3, 4]]}``,
+    ``points={"A": array (N, r, c)}``). ``wrt=["m"]`` differentiates by those variables or
+    named steps only (grad, jacobian, vjp): a step's derivative holds its inputs fixed, as
+    PyTorch's ``retain_grad``.
 
     Shapes, with ``...`` the batch (``(N,)`` for N points, the grid's shape for a grid;
-    grid variables come back as broadcastable ``ogrid`` axes):
+    grid variables come back as broadcastable ``ogrid`` axes), for a variable v of
+    component shape s (``()``, ``(n,)`` or ``(r, c)``):
 
-    - a scalar variable ``x``, ``f`` (or ``f[i]``, ``f[i][j]``: one array per output
-      component), ``jvp``, and every derivative by scalar variables: ``(...)``;
-    - a vector variable ``x`` of n components: ``x`` itself, ``df/dx``, ``vjp/dx`` and
-      ``df[i]/dx`` (one array per output component i): ``(..., n)``;
-    - Hessian blocks ``d2f/dxdy``: ``(..., n, m)`` for vectors x (n) and y (m), ``(..., n)``
-      when y is scalar, ``(...)`` when both are.
+    - ``v`` itself, ``df/dv``, ``vjp/dv``: ``(...) + s``;
+    - the value: ``f`` ``(...)`` for a scalar; one array per component of a bracket literal
+      (``f[0]``, ``f[1]``: ``(...)``); one array ``f`` of shape ``(...) + t`` for any other
+      value of shape t (``x^2``, ``softmax(x)``, ``A @ x``); ``jvp`` likewise;
+    - ``jacobian``: ``df[i]/dv`` ``(...) + s`` per component of a literal, else one
+      ``df/dv`` of shape ``(...) + t + s``;
+    - Hessian blocks ``d2f/dadb``: ``(...) + s_a + s_b``.
 
     CSV, JSON and tables show each component as its own column: ``df/dx[k]`` is
-    ``result["df/dx"][..., k]``, ``d2f/dx[i]dy[j]`` is ``result["d2f/dxdy"][..., i, j]``.
+    ``result["df/dx"][..., k]``, ``d2f/dx[i]dy[j]`` is ``result["d2f/dxdy"][..., i, j]``,
+    ``df/dA[i][j]`` is ``result["df/dA"][..., i, j]``.
     """
     prepared = prepare(expression, what, at=at, grid=grid, points=points, fixed=fixed,
                        vector=vector, direction=direction, dtype=dtype,
-                       max_points=max_points)
+                       max_points=max_points, wrt=wrt)
     return dict(prepared.run(threads=threads, block_size=block_size).arrays)

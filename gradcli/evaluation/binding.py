@@ -1,8 +1,10 @@
 """Where to evaluate: bind variables to a point list, a point table or a Cartesian grid.
 
-A Binding gives each variable its component arrays, shaped to broadcast against the
-batch shape: ``(N,)`` for points, the grid's shape for a grid. Grid variables are 1-D
-axes shaped as ``numpy.ogrid`` does, so work on one variable is done once per axis value.
+A Binding gives each variable one array, shaped to broadcast against the batch shape:
+``(N,)`` for points, the grid's shape for a grid, followed by the variable's own component
+axes: ``(N, n)`` for an n-vector, ``(N, r, c)`` for a matrix. Grid variables are 1-D axes
+shaped as ``numpy.ogrid`` does, so work on one variable is done once per axis value; a
+value held fixed has unit batch axes (``(1, n)``), so work on it alone is done once.
 """
 
 from __future__ import annotations
@@ -28,13 +30,13 @@ class EvaluationError(ValueError):
 
 @dataclass
 class Binding:
-    """Variables bound to values. ``components[name]`` lists one array per component
-    (one for a scalar variable); each broadcasts against ``batch_shape``."""
+    """Variables bound to values. ``values[name]`` is one array: the batch axes (each the
+    batch's length or 1), then the variable's component axes ``shapes[name]``."""
 
     kind: str                                     # "points" or "grid"
     names: list[str]
     shapes: dict[str, tuple[int, ...]]
-    components: dict[str, list[np.ndarray]]
+    values: dict[str, np.ndarray]
     batch_shape: tuple[int, ...]
     axes: list[str] = field(default_factory=list)  # grid variables that span an axis
 
@@ -42,24 +44,12 @@ class Binding:
     def size(self) -> int:
         return int(np.prod(self.batch_shape, dtype=np.int64))
 
-    def column_names(self) -> list[tuple[str, str, int | None]]:
-        """(column, variable, component) for every input component, in binding order."""
-        out = []
-        for name in self.names:
-            if self.shapes[name] == ():
-                out.append((name, name, None))
-            else:
-                out.extend((f"{name}[{k}]", name, k) for k in range(self.shapes[name][0]))
-        return out
-
-    def block(self, start: int, stop: int) -> dict[str, list[np.ndarray]]:
-        """The components restricted to rows ``start:stop`` of the batch's first axis."""
+    def block(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        """The values restricted to rows ``start:stop`` of the batch's first axis."""
         if not self.batch_shape:
-            return self.components
-        out = {}
-        for name, comps in self.components.items():
-            out[name] = [c[start:stop] if c.ndim and c.shape[0] != 1 else c for c in comps]
-        return out
+            return self.values
+        return {name: v[start:stop] if v.ndim and v.shape[0] != 1 else v
+                for name, v in self.values.items()}
 
 
 def count_text(n: int) -> str:
@@ -115,19 +105,20 @@ def _numeric(value: Any, what: str) -> Any:
     return value
 
 
-def _as_components(name: str, value: Any, dtype: np.dtype) -> tuple[tuple[int, ...], list]:
+def _as_value(name: str, value: Any, dtype: np.dtype) -> np.ndarray:
+    """A variable's value at one point: a number, a vector or a matrix, as an array."""
     value = _numeric(value, f"variable '{name}'")
     try:
         arr = np.asarray(value, dtype=dtype)
     except (TypeError, ValueError):
-        raise EvaluationError(f"variable '{name}': expected a number or a vector of numbers, "
-                              f"got {value!r:.60}") from None
-    if arr.ndim == 0:
-        return (), [arr]
-    if arr.ndim == 1:
-        return (arr.shape[0],), list(arr)
-    raise EvaluationError(f"variable '{name}': only scalars and vectors are supported, "
-                          f"got a value of shape {arr.shape}")
+        raise EvaluationError(f"variable '{name}': expected a number, a vector or a matrix of "
+                              f"numbers, got {value!r:.60}") from None
+    if arr.ndim > 2:
+        raise EvaluationError(f"variable '{name}': only numbers, vectors and matrices are "
+                              f"supported, got a value of shape {arr.shape}")
+    if arr.size == 0:
+        raise EvaluationError(f"variable '{name}' is empty (shape {arr.shape})")
+    return arr
 
 
 def point_list(at: Any) -> list[Mapping[str, Any]]:
@@ -150,12 +141,13 @@ def point_list(at: Any) -> list[Mapping[str, Any]]:
 
 
 def bind_points(at: Sequence[Mapping[str, Any]], dtype: np.dtype) -> Binding:
-    """Bind a list of points, each a mapping from variable name to a number or vector."""
+    """Bind a list of points, each a mapping from variable name to a number, a vector or a
+    matrix."""
     if not at:
         raise EvaluationError("no points given")
     names = list(at[0])
     _check_names(names)
-    columns: dict[str, list[list[np.ndarray]]] = {n: [] for n in names}
+    columns: dict[str, list[np.ndarray]] = {n: [] for n in names}
     shapes: dict[str, tuple[int, ...]] = {}
     for i, point in enumerate(at):
         if list(point) != names:
@@ -163,39 +155,37 @@ def bind_points(at: Sequence[Mapping[str, Any]], dtype: np.dtype) -> Binding:
                 f"point {i + 1} binds {', '.join(point) or 'nothing'}, but point 1 binds "
                 f"{', '.join(names)}: every point must bind the same variables in one order")
         for name, value in point.items():
-            shape, comps = _as_components(name, value, dtype)
-            if shapes.setdefault(name, shape) != shape:
-                raise EvaluationError(f"variable '{name}' has length {shape} at point {i + 1} "
+            arr = _as_value(name, value, dtype)
+            if shapes.setdefault(name, arr.shape) != arr.shape:
+                raise EvaluationError(f"variable '{name}' has shape {arr.shape} at point {i + 1} "
                                       f"but {shapes[name]} at point 1")
-            columns[name].append(comps)
-    components = {n: [np.array([p[k] for p in columns[n]], dtype=dtype)
-                      for k in range(len(columns[n][0]))] for n in names}
-    return Binding("points", names, shapes, components, (len(at),))
+            columns[name].append(arr)
+    values = {n: np.stack(columns[n]) for n in names}
+    return Binding("points", names, shapes, values, (len(at),))
 
 
 def bind_table(points: Mapping[str, Any], dtype: np.dtype) -> Binding:
-    """Bind columns of values: ``{"x": array (N,) or (N, k), ...}``."""
+    """Bind columns of values: ``{"x": array (N,), (N, n) or (N, r, c), ...}``."""
     names = list(points)
     if not names:
         raise EvaluationError("no variables given")
     _check_names(names)
-    components, shapes, n = {}, {}, None
+    values, shapes, n = {}, {}, None
     for name in names:
         try:
             arr = np.asarray(points[name], dtype=dtype)
         except (TypeError, ValueError):
             raise EvaluationError(f"column '{name}' must hold numbers") from None
-        if arr.ndim not in (1, 2):
-            raise EvaluationError(f"column '{name}' must be 1-D (or 2-D for a vector "
-                                  f"variable), got shape {arr.shape}")
+        if arr.ndim not in (1, 2, 3) or 0 in arr.shape[1:]:
+            raise EvaluationError(f"column '{name}' must be 1-D (2-D for a vector variable, "
+                                  f"3-D for a matrix), got shape {arr.shape}")
         if n is None:
             n = arr.shape[0]
         if arr.shape[0] != n:
             raise EvaluationError(f"column '{name}' has {arr.shape[0]} values, others {n}")
-        shapes[name] = () if arr.ndim == 1 else (arr.shape[1],)
-        components[name] = [arr] if arr.ndim == 1 else [arr[:, k].copy()
-                                                         for k in range(arr.shape[1])]
-    return Binding("points", names, shapes, components, (int(n or 0),))
+        shapes[name] = arr.shape[1:]
+        values[name] = arr
+    return Binding("points", names, shapes, values, (int(n or 0),))
 
 
 def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Binding:
@@ -225,7 +215,7 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
             f"the grid has {count_text(total)} points, over the limit of {max_points:,}; "
             "raise it with --max-points (Python: max_points=)")
     shape = tuple(counts)
-    components, shapes = {}, {}
+    values, shapes = {}, {}
     for name, spec in grid.items():
         shapes[name] = ()
         if name in axes:
@@ -235,13 +225,13 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
             view = [1] * len(shape)
             view[axes.index(name)] = shape[axes.index(name)]
             axis = np.linspace(start, stop, shape[axes.index(name)], dtype=dtype)
-            components[name] = [axis.reshape(view)]
+            values[name] = axis.reshape(view)
         else:
             value = np.asarray(_numeric(spec, f"grid '{name}'"), dtype=dtype)
             if value.ndim:
                 raise EvaluationError(f"grid '{name}' must be a number or (start, stop, count)")
-            components[name] = [value.reshape((1,) * len(shape))]
-    return Binding("grid", list(grid), shapes, components, shape, axes)
+            values[name] = value.reshape((1,) * len(shape))
+    return Binding("grid", list(grid), shapes, values, shape, axes)
 
 
 def hold(binding: Binding, fixed: Mapping[str, Any], dtype: np.dtype) -> Binding:
@@ -251,20 +241,19 @@ def hold(binding: Binding, fixed: Mapping[str, Any], dtype: np.dtype) -> Binding
         return binding
     names = list(fixed)
     _check_names(names)
-    shapes, components = dict(binding.shapes), dict(binding.components)
+    shapes, values = dict(binding.shapes), dict(binding.values)
     for name in names:
         if name in binding.shapes:
             raise EvaluationError(f"variable '{name}' is held fixed and also given "
                                   f"{'on the grid' if binding.kind == 'grid' else 'per point'}"
                                   ": give it one way")
-        shape, comps = _as_components(name, fixed[name], dtype)
-        shapes[name] = shape
-        if binding.kind == "grid":  # broadcast against the grid's axes, like a held grid value
-            components[name] = [c.reshape((1,) * len(binding.batch_shape)) for c in comps]
-        else:  # one read-only view per component: no per-row copy
-            components[name] = [np.broadcast_to(c, binding.batch_shape) for c in comps]
-    return replace(binding, names=[*binding.names, *names], shapes=shapes,
-                   components=components)
+        arr = _as_value(name, fixed[name], dtype)
+        shapes[name] = arr.shape
+        if binding.kind == "points" and not arr.shape:  # a read-only view: no per-row copy
+            values[name] = np.broadcast_to(arr, binding.batch_shape)
+        else:  # unit batch axes: work on it alone is done once, not per point
+            values[name] = arr.reshape((1,) * len(binding.batch_shape) + arr.shape)
+    return replace(binding, names=[*binding.names, *names], shapes=shapes, values=values)
 
 
 def check_limit(binding: Binding, max_points: int) -> None:

@@ -22,6 +22,7 @@ Kinds: ``text`` columns are carried through from a points file unchanged (object
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +81,22 @@ class Block:
         idx = np.unravel_index(index, self.shape)
         return "".join(p + f"[{i}]" for p, i in zip(self.parts, idx, strict=False)) + self.parts[-1]
 
+    def component_of(self, column: str) -> int | None:
+        """The component (flat, C order) whose column is named ``column``, or None."""
+        if not self.shape:
+            return 0 if column == self.name else None
+        if not column.startswith(self.parts[0]) or not column.endswith(self.parts[-1]):
+            return None
+        pattern = r"\[(\d+)\]".join(re.escape(p) for p in self.parts)
+        match = re.fullmatch(pattern, column)
+        if match is None:
+            return None
+        idx = tuple(int(g) for g in match.groups())
+        if any(g.startswith("0") and g != "0" for g in match.groups()) or \
+                any(i >= n for i, n in zip(idx, self.shape, strict=True)):
+            return None
+        return int(np.ravel_multi_index(idx, self.shape))
+
     def column_names(self) -> list[str]:
         """Every component's column name, in C order."""
         if not self.shape:
@@ -98,7 +115,6 @@ class Layout:
     blocks: list[Block]
     order: list[tuple[int, int]] | None = None
     _names: list[str] | None = field(default=None, repr=False)
-    _where: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         seen: set[str] = set()
@@ -120,15 +136,24 @@ class Layout:
             self._names = [per_block[i][k] for i, k in self.scalar_order()]
         return self._names
 
+    def size(self) -> int:
+        """The number of scalar columns."""
+        return sum(b.size for b in self.blocks)
+
     def locate(self, column: str) -> tuple[int, int] | None:
-        """(block index, component) of a scalar column, or None."""
-        if self._where is None:
-            self._where = dict(zip(self.column_names(), self.scalar_order(), strict=True))
-        return self._where.get(column)
+        """(block index, component) of a scalar column, or None (without naming every
+        component of every block)."""
+        for i, block in enumerate(self.blocks):
+            k = block.component_of(column)
+            if k is not None:
+                return i, k
+        return None
 
     def runs(self) -> list[tuple[int, int, int]]:
         """The column order as runs (block index, first component, count) of consecutive
         components of one block: writers copy a run as one slice, not column by column."""
+        if self.order is None:
+            return [(i, 0, b.size) for i, b in enumerate(self.blocks)]
         out: list[tuple[int, int, int]] = []
         for i, k in self.scalar_order():
             if out and out[-1][0] == i and out[-1][1] + out[-1][2] == k:
@@ -137,16 +162,11 @@ class Layout:
                 out.append((i, k, 1))
         return out
 
-    def sources(self) -> list[np.ndarray]:
-        """For each block, the column positions of its components in C order."""
-        out = [np.empty(b.size, dtype=np.intp) for b in self.blocks]
-        for pos, (i, k) in enumerate(self.scalar_order()):
-            out[i][k] = pos
-        return out
-
     @staticmethod
     def concat(*layouts: Layout) -> Layout:
         """The blocks of each layout in turn, each keeping its column order."""
+        if all(lay.order is None for lay in layouts):
+            return Layout([b for lay in layouts for b in lay.blocks])
         blocks, order, base = [], [], 0
         for lay in layouts:
             blocks.extend(lay.blocks)
@@ -205,7 +225,7 @@ class Result(Mapping[str, np.ndarray]):
         return iter(self.layout.column_names())
 
     def __len__(self) -> int:
-        return len(self.layout.scalar_order())
+        return self.layout.size()
 
     def __contains__(self, column: object) -> bool:
         return isinstance(column, str) and self.layout.locate(column) is not None

@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .binding import EvaluationError
+from .blocks import Result
 from .kernels import Plan
 from .runner import ArraySink, run
 
@@ -31,50 +33,73 @@ class CheckResult(NamedTuple):
     both_nonfinite: int = 0
 
 
-def _shifted(prepared: Any, var: str, k: int, sign: float, eps: float) -> Any:
-    binding = prepared.binding
-    comps = {name: [np.asarray(c, dtype=np.float64) for c in cs]
-             for name, cs in binding.components.items()}
-    base = comps[var][k]
-    comps[var][k] = base + sign * eps * np.maximum(1.0, np.abs(base))
-    return replace(binding, components=comps)
+def _components(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A variable's value with its component axes flattened into one: (batch..., size)."""
+    return value.reshape(value.shape[:value.ndim - len(shape)] + (-1,))
 
 
-def _evaluate(prepared: Any, plan: Plan, binding: Any) -> dict[str, np.ndarray]:
+def _shifted(binding: Any, var: str, k: int, sign: float, eps: float) -> Any:
+    """The binding with component ``k`` (flat) of variable ``var`` moved by ±eps·max(1, |x|)."""
+    values = {name: np.asarray(v, dtype=np.float64) for name, v in binding.values.items()}
+    moved = values[var].copy()
+    flat = _components(moved, binding.shapes[var])
+    flat[..., k] += sign * eps * np.maximum(1.0, np.abs(flat[..., k]))
+    values[var] = moved
+    return replace(binding, values=values)
+
+
+def _evaluate(plan: Plan, binding: Any) -> Result:
     sink = ArraySink()
     run(plan, binding, sink, dtype=np.dtype(np.float64))
     return sink.result()
 
 
-def finite_difference_check(prepared: Any, columns: dict[str, Any]) -> CheckResult:
-    """Compare the engine's derivative columns with central differences (see
+def _block(result: Result, name: str) -> np.ndarray:
+    """Block ``name`` at every point, its component axes flattened: (batch..., size)."""
+    block = next(b for b in result.blocks if b.name == name)
+    full = np.broadcast_to(np.asarray(result.arrays[name], dtype=np.float64),
+                           result.batch_shape + block.shape)
+    return full.reshape(result.batch_shape + (block.size,))
+
+
+def finite_difference_check(prepared: Any, columns: Result) -> CheckResult:
+    """Compare the engine's derivative blocks with central differences (see
     CheckResult); a relative gap is |gap| / max(1, |difference quotient|)."""
-    what = prepared.plan.what
-    eps = _EPS[what]
-    base_what = "grad" if what == "hessian" else "eval"
-    base = replace(prepared.plan, what=base_what)
-    worst_abs = worst_rel = 0.0
-    not_comparable = both_nonfinite = 0
-    for col, var, k in prepared.plan.inputs:
-        comp = 0 if k is None else k
-        hi = _evaluate(prepared, base, _shifted(prepared, var, comp, +1.0, eps))
-        lo = _evaluate(prepared, base, _shifted(prepared, var, comp, -1.0, eps))
-        x = np.asarray(prepared.binding.components[var][comp], dtype=np.float64)
-        step = 2.0 * eps * np.maximum(1.0, np.abs(x))
-        for name in base.columns()[len(base.outputs):] if what == "hessian" else base.outputs:
-            fd = (hi[name] - lo[name]) / step
-            target = (f"d2f/d{name[4:]}d{col}" if what == "hessian" else f"d{name}/d{col}")
-            engine = np.broadcast_to(columns[target], fd.shape)
-            finite_engine, finite_fd = np.isfinite(engine), np.isfinite(fd)
-            not_comparable += int(np.count_nonzero(finite_engine != finite_fd))
-            neither = ~finite_engine & ~finite_fd
-            both_nonfinite += int(np.count_nonzero(
-                neither & ~((engine == fd) | (np.isnan(engine) & np.isnan(fd)))))
-            gap = np.abs(engine - fd)
-            finite = np.isfinite(gap)
-            if not finite.any():
-                continue
-            worst_abs = max(worst_abs, float(gap[finite].max()))
-            rel = gap[finite] / np.maximum(1.0, np.abs(fd[finite]))
-            worst_rel = max(worst_rel, float(rel.max()))
-    return CheckResult(worst_abs, worst_rel, not_comparable, both_nonfinite)
+    plan, binding = prepared.plan, prepared.binding
+    if any(name not in binding.shapes for name, _ in plan.targets):
+        raise EvaluationError("--check differences the variables: it cannot move a step "
+                              "of the program (drop --check, or --wrt the variables)")
+    eps = _EPS[plan.what]
+    base = replace(plan, what="grad" if plan.what == "hessian" else "eval", vector=None)
+    outs = len(base.outputs)
+    differenced = base.blocks()[outs:] if plan.what == "hessian" else base.blocks()[:outs]
+    derivatives = plan.blocks()[len(plan.outputs):]
+    found = CheckResult(0.0, 0.0, 0, 0)
+    for t, (var, shape) in enumerate(plan.targets):
+        x = _components(np.asarray(binding.values[var], dtype=np.float64), shape)
+        for k in range(x.shape[-1]):
+            hi = _evaluate(base, _shifted(binding, var, k, +1.0, eps))
+            lo = _evaluate(base, _shifted(binding, var, k, -1.0, eps))
+            step = 2.0 * eps * np.maximum(1.0, np.abs(x[..., k]))
+            for o, out in enumerate(differenced):
+                fd = (_block(hi, out.name) - _block(lo, out.name)) / step[..., None]
+                engine = _block(columns, derivatives[o * len(plan.targets) + t].name)
+                engine = engine.reshape(engine.shape[:-1] + (out.size, -1))[..., k]
+                gaps = _compare(np.broadcast_to(engine, fd.shape), fd)
+                found = CheckResult(max(found[0], gaps[0]), max(found[1], gaps[1]),
+                                    found[2] + gaps[2], found[3] + gaps[3])
+    return found
+
+
+def _compare(engine: np.ndarray, fd: np.ndarray) -> CheckResult:
+    """The largest gaps of one block, and its entries no tolerance covers."""
+    finite_engine, finite_fd = np.isfinite(engine), np.isfinite(fd)
+    not_comparable = int(np.count_nonzero(finite_engine != finite_fd))
+    neither = ~finite_engine & ~finite_fd
+    both = int(np.count_nonzero(neither & ~((engine == fd) | (np.isnan(engine) & np.isnan(fd)))))
+    gap = np.abs(engine - fd)
+    finite = np.isfinite(gap)
+    if not finite.any():
+        return CheckResult(0.0, 0.0, not_comparable, both)
+    rel = gap[finite] / np.maximum(1.0, np.abs(fd[finite]))
+    return CheckResult(float(gap[finite].max()), float(rel.max()), not_comparable, both)

@@ -1,8 +1,11 @@
-"""The computation graph of an expression at one point, for ``gradcli graph``.
+"""The computation graph of an expression or program at one point, for ``gradcli graph``.
 
 Runs the compiled program once on leaf tensors, then one reverse sweep with every
 intermediate tensor retaining its gradient: each node's value and adjoint ∂f/∂node come
-straight from the engine (the seeds' staged computation, x=3: m=9, y=12, p=48).
+straight from the engine. A node a program names (``m = x^2``) is shown under its name,
+the others as ``n1``, ``n2``...: the seeds' staged computation ``m = x^2; y = m + x;
+p = 4*y`` at x = 3 gives m = 9, y = 12, p = 48 with adjoints 4, 4, 1, and x 28. A vector
+or matrix node's value and adjoint are lists.
 """
 
 from __future__ import annotations
@@ -15,69 +18,89 @@ import numpy as np
 from ..engine.core import Tensor, raw
 from ..engine.forward import graph_nodes
 from ..engine.grad_mode import enable_grad, quiet
-from ..lang.compile import _flatten
 from . import EvaluationError, prepare
+
+Value = float | list[Any]
 
 
 @dataclass
 class GraphNode:
-    """One row: an id, the operation, its inputs (ids or constants), value and adjoint."""
+    """One row: an id, the operation, its inputs (ids or constants), value and adjoint
+    (numbers, or nested lists for vector and matrix nodes)."""
 
     id: str
     op: str
     inputs: list[str]
-    value: float
-    adjoint: float | None
+    value: Value
+    adjoint: Value | None
     params: dict[str, Any] = field(default_factory=dict)
 
 
-def _number(v: Any) -> str:
-    return f"{float(np.asarray(v).reshape(-1)[0]):g}"
+def _value(v: Any) -> Value:
+    arr = np.asarray(raw(v), dtype=float)
+    return float(arr) if arr.ndim == 0 else arr.tolist()
+
+
+def _constant(v: Any) -> str:
+    """A constant input as text: the number, or a short vector (``[1, 2, 3, …]``)."""
+    arr = np.asarray(raw(v), dtype=float).reshape(-1)
+    if arr.size == 1:
+        return f"{arr[0]:g}"
+    shown = ", ".join(f"{a:g}" for a in arr[:4])
+    return f"[{shown}{', …' if arr.size > 4 else ''}]"
+
+
+# structural parameters of a primitive, not inputs a reader wants to see
+_STRUCTURAL = ("dim", "keepdim", "key", "shape", "axes", "reverse", "comp", "ndim")
 
 
 def build_graph(expression: str, point: dict[str, Any]) -> tuple[list[GraphNode], str]:
     """Nodes in evaluation order (variables first) and the id of the output node."""
     prepared = prepare(expression, "eval", at=[point])
-    if prepared.program.shape != ():
+    program = prepared.program
+    if program.shape != ():
         raise EvaluationError("graph needs a scalar-valued expression (adjoints are ∂f/∂node)")
     binding = prepared.binding
-    leaves: list[tuple[str, Tensor]] = []
-    env: dict[str, Any] = {}
-    for col, var, k in binding.column_names():
-        t = Tensor._make(binding.components[var][0 if k is None else k].reshape(())) \
-            .requires_grad_()
-        leaves.append((col, t))
-        if k is None:
-            env[var] = t
-        else:
-            env.setdefault(var, []).append(t)
+    leaves = {name: Tensor._make(binding.values[name][0]).requires_grad_()
+              for name in binding.names}
     with enable_grad(), quiet():
-        out = _flatten(prepared.program.run(env))[0]
+        regs = program.run_all(leaves)
+    out = program.value(regs, program.result)
     if not isinstance(out, Tensor) or out.grad_fn is None:
-        rows = [GraphNode(col, "leaf", [], float(t.arr), 0.0) for col, t in leaves]
-        rows.append(GraphNode("f", "constant", [], float(raw(out)), 1.0))
+        rows = [GraphNode(n, "leaf", [], _value(t), 0.0) for n, t in leaves.items()]
+        rows.append(GraphNode("f", "constant", [], _value(out), 1.0))
         return rows, "f"
+    names: dict[int, str] = {}
+    for name, slot in program.named.items():
+        step = program.value(regs, slot)
+        if isinstance(step, Tensor) and step.grad_fn is not None:
+            names.setdefault(id(step.grad_fn), name)
     nodes = graph_nodes([out])
     tensors = [n.out_ref() for n in nodes]
     for t in tensors:
         t.retain_grad()
     out.backward(retain_graph=True)
-    ids: dict[int, str] = {id(t): col for col, t in leaves}
-    rows = [GraphNode(col, "leaf", [], float(t.arr), _adjoint(t)) for col, t in leaves]
-    for i, (node, t) in enumerate(zip(nodes, tensors, strict=True), start=1):
-        ids[id(node)] = f"n{i}"
+    ids: dict[int, str] = {id(t): name for name, t in leaves.items()}
+    rows = [GraphNode(n, "leaf", [], _value(t), _adjoint(t)) for n, t in leaves.items()]
+    unnamed = 0
+    for node, t in zip(nodes, tensors, strict=True):
+        if id(node) not in names:
+            unnamed += 1
+        ids[id(node)] = names.get(id(node), f"n{unnamed}")
         inputs = []
         for a in node.saved or ():
             if isinstance(a, Tensor):
                 inputs.append(ids.get(id(a.grad_fn) if a.grad_fn is not None else id(a),
-                                      _number(a.arr)))
+                                      _constant(a.arr)))
             else:
-                inputs.append(_number(a))
+                inputs.append(_constant(a))
         params = {k: v for k, v in node.params.items() if v is not None}
-        inputs += [_number(v) for v in params.values() if isinstance(v, (int, float))]
-        rows.append(GraphNode(f"n{i}", node.name(), inputs, float(t.arr), _adjoint(t), params))
-    return rows, f"n{len(nodes)}"
+        inputs += [_constant(v) for k, v in params.items()
+                   if isinstance(v, (int, float)) and k not in _STRUCTURAL]
+        rows.append(GraphNode(ids[id(node)], node.name(), inputs, _value(t), _adjoint(t),
+                              params))
+    return rows, ids[id(nodes[-1])]
 
 
-def _adjoint(t: Tensor) -> float:
-    return 0.0 if t.grad is None else float(t.grad.arr)
+def _adjoint(t: Tensor) -> Value:
+    return _value(np.zeros_like(t.arr)) if t.grad is None else _value(t.grad.arr)

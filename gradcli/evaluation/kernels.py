@@ -4,19 +4,26 @@ The derivative mode follows from the request, never from how the points were giv
 ``--at``, ``--grid`` (any block size, hoisted or not) and ``--points`` run the very same
 sweeps and give the same value at the same point:
 
-* ``grad``, ``jacobian``, ``vjp``: reverse mode, one sweep per output (``vjp``: one sweep);
-* ``hessian``: reverse over reverse (the gradient recorded, then one sweep per variable),
-  as ``torch.autograd.functional.hessian``;
+* ``grad``, ``jacobian``, ``vjp``: reverse mode, one sweep per output component
+  (``vjp``: one sweep);
+* ``hessian``: reverse over reverse (the gradient recorded, then one sweep per component
+  of it), as ``torch.autograd.functional.hessian``;
 * ``jvp``: forward mode, one tangent sweep.
 
 Sweeps run inside ``batch_axes``: the block's axes are independent points, so a reverse
 sweep never sums a cotangent over them. The cotangent reaching a grid variable's axis
 (shape (n, 1)) is then the block-shaped per-point derivative. Seeds are the scalar 1.0
-(or vᵢ, uⱼ), so cotangents and tangents stay as small as the values they meet.
+(or vᵢ, uⱼ), so cotangents and tangents stay as small as the values they meet; an array
+output's seed is a one-hot array of its component shape. A vector or matrix variable is
+one leaf, so one sweep gives its whole derivative block (``df/dx`` of a 10⁶-vector).
+
+What a command produces is declared once: its result blocks (``_BLOCKS``) and its kernel
+(``_KERNELS``), which returns one value per derivative block, in that order.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,62 +33,105 @@ from ..engine.backward import run_backward
 from ..engine.core import Tensor, raw
 from ..engine.forward import Linearized, graph_nodes
 from ..engine.grad_mode import batch_axes, enable_grad, no_grad, quiet
-from ..lang.compile import Program, _flatten
+from ..lang.compile import Program
+from .blocks import Block
 
 WHATS = ("eval", "grad", "jacobian", "vjp", "jvp", "hessian")
+Shape = tuple[int, ...]
 
 
 @dataclass
 class Plan:
-    """What to compute and how the result columns are named."""
+    """What to compute, and the blocks of the result.
+
+    ``variables`` are the bound variables and their component shapes, in binding order;
+    ``wrt`` the variables and steps derivatives are taken by (default: the variables).
+    ``vector`` (vjp) holds v, one array per output block; ``direction`` (jvp) holds u, one
+    array per variable (absent: zero).
+    """
 
     program: Program
     what: str
-    inputs: list[tuple[str, str, int | None]]   # (column, variable, component)
-    outputs: list[str]                           # f, f[0], f[0][1], ...
-    vector: list[float] | None = None            # vjp: v, one entry per output
-    direction: list[float] | None = None         # jvp: u, one entry per input
-    var_sizes: list[tuple[str, int | None]] | None = None  # components per variable
+    variables: list[tuple[str, Shape]]
+    wrt: list[tuple[str, Shape]] | None = None
+    vector: list[np.ndarray] | None = None
+    direction: dict[str, np.ndarray] | None = None
+
+    @property
+    def targets(self) -> list[tuple[str, Shape]]:
+        """What the derivatives are taken by: ``wrt``, else every variable."""
+        return self.variables if self.wrt is None else self.wrt
+
+    @property
+    def outputs(self) -> list[str]:
+        """The names of the output blocks: ``f``, or ``f[0]``, ``f[1]``... for a literal."""
+        return [name for name, _ in self.program.outputs]
+
+    def blocks(self) -> list[Block]:
+        """The result blocks: the outputs, then the derivative blocks the kernel returns."""
+        outs = [Block.template([name, shape]) for name, shape in self.program.outputs]
+        return _BLOCKS[self.what](self, outs)
+
+    def order(self) -> list[tuple[int, int]] | None:
+        """The column order as (block, component) pairs when it is not block by block:
+        a Hessian's columns run over b for each a (``d2f/dx[0]dx[..]``, ``d2f/dx[0]dy``)."""
+        if self.what != "hessian":
+            return None
+        sizes = [math.prod(s) for _, s in self.targets]
+        order = [(0, 0)]
+        for a, na in enumerate(sizes):
+            for i in range(na):
+                order += [(1 + a * len(sizes) + b, i * nb + j)
+                          for b, nb in enumerate(sizes) for j in range(nb)]
+        return order
 
     def sweeps(self) -> int:
         """How many passes over the recorded graph the kernel makes (its cost per op)."""
         if self.what == "jacobian":
-            return len(self.outputs)
-        if self.what == "hessian":
-            # one sweep records the gradient, one sweep of it per variable, and n² entries
-            # each handled on its own: bounded by n + n² sweeps
-            n = len(self.inputs)
-            return n + n * n
+            return sum(math.prod(s) for _, s in self.program.outputs)
+        if self.what == "hessian":  # one sweep records the gradient, one per component of it
+            return 1 + sum(math.prod(s) for _, s in self.targets)
         return 1
 
     def columns(self) -> list[str]:
-        """The result columns after the variables' own, in output order."""
-        ins = [c for c, _, _ in self.inputs]
-        if self.what == "eval":
-            return list(self.outputs)
-        if self.what == "grad":
-            return ["f"] + [f"df/d{i}" for i in ins]
-        if self.what == "jacobian":
-            return self.outputs + [f"d{o}/d{i}" for o in self.outputs for i in ins]
-        if self.what == "vjp":
-            return self.outputs + [f"vjp/d{i}" for i in ins]
-        if self.what == "jvp":
-            return self.outputs + ["jvp" + o[1:] for o in self.outputs]
-        return ["f"] + [f"d2f/d{a}d{b}" for a in ins for b in ins]
+        """The scalar result columns, in column order (one name per component: use the
+        blocks for long vectors)."""
+        blocks = self.blocks()
+        names = [b.column_names() for b in blocks]
+        order = self.order() or [(i, k) for i, b in enumerate(blocks) for k in range(b.size)]
+        return [names[i][k] for i, k in order]
 
 
-def _env(plan: Plan, values: list[Any]) -> dict[str, Any]:
-    """Map each variable to its value: one operand, or a list of them for a vector."""
-    env: dict[str, Any] = {}
-    i = 0
-    for name, size in plan.var_sizes or []:
-        if size is None:
-            env[name] = values[i]
-            i += 1
+def _per_target(prefix: str, plan: Plan) -> list[Block]:
+    return [Block.template([prefix, v, s]) for v, s in plan.targets]
+
+
+_BLOCKS = {
+    "eval": lambda plan, outs: outs,
+    "grad": lambda plan, outs: [Block("f"), *_per_target("df/d", plan)],
+    "jacobian": lambda plan, outs: outs + [
+        Block.template(["d", o, so, "/d", v, sv]) for o, so in plan.program.outputs
+        for v, sv in plan.targets],
+    "vjp": lambda plan, outs: outs + _per_target("vjp/d", plan),
+    "jvp": lambda plan, outs: outs + [Block.template(["jvp" + o[1:], so])
+                                      for o, so in plan.program.outputs],
+    "hessian": lambda plan, outs: [Block("f"), *[
+        Block.template(["d2f/d", a, sa, "d", b, sb]) for a, sa in plan.targets
+        for b, sb in plan.targets]],
+}
+
+
+def _leaves(plan: Plan, values: dict[str, np.ndarray], recording: bool,
+            shared: Hoist | None = None) -> dict[str, Any]:
+    """Each variable's value for a run: a leaf tensor when recording."""
+    out = {}
+    for name, _ in plan.variables:
+        if shared is not None and name in shared.leaves:
+            out[name] = shared.leaves[name]
         else:
-            env[name] = values[i:i + size]
-            i += size
-    return env
+            out[name] = Tensor._make(values[name]).requires_grad_() if recording else \
+                values[name]
+    return out
 
 
 @dataclass
@@ -90,26 +140,22 @@ class Hoist:
     of everything that does not depend on the variable whose axis the blocks cut."""
 
     blocked: str
-    leaves: dict[str, list[Any]]
+    leaves: dict[str, Any]
     memo: dict[int, Any]
 
 
-def hoist(plan: Plan, components: dict[str, list[np.ndarray]], blocked: str) -> Hoist:
+def hoist(plan: Plan, values: dict[str, np.ndarray], blocked: str) -> Hoist:
     """Compute the block-independent steps once (the y-only part of sin(x)*cos(y))."""
     recording = plan.what != "eval"
-    leaves = {name: [Tensor._make(a).requires_grad_() if recording else a
-                     for a in components[name]]
-              for name, _ in plan.var_sizes or [] if name != blocked}
-    env = {name: (vals if size is not None else vals[0])
-           for (name, size) in plan.var_sizes or [] if name != blocked
-           for vals in [leaves[name]]}
+    leaves = {name: leaf for name, leaf in _leaves(plan, values, recording).items()
+              if name != blocked}
     mode = enable_grad() if recording else no_grad()
     with mode, quiet():
-        memo = plan.program.run_without(env, blocked)
+        memo = plan.program.run_without(leaves, blocked)
     return Hoist(blocked, leaves, memo)
 
 
-def full_size_ops(plan: Plan, comps: dict[str, list[np.ndarray]], size: int) -> int:
+def full_size_ops(plan: Plan, values: dict[str, np.ndarray], size: int) -> int:
     """How many recorded operations of one block produce an array of ``size`` elements (the
     block's size).
 
@@ -118,10 +164,9 @@ def full_size_ops(plan: Plan, comps: dict[str, list[np.ndarray]], size: int) -> 
     outputs, every full-size array a block makes is an output (sin(x)*cos(y): the product),
     so the whole grid can be one block whose arrays become the outputs without a copy.
     """
-    leaves = [Tensor._make(c).requires_grad_() for name, _ in plan.var_sizes or []
-              for c in comps[name]]
+    env = _leaves(plan, values, True)
     with enable_grad(), quiet():
-        outs = [o for o in _flatten(plan.program.run(_env(plan, leaves))) if _live(o)]
+        outs = [o for o in plan.program.flat(plan.program.run(env)) if _live(o)]
     made = [node.out_ref() for node in graph_nodes(outs)]
     return sum(1 for t in made if t is not None and int(np.size(t.arr)) >= size)
 
@@ -130,28 +175,27 @@ def _live(v: Any) -> bool:
     return isinstance(v, Tensor) and v.requires_grad
 
 
-def compute_block(plan: Plan, comps: dict[str, list[np.ndarray]],
-                  shared: Hoist | None = None) -> dict[str, Any]:
-    """Evaluate one block. Values are arrays broadcastable to the block, scalars, or None
+def compute_block(plan: Plan, values: dict[str, np.ndarray],
+                  shared: Hoist | None = None) -> list[Any]:
+    """Evaluate one block: one value per result block (``plan.blocks()``), each an array
+    broadcastable to the block's rows and the block's component shape, a scalar, or None
     for an identically zero derivative. ``shared`` supplies the hoisted work of a grid."""
     memo = shared.memo if shared is not None else None
-    if plan.what == "eval":
-        arrays = [a for name, _ in plan.var_sizes or [] for a in
-                  (shared.leaves[name] if shared and name in shared.leaves else comps[name])]
-        with no_grad(), quiet():
-            out = plan.program.run(_env(plan, arrays), memo)
-        return dict(zip(plan.outputs, _flatten(out), strict=True))
-    leaves = [a for name, _ in plan.var_sizes or [] for a in
-              (shared.leaves[name] if shared and name in shared.leaves else
-               [Tensor._make(c).requires_grad_() for c in comps[name]])]
-    with enable_grad(), quiet():
-        outs = _flatten(plan.program.run(_env(plan, leaves), memo))
-    result: dict[str, Any] = {name: raw(o) for name, o in zip(plan.outputs, outs, strict=True)}
-    arrays = [c for cs in comps.values() for c in cs]
-    dtype = arrays[0].dtype if arrays else np.dtype(np.float64)
-    with batch_axes(max((c.ndim for c in arrays), default=0)), quiet():
-        values = _KERNELS[plan.what](plan, leaves, outs, dtype.type)
-    result.update(zip(plan.columns()[len(plan.outputs):], values, strict=True))
+    program = plan.program
+    recording = plan.what != "eval"
+    env = _leaves(plan, values, recording, shared)
+    with (enable_grad() if recording else no_grad()), quiet():
+        regs = program.run_all(env, memo)
+    outs = program.flat(program.value(regs, program.result))
+    result: list[Any] = [raw(o) for o in outs]
+    if not recording:
+        return result
+    targets = [env[name] if name in env else program.value(regs, program.named[name])
+               for name, _ in plan.targets]
+    batch = next((np.ndim(values[n]) - len(s) for n, s in plan.variables), 0)
+    dtype = next((v.dtype for v in values.values()), np.dtype(np.float64))
+    with batch_axes(batch), quiet():
+        result += _KERNELS[plan.what](plan, targets, outs, dtype.type)
     return result
 
 
@@ -174,49 +218,107 @@ def _one(num: type) -> Any:
     return (_One32 if num is np.float32 else _One64)(1.0)
 
 
-def _grad(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[Any]:
-    """∂f[i]/∂x[j], outputs slowest: one reverse sweep per output."""
+def _shaped(seed: np.ndarray, like: Any, shape: Shape) -> np.ndarray:
+    """A seed of component ``shape`` with unit axes in front, as many as ``like`` has."""
+    return seed.reshape((1,) * (np.ndim(raw(like)) - len(shape)) + shape)
+
+
+def _seeds(out: Any, shape: Shape, num: type, first: Any) -> list[Any]:
+    """One seed per component of an output of component ``shape``: ``first`` (the scalar
+    1) for a scalar, else one-hot arrays, as large as the output (broadcast views), so
+    that every cotangent of the sweep has the batch's extent along its leading axes."""
+    if shape == ():
+        return [first]
+    size = math.prod(shape)
+    eye = np.eye(size, dtype=num)
+    return [np.broadcast_to(_shaped(eye[k], out, shape), np.shape(raw(out)))
+            for k in range(size)]
+
+
+def _sweep(outs: list[Any], seeds: list[Any], targets: list[Any],
+           create_graph: bool = False) -> list[Any]:
+    """One reverse sweep from ``outs`` (seeded) to each target (None where unreached)."""
+    live = [t for t in targets if _live(t)]
+    if not live:
+        return [None] * len(targets)
+    got = iter(run_backward(outs, seeds, True, create_graph, live) or [])
+    return [next(got) if _live(t) else None for t in targets]
+
+
+def _join(parts: list[Any], lead: Shape, inner: Shape, num: type) -> Any:
+    """One block from per-component results: ``parts[k]`` is the derivative for component
+    k of ``lead`` (broadcastable to batch + ``inner``) or None; the block has ``lead`` then
+    ``inner`` after the batch axes."""
+    if lead == ():
+        return parts[0]
+    given = [np.asarray(p) for p in parts if p is not None]
+    if not given:
+        return None
+    full = np.broadcast_shapes(*(p.shape for p in given), inner)
+    batch = full[:len(full) - len(inner)]
+    out = np.zeros(batch + (len(parts),) + inner, dtype=num)
+    tail = (slice(None),) * len(inner)
+    for k, p in enumerate(parts):
+        if p is not None:
+            out[(Ellipsis, k, *tail)] = p
+    return out.reshape(batch + lead + inner)
+
+
+def _grad(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+    """∂f[i]/∂x, outputs slowest: one reverse sweep per output component."""
     values: list[Any] = []
-    for o in outs:
-        if _live(o):
-            values += [raw(g) for g in run_backward([o], [_one(num)], True, False, leaves)]
-        else:
-            values += [None] * len(leaves)
+    shapes = [s for _, s in plan.targets]
+    for o, (_, shape) in zip(outs, plan.program.outputs, strict=True):
+        if not _live(o):
+            values += [None] * len(targets)
+            continue
+        sweeps = [_sweep([o], [seed], targets) for seed in _seeds(o, shape, num, _one(num))]
+        values += [_join([raw(s[t]) for s in sweeps], shape, inner, num)
+                   for t, inner in enumerate(shapes)]
     return values
 
 
-def _vjp(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[Any]:
-    """vᵀJ: one reverse sweep seeded with vᵢ at output i."""
-    roots = [(o, vi) for o, vi in zip(outs, plan.vector or [], strict=True)
-             if _live(o) and vi != 0]
+def _vjp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+    """vᵀJ: one reverse sweep seeded with v."""
+    roots = []
+    for o, v, (_, shape) in zip(outs, plan.vector or [], plan.program.outputs, strict=True):
+        if _live(o) and np.any(v != 0):
+            roots.append((o, num(v) if shape == () else _shaped(np.asarray(v, num), o, shape)))
     if not roots:
-        return [None] * len(leaves)
-    # retain_graph: a grid's hoisted nodes are shared by every block
-    got = run_backward([o for o, _ in roots], [num(vi) for _, vi in roots], True, False, leaves)
-    return [raw(g) for g in got]
+        return [None] * len(targets)
+    # retain_graph (in _sweep): a grid's hoisted nodes are shared by every block
+    return [raw(g) for g in _sweep([o for o, _ in roots], [s for _, s in roots], targets)]
 
 
-def _jvp(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[Any]:
-    """J·u: one forward tangent sweep from uⱼ at variable j."""
+def _jvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+    """J·u: one forward tangent sweep from u."""
     live = [o for o in outs if _live(o)]
-    seeds = [None if u == 0 else num(u) for u in plan.direction or []]
-    got = iter(Linearized(leaves, live).jvp(seeds)) if live else iter(())
+    seeds = []
+    for (name, shape), leaf in zip(plan.variables, targets, strict=True):
+        u = (plan.direction or {}).get(name)
+        if u is None or not np.any(u != 0):
+            seeds.append(None)
+        else:
+            seeds.append(num(u) if shape == () else _shaped(np.asarray(u, num), leaf, shape))
+    got = iter(Linearized(targets, live).jvp(seeds)) if live else iter(())
     return [raw(next(got)) if _live(o) else None for o in outs]
 
 
-def _hessian(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[Any]:
+def _hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """∂²f/∂a∂b = ∂(∂f/∂a)/∂b: the gradient recorded by one reverse sweep, then one
-    reverse sweep of it per variable (reverse over reverse, as PyTorch's hessian)."""
-    f, n = outs[0], len(leaves)
+    reverse sweep of it per component (reverse over reverse, as PyTorch's hessian)."""
+    f, n = outs[0], len(targets)
     if not _live(f):
         return [None] * (n * n)
-    firsts = run_backward([f], [num(1.0)], True, True, leaves)
+    firsts = _sweep([f], [num(1.0)], targets, create_graph=True)
     values: list[Any] = []
-    for g in firsts:
-        if isinstance(g, Tensor) and g.requires_grad:
-            values += [raw(h) for h in run_backward([g], [num(1.0)], True, False, leaves)]
-        else:
+    shapes = [s for _, s in plan.targets]
+    for g, sa in zip(firsts, shapes, strict=True):
+        if not _live(g):
             values += [None] * n
+            continue
+        sweeps = [_sweep([g], [seed], targets) for seed in _seeds(g, sa, num, num(1.0))]
+        values += [_join([raw(s[b]) for s in sweeps], sa, sb, num) for b, sb in enumerate(shapes)]
     return values
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from .allocator import keep_freed_memory
 from .assemble import input_result, result_layout
 from .binding import Binding
-from .blocks import Block, Layout, Result
+from .blocks import Layout, Result
 from .kernels import Plan, compute_block, full_size_ops, hoist
 
 # 2 MiB per float64 array: a block's temporaries stay in the L2/L3 caches, and each block
@@ -37,10 +37,11 @@ class Sink(Protocol):
     ``open`` gets the result layout (its blocks, and the order of their scalar columns),
     the batch shape, the dtype, and the inputs (carried text columns and the variables'
     own blocks, already complete). ``write`` gets rows ``start:stop`` of the batch's first
-    axis: ``values[i]`` is scalar column i of the layout, an array of the rows' batch shape
-    or None for an identically zero column. ``result`` returns the inputs and whatever
-    results the sink keeps in memory. A sink with ``sequential = True`` gets the row
-    ranges in order from one thread; others are written by the workers concurrently.
+    axis: ``values[i]`` is block i of the layout, an array of the rows' batch shape followed
+    by the block's component shape, or None for an identically zero block. ``result``
+    returns the inputs and whatever results the sink keeps in memory. A sink with
+    ``sequential = True`` gets the row ranges in order from one thread; others are written
+    by the workers concurrently.
     """
 
     def open(self, layout: Layout, shape: tuple[int, ...], dtype: np.dtype,
@@ -51,30 +52,6 @@ class Sink(Protocol):
     def result(self) -> Result: ...
 
 
-def fill_block(dest: np.ndarray, values: Sequence[Any], dtype: np.dtype) -> None:
-    """Write the components ``values`` (each None or an array of the rows' batch shape)
-    into ``dest``, whose last axis has one entry per component: one stacking copy, not one
-    assignment per component."""
-    zero = None
-    parts = []
-    for v in values:
-        if v is None:
-            if zero is None:
-                zero = np.broadcast_to(np.zeros((), dtype), dest.shape[:-1])
-            v = zero
-        parts.append(v)
-    np.stack(parts, axis=-1, out=dest)
-
-
-def block_rows(target: np.ndarray, block: Block, start: int, stop: int,
-               batched: bool) -> np.ndarray:
-    """Rows ``start:stop`` of a block array, its component axes flattened into one."""
-    view = target[start:stop] if batched else target
-    if not block.shape:
-        return view
-    return view.reshape(view.shape[:view.ndim - len(block.shape)] + (block.size,))
-
-
 class ArraySink:
     """Preallocated in-memory outputs; blocks broadcast straight into their slices."""
 
@@ -83,23 +60,17 @@ class ArraySink:
         self._kept: set[int] = set()
         self._layout = Layout([])
         self._inputs: Result | None = None
-        self._sources: list[np.ndarray] = []
         self._batched = True
 
     def open(self, layout: Layout, shape: tuple[int, ...], dtype: np.dtype,
              inputs: Result) -> None:
-        self._layout, self._inputs, self._sources = layout, inputs, layout.sources()
-        self._batched, self._dtype = bool(shape), dtype
+        self._layout, self._inputs = layout, inputs
+        self._batched = bool(shape)
         self.arrays = {b.name: np.empty(shape + b.shape, dtype=dtype) for b in layout.blocks}
 
     def write(self, start: int, stop: int, values: Sequence[Any]) -> None:
-        for block, src in zip(self._layout.blocks, self._sources, strict=True):
+        for block, value in zip(self._layout.blocks, values, strict=True):
             target = self.arrays[block.name]
-            if block.shape:
-                dest = block_rows(target, block, start, stop, self._batched)
-                fill_block(dest, [values[i] for i in src], self._dtype)
-                continue
-            value = values[src[0]]
             if self._adoptable(target, value):
                 self.arrays[block.name] = value  # the whole result, freshly made: keep it
                 self._kept.add(id(value))
@@ -172,8 +143,7 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     bounded number of row ranges in flight so memory stays bounded too.
     """
     shape = binding.batch_shape
-    columns = plan.columns()
-    layout = layout or result_layout(plan, binding)
+    layout = layout or result_layout(plan)
     ranges = blocks_for(shape, block_size or DEFAULT_BLOCK)
     if len(ranges) > 1 and isinstance(sink, ArraySink) and _output_bound(plan, binding):
         ranges = [(0, shape[0])]
@@ -183,27 +153,27 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     sequential = getattr(sink, "sequential", False)
     # the variables' own arrays (for points, the caller's: f = x returns x) reach sinks as
     # views, so no sink can keep one as a result
-    own = {id(c) for comps in binding.components.values() for c in comps}
+    own = {id(v) for v in binding.values.values()}
     try:
         sink.open(layout, shape, dtype, inputs or input_result(binding))
         shared = None
         if binding.kind == "grid" and binding.axes and len(ranges) > 1:
-            shared = hoist(plan, binding.components, binding.axes[0])
+            shared = hoist(plan, binding.values, binding.axes[0])
 
         def compute(bounds: tuple[int, int]) -> list[Any]:
             if stop.is_set():
                 raise Cancelled
             start, end = bounds
             values = compute_block(plan, binding.block(start, end), shared)
-            block_shape = (end - start,) + shape[1:] if shape else ()
+            rows = (end - start,) + shape[1:] if shape else ()
             out = []
-            for col in columns:
-                v = values.get(col)
-                if v is None or (isinstance(v, np.ndarray) and v.shape == block_shape
+            for block, v in zip(layout.blocks, values, strict=True):
+                full = rows + block.shape
+                if v is None or (isinstance(v, np.ndarray) and v.shape == full
                                  and v.dtype == dtype and id(v) not in own):
                     out.append(v)  # already the block's own array: a sink may keep it
                 else:
-                    out.append(np.broadcast_to(np.asarray(v, dtype=dtype), block_shape))
+                    out.append(np.broadcast_to(np.asarray(v, dtype=dtype), full))
             return out
 
         def emit(bounds: tuple[int, int], values: list[Any]) -> None:

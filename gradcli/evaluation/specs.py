@@ -10,6 +10,7 @@ Python.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -51,13 +52,29 @@ def _assignments(spec: str, option: str) -> list[tuple[str, str]]:
     return out
 
 
-def parse_point(spec: str, option: str = "--at") -> dict[str, Any]:
-    """``"x=1,y=pi/2"`` or ``"x=[0,1,2]"`` -> ``{"x": 1.0, "y": 1.5707...}``."""
+#: reads the vector or matrix a value ``@FILE`` names: ``files(path, what)`` (the command
+#: line supplies it; this layer reads no files)
+Files = Callable[[str, str], Any]
+
+
+def _value(text: str, what: str, files: Files | None) -> Any:
+    """A constant expression's value, or the array a ``@FILE`` value names."""
+    if text.strip().startswith("@"):
+        if files is None:
+            raise EvaluationError(f"{what}: a value from a file (@FILE) is not accepted here")
+        return files(text.strip()[1:], what)
+    return parse_constant(text, what)
+
+
+def parse_point(spec: str, option: str = "--at", files: Files | None = None
+                ) -> dict[str, Any]:
+    """``"x=1,y=pi/2"``, ``"x=[0,1,2]"`` or ``"x=@vec.npy"`` -> ``{"x": 1.0, ...}``; a
+    value ``@FILE`` is read by ``files``."""
     point: dict[str, Any] = {}
     for name, value in _assignments(spec, option):
         if name in point:
             raise EvaluationError(f"{option} '{spec}': '{name}' is given twice")
-        point[name] = parse_constant(value, f"{option} {name}")
+        point[name] = _value(value, f"{option} {name}", files)
     return point
 
 
@@ -93,9 +110,10 @@ def _scalar(value: Any, what: str) -> float:
     return float(value)
 
 
-def parse_vector(spec: str) -> Any:
-    """``"1,0"``, ``"[1,0]"`` or ``"[[1,0],[0,1]]"`` -> nested lists of floats."""
+def parse_vector(spec: str, files: Files | None = None) -> Any:
+    """``"1,0"``, ``"[1,0]"`` or ``"[[1,0],[0,1]]"`` -> nested lists of floats; ``"@v.npy"``
+    -> the array ``files`` reads."""
     text = spec.strip()
     if len(split_top(text, ",")) > 1:
         text = f"[{text}]"
-    return parse_constant(text, "--vector")
+    return _value(text, "--vector", files)

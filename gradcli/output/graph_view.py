@@ -6,14 +6,30 @@ import json
 from typing import Any
 
 
-def _num(v: float | None, precision: int) -> str:
-    return "" if v is None else f"{v:.{precision}g}"
+def _num(v: Any, precision: int) -> str:
+    """A node's value: a number, or a vector or matrix shown as brackets (at most 6
+    entries, then the shape)."""
+    if v is None:
+        return ""
+    if not isinstance(v, list):
+        return f"{v:.{precision}g}"
+    flat = _flat(v)
+    shown = ", ".join(f"{x:.{precision}g}" for x in flat[:6])
+    shape = [len(v)] + ([len(v[0])] if v and isinstance(v[0], list) else [])
+    more = f", … ({' × '.join(map(str, shape))})" if len(flat) > 6 else ""
+    return f"[{shown}{more}]"
+
+
+def _flat(v: Any) -> list[float]:
+    return [x for item in v for x in _flat(item)] if isinstance(v, list) else [v]
 
 
 def graph_json(expression: str, point: dict[str, Any], nodes: list[Any], output: str) -> str:
     """Strict JSON: {"expression", "point", "output", "nodes": [{id, op, inputs, value,
     adjoint}]}; non-finite numbers become the strings "nan", "inf", "-inf"."""
     def clean(v: Any) -> Any:
+        if isinstance(v, list):
+            return [clean(item) for item in v]
         if isinstance(v, float) and v != v:
             return "nan"
         if isinstance(v, float) and v in (float("inf"), float("-inf")):

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from ..evaluation.blocks import Layout, Result
-from ..evaluation.runner import block_rows, fill_block
 from .atomic import OutputError, atomic_path
 from .npz_writer import (
     NpyStream,
@@ -95,7 +94,6 @@ class StreamSink:
     def _open(self, layout: Layout, shape: tuple[int, ...], dtype: np.dtype,
               inputs: Result) -> None:
         self._layout, self._inputs, self._shape, self._dtype = layout, inputs, shape, dtype
-        self._sources = layout.sources()
         target_dir = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(target_dir):
             raise OutputError(self.path, "No such file or directory")
@@ -120,14 +118,11 @@ class StreamSink:
             tuple[int, np.ndarray]]:
         """(block index, rows start:stop of the block as a C-contiguous array)."""
         rows = (stop - start,) + self._shape[1:] if self._shape else ()
-        for i, (block, src) in enumerate(zip(self._layout.blocks, self._sources, strict=True)):
-            arr = np.empty(rows + block.shape, dtype=self._dtype)
-            if block.shape:
-                fill_block(block_rows(arr, block, 0, stop - start, False), [values[k] for k in src],
-                           self._dtype)
-            else:
-                arr[...] = 0.0 if values[src[0]] is None else values[src[0]]
-            yield i, arr
+        for i, (block, value) in enumerate(zip(self._layout.blocks, values, strict=True)):
+            if value is None:
+                value = np.zeros((), dtype=self._dtype)
+            yield i, np.ascontiguousarray(np.broadcast_to(value, rows + block.shape),
+                                          dtype=self._dtype)
 
     def _write(self, start: int, stop: int, values: Sequence[Any]) -> None:
         bad = 0
