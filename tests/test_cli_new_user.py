@@ -291,9 +291,9 @@ def test_mistyped_command_is_suggested_once(capsys):
 
 
 def test_unknown_name_before_parenthesis_is_an_unknown_function(capsys):
-    status, _, err = run(capsys, "grad", "softargmax(x)", "--at", "x=1")
+    status, _, err = run(capsys, "grad", "frobnicate(x)", "--at", "x=1")
     assert status == 2
-    assert err.splitlines()[-1] == "error: unknown function 'softargmax'"
+    assert err.splitlines()[-1] == "error: unknown function 'frobnicate'"
 
 
 @pytest.mark.parametrize("expression, at, hint", [

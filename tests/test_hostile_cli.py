@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gradcli.cli.main import main
@@ -130,10 +131,11 @@ CASES = [
     C("walrus", ["grad", "(y := 2)", *AT], 2, "expr"),
     C("conditional", ["grad", "x if x else 1", *AT], 2, "expr", "missing operator"),
     C("statement", ["grad", "x; import os", *AT], 2, "expr"),
-    C("comment", ["grad", "x # comment", *AT], 2, "expr"),
+    C("comment", ["grad", "x # comment\n+ 1", *AT], 2, "expr", "not used"),
     C("matmul-op", ["grad", "x @ x", *AT], 2, "expr"),
     C("dict", ["grad", "{x: 1}", *AT], 2, "expr"),
-    C("assignment", ["grad", "x = 2", *AT], 2, "expr", "=="),
+    C("assignment", ["grad", "x = 2", *AT], 2, "usage", "step of the program"),
+    C("comparison-as-assignment", ["grad", "x + 1 = 2", *AT], 2, "expr", "=="),
     C("backslash", ["grad", "x \\\n+ 1", *AT], 2, "expr"),
     # --- unusual characters --------------------------------------------------------------------
     C("nul", ["grad", "x\x00", *AT], 2, "expr", "\\x00"),
@@ -195,7 +197,8 @@ CASES = [
     C("at-dunder-value", ["grad", "x", "--at", "x=().__class__"], 2, "value"),
     C("at-injection", ["grad", "x", "--at", f"x={INJECT}"], 2, "value", "strings"),
     C("at-ragged", ["grad", "x", "--at", "x=[1,[2]]"], 2, "value", "cannot mix"),
-    C("at-matrix", ["grad", "x", "--at", "x=[[1,2],[3,4]]"], 2, "usage", "scalars and vectors"),
+    C("at-matrix", ["grad", "x", "--at", "x=[[1,2],[3,4]]"], 2, "usage", "scalar-valued"),
+    C("at-3d", ["grad", "sum(x)", "--at", "x=[[[1]]]"], 2, "usage", "vectors and matrices"),
     C("at-mismatched-points", ["grad", "x", "--at", "x=1", "--at", "y=2"], 2, "usage"),
     C("at-variable-in-value", ["grad", "x", "--at", "x=y"], 2, "usage", "constant"),
     C("at-huge-vector", ["grad", "sum(x)", "--at", "x=[" + "1," * 6000 + "1]"], 2, "value",
@@ -429,13 +432,15 @@ def test_grid_with_too_many_axes_is_a_usage_error(capsys, workdir, n) -> None:
 
 
 def test_column_explosion_is_refused_quickly(capsys, workdir) -> None:
-    vector = "[" + ",".join(["1"] * 2000) + "]"  # 4,001 characters
+    """A hessian of a 20,000-vector: 4·10⁸ values per point, refused before any work (a
+    2,000-vector's is now 2,001 sweeps and 4·10⁶ values, and runs)."""
+    np.save(workdir / "big.npy", np.ones(20_000))
     try:
-        status, out, err, _ = run(capsys, ["hessian", "sum(x^2)", "--at", f"x={vector}"],
+        status, out, err, _ = run(capsys, ["hessian", "sum(x^2)", "--at", "x=@big.npy"],
                                   limit=1.0)
     except Alarm:
-        pytest.fail("hessian of a 2000-vector still running after 1 s")
-    assert status == 2 and "sweeps" in err and "limit" in err, err
+        pytest.fail("hessian of a 20,000-vector still running after 1 s")
+    assert status == 2 and "values per point" in err and "limit" in err, err
 
 
 def test_check_tolerance_must_be_a_number(capsys, workdir) -> None:

@@ -71,8 +71,10 @@ def _parameter(option: Option) -> inspect.Parameter:
 _EXPRESSION = inspect.Parameter(
     "expression", inspect.Parameter.POSITIONAL_OR_KEYWORD,
     annotation=Annotated[str, typer.Argument(
-        help='The formula, e.g. "x^2 + 3x + 1" or "[x*y, x-y]". One starting with - is '
-        'read as the formula where no option is expected; else write it after --.',
+        help='The formula, e.g. "x^2 + 3x + 1" or "[x*y, x-y]", or a program of steps and '
+        'functions separated by ; or newlines ("m = x^2; y = m + x; 4*y"); @FILE reads it '
+        'from a file of up to 1 MB (@- from stdin). One starting with - is read as the '
+        'formula where no option is expected; else write it after --.',
         metavar="EXPRESSION", show_default=False)])
 
 
@@ -88,6 +90,11 @@ def command_function(command: Command) -> Callable[..., int]:
                     raise UsageProblem(f"{option.flags[0]} is given {len(value)} times: "
                                        "give it once")
                 options[option.name] = value[0] if value else None
+        expression = options.get("expression")
+        if isinstance(expression, str) and expression.startswith("@"):
+            from .inputs import read_program  # a program file: read within its bounds
+
+            options["expression"] = read_program(expression)
         module, _, name = command.run.partition(":")
         target = getattr(importlib.import_module(module), name)
         return int(target(command.name, **options))

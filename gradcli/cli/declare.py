@@ -111,7 +111,9 @@ BARE_GRID = "*"  # a bare --grid: every other variable of the expression on the 
 AT = Option(
     "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
     help="One point; repeat for more. Beside --grid or --points it holds that variable "
-    "fixed for every point. Values are constant expressions; inf and nan are accepted.",
+    "fixed for every point. Values are constant expressions (inf and nan are accepted), "
+    "vectors [1,2,3], matrices [[1,2],[3,4]], or a file: x=@vec.npy, x=@vec.csv (one value "
+    "per line, or a matrix as rows).",
     example='--at "x=1,y=pi/2"')
 GRID = Option(
     "grid", ("--grid", "-g"), "text", None, repeat=True, metavar="SPEC", bare=BARE_GRID,
@@ -122,8 +124,8 @@ GRID = Option(
 POINTS = Option(
     "points", ("--points", "-p"), "text", None, once=True, metavar="FILE",
     help="CSV file (or - for stdin) whose header names the variables; x[0], x[1] columns "
-    "form a vector variable x; other columns (ids, labels) are carried to the output as "
-    "text, before the variables.",
+    "form a vector variable x, A[0][0], A[0][1]... a matrix A; other columns (ids, labels) "
+    "are carried to the output as text, before the variables.",
     example="--points pts.csv")
 
 # --- what to write ------------------------------------------------------------------------
@@ -192,16 +194,23 @@ def _check(command: str) -> tuple[Option, Option]:
 
 VECTOR = Option(
     "vector", ("--vector", "-v"), "text", None, required=True, metavar="V",
-    help='v shaped like f: "1,0", or "[[1,0],[0,1]]" for a matrix.',
+    help='v shaped like f: "1,0", or "[[1,0],[0,1]]" for a matrix, or @v.npy.',
     example='--vector "1,0"')
 DIRECTION = Option(
     "direction", ("--direction", "-d"), "text", None, required=True, metavar="U",
-    help="The tangent u; variables not named get 0.", example='--direction "x=1,y=0"')
+    help="The tangent u; variables not named get 0; a vector may come from a file "
+    "(x=@u.npy).", example='--direction "x=1,y=0"')
+WRT = Option(
+    "wrt", ("--wrt",), "text", None, repeat=True, metavar="NAMES",
+    help="Differentiate by these variables or named steps only (comma-separated, or "
+    "repeat); by a step m, df/dm holds m's inputs fixed (PyTorch's retain_grad).",
+    example='gradcli grad "m = x^2; y = m + x; p = 4*y" --at x=3 --wrt m')
 
 # --- graph --------------------------------------------------------------------------------
 GRAPH_AT = Option(
     "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
-    help="The one point to evaluate at.", example='--at "x=3"')
+    help="The one point to evaluate at (a vector may come from a file: x=@vec.npy).",
+    example='--at "x=3"')
 GRAPH_FORMAT = Option(
     "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
     choices=("auto", "table", "json", "dot"),
@@ -299,25 +308,32 @@ COMMANDS: tuple[Command, ...] = (
                   'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json')),
     Command(
         name="grad", help="Gradient of a scalar formula: f, then df/dx for each variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, *_check("grad")), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, *_check("grad"), WRT), group="numeric",
         files=NUMERIC_FILES,
         examples=('gradcli grad "x^2 + 3x + 1" --at x=4',
                   'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '-o grad.csv',
                   'gradcli grad "sin(x)*cos(y)" --grid',
-                  'gradcli grad "a*x^2" --points xs.csv --at a=3')),
+                  'gradcli grad "a*x^2" --points xs.csv --at a=3',
+                  'gradcli grad "z = w*x + b; p = sigmoid(z); -(t*log(p) + (1-t)*log(1-p))" '
+                  '--at w=0.5,x=2,b=0.1,t=1',
+                  'gradcli grad @loss.gc --at x=@x.npy --wrt m',
+                  'gradcli grad "logsumexp(x)" --at x=@vec.npy -o grad.npz')),
     Command(
         name="jacobian",
         help="Every derivative: the values, then df[i]/dx per component and variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, *_check("jacobian")), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, *_check("jacobian"), WRT), group="numeric",
         files=NUMERIC_FILES,
         examples=('gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2',
-                  'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"')),
+                  'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"',
+                  'gradcli jacobian "A @ x" --at "A=[[1,2],[3,4]],x=[1,1]"')),
     Command(
         name="vjp", help="Vector-Jacobian product vᵀJ (PyTorch's backward(gradient=v)): "
         "vjp/dx per variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, VECTOR), group="numeric", files=NUMERIC_FILES,
-        examples=('gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1',)),
+        run=RUN_NUMERIC, options=(*NUMERIC, VECTOR, WRT), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1',
+                  'gradcli vjp "softmax(x)" --vector "1,0,0" --at "x=[1,2,3]"')),
     Command(
         name="jvp", help="Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a "
         "vector f).",
@@ -335,7 +351,7 @@ COMMANDS: tuple[Command, ...] = (
         run="gradcli.cli.graph_cmd:run_graph",
         options=(GRAPH_AT, GRAPH_FORMAT, GRAPH_OUTPUT, PRECISION, QUIET), group="graph",
         files=((".json", "json"), (".dot", "dot"), (".gv", "dot")), auto=("table", "table"),
-        examples=('gradcli graph "4*(x^2 + x)" --at x=3',
+        examples=('gradcli graph "m = x^2; y = m + x; p = 4*y" --at x=3',
                   'gradcli graph "sin(x)*y" --at x=1,y=2 -o g.dot && dot -Tpng g.dot > g.png')),
     Command(
         name="plot", help="A picture of the formula and its gradient: curves with tangent "

@@ -10,12 +10,15 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..evaluation import Prepared, prepare
 from ..evaluation.specs import parse_point, parse_vector
 from ..lang import free_variables, parse
 from .declare import BY_NAME, CHECK_TOLERANCE
 from .errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
 from .formats import choose_format
+from .inputs import read_array
 from .progress import RunProgress, wanted
 from .specs import resolve_grid
 
@@ -41,6 +44,7 @@ class Request:
     check_tol: float | None = None
     vector: str | None = None
     direction: str | None = None
+    wrt: list[str] | None = None
 
 
 def run_numeric(what: str, **options: Any) -> int:
@@ -65,7 +69,7 @@ def _held(specs: list[str]) -> dict[str, Any]:
     """``--at`` beside ``--grid``/``--points``: the values it holds fixed, merged."""
     fixed: dict[str, Any] = {}
     for spec in specs:
-        for name, value in parse_point(spec).items():
+        for name, value in parse_point(spec, files=read_array).items():
             if name in fixed:
                 raise UsageProblem(f"--at '{name}' is given twice")
             fixed[name] = value
@@ -96,15 +100,17 @@ def build(req: Request) -> Prepared:
                 raise UsageProblem(f"'{both}' is given by --at and by --points: give only "
                                    "one of them")
     elif req.at:
-        kwargs["at"] = [parse_point(spec) for spec in req.at]
+        kwargs["at"] = [parse_point(spec, files=read_array) for spec in req.at]
     elif free_variables(parse(req.expression)):
         raise UsageProblem(_no_points_message(req.expression))
     else:
         kwargs["at"] = [{}]  # a constant needs no point: evaluate it once
     if req.vector is not None:
-        kwargs["vector"] = parse_vector(req.vector)
+        kwargs["vector"] = parse_vector(req.vector, files=read_array)
     if req.direction is not None:
-        kwargs["direction"] = parse_point(req.direction, "--direction")
+        kwargs["direction"] = parse_point(req.direction, "--direction", files=read_array)
+    if req.wrt:
+        kwargs["wrt"] = [name.strip() for spec in req.wrt for name in spec.split(",")]
     return prepare(req.expression, req.what, dtype=req.dtype, max_points=req.max_points,
                    **kwargs)
 
@@ -120,7 +126,7 @@ def run_request(req: Request) -> int:
     if fmt == "npy" and req.check:
         raise UsageProblem("--check needs the results in memory: use -o with .npz, .csv "
                            "or .json")
-    values = prepared.binding.size * max(1, len(prepared.plan.columns()))
+    values = prepared.binding.size * max(1, prepared.layout.size())
     to_file = bool(req.output) or not sys.stdout.isatty()
     with RunProgress(wanted(req.quiet, values, fmt in ("csv", "json") and to_file)) as bar:
         stream = None
@@ -156,7 +162,8 @@ def _notes(prepared: Prepared) -> list[str]:
     plan = prepared.plan
     if plan.what != "vjp":
         return []
-    m, n = len(plan.outputs), len(plan.inputs)
+    m = int(np.prod(prepared.program.shape))
+    n = sum(int(np.prod(shape)) for _, shape in plan.targets)
     v_shape = prepared.program.shape or "()"
     return [f"shapes per point: v {v_shape} (like f), J ({m}, {n}) = outputs × inputs, "
             f"vᵀJ ({n},): one vjp/d column per input"]

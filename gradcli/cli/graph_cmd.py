@@ -19,7 +19,9 @@ def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
     if not at or len(at) != 1:
         raise UsageProblem('graph needs exactly one point: --at "x=3"')
     fmt = choose_format(BY_NAME[what], fmt, output)
-    point = parse_point(at[0])
+    from .inputs import read_array
+
+    point = parse_point(at[0], files=read_array)
     with expression_warnings(quiet):
         nodes, out = build_graph(expression, point)
     if fmt == "table":

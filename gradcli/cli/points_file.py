@@ -1,9 +1,10 @@
 """``--points FILE`` (``-`` for stdin): a CSV whose header names the variables.
 
 - A column named after a variable of the expression binds it; ``x[0]``, ``x[1]``, ... make
-  a vector variable ``x``. Every other column (ids, labels, other measurements, variables
-  the expression does not use) is carried through to the output as text, exactly as
-  written, before the variable columns, so results can be joined back.
+  a vector variable ``x``, ``A[0][0]``, ``A[0][1]``, ... a matrix variable ``A``. Every
+  other column (ids, labels, other measurements, variables the expression does not use)
+  is carried through to the output as text, exactly as written, before the variable
+  columns, so results can be joined back.
 - A UTF-8 byte-order mark and CRLF line ends are fine; cells may be quoted (RFC 4180);
   blank lines are skipped. A value of a variable's column that is not a number is an error
   naming the file, the line and the column.
@@ -38,7 +39,8 @@ from .reading import MAX_LINE, BoundedReader
 
 __all__ = ["read_points", "PointsTable"]
 
-_COLUMN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?")
+_COLUMN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
+_INDEX = re.compile(r"\[(\d+)\]")
 _BLANK_RUNS = re.compile(rb"\n\n+")
 _PAD = bytes(WIDTH)
 _CHUNK = 1 << 19  # bytes per chunk: its parsing temporaries stay in the caches
@@ -61,11 +63,12 @@ class _Columns:
     numeric: list[int]                # columns of variables, in variable order
     carried: list[int]                # the others, in file order
     variables: dict[str, list[int]]   # variable -> its columns (components in order)
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # variable -> its shape
 
 
 def _classify(header: list[str], names: Collection[str], label: str) -> _Columns:
     seen: dict[str, int] = {}
-    parts: dict[str, list[tuple[int, int]]] = {}
+    parts: dict[str, list[tuple[tuple[int, ...], int]]] = {}
     carried = []
     for col, h in enumerate(header):
         if h in seen:
@@ -76,21 +79,26 @@ def _classify(header: list[str], names: Collection[str], label: str) -> _Columns
         if m is None or m.group(1) not in names:
             carried.append(col)
             continue
-        parts.setdefault(m.group(1), []).append((-1 if m.group(2) is None else
-                                                 int(m.group(2)), col))
-    variables = {}
+        index = tuple(int(k) for k in _INDEX.findall(m.group(2)))
+        parts.setdefault(m.group(1), []).append((index, col))
+    variables, shapes = {}, {}
     for name, cols in parts.items():
         cols.sort()
-        if cols[0][0] == -1:
-            if len(cols) > 1:
-                raise EvaluationError(f"{label}: '{name}' is both a column and has "
-                                      f"components {name}[...]: give one or the other")
-        elif [k for k, _ in cols] != list(range(len(cols))):
-            raise EvaluationError(f"{label}: columns of '{name}' must be {name}[0], "
-                                  f"{name}[1], ... without gaps")
+        depth = {len(k) for k, _ in cols}
+        if len(depth) > 1:
+            raise EvaluationError(f"{label}: '{name}' has columns of different kinds "
+                                  f"({', '.join(header[c] for _, c in cols[:3])}): give "
+                                  f"{name}, {name}[i] or {name}[i][j] columns")
+        shape = tuple(max(k[d] for k, _ in cols) + 1 for d in range(depth.pop()))
+        if [k for k, _ in cols] != list(np.ndindex(*shape)):
+            want = ", ".join(name + "".join(f"[{i}]" for i in k) for k in
+                             list(np.ndindex(*shape))[:2])
+            raise EvaluationError(f"{label}: columns of '{name}' must be {want}, ... without "
+                                  "gaps")
         variables[name] = [c for _, c in cols]
+        shapes[name] = shape
     numeric = [c for cols in variables.values() for c in cols]
-    return _Columns(header, numeric, carried, variables)
+    return _Columns(header, numeric, carried, variables, shapes)
 
 
 @dataclass
@@ -264,7 +272,7 @@ def read_points(source: str, names: Collection[str], max_points: int, *,
         span = slice(pos, pos + len(members))
         values = np.concatenate([p.numbers[:, span] for p in parts]) if parts else \
             np.empty((0, len(members)))
-        table.variables[name] = values[:, 0] if header[members[0]] == name else values
+        table.variables[name] = values.reshape((len(values),) + cols.shapes[name])
         pos += len(members)
     return table
 
