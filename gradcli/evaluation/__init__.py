@@ -30,6 +30,7 @@ from .binding import (
 )
 from .blocks import Result
 from .kernels import WHATS, Plan
+from .origin import Evaluated, Origin, describe_call
 from .runner import ArraySink, Sink, run
 
 # Sweeps x recorded operations bounds the Python-level work per point: a hessian of a
@@ -37,7 +38,7 @@ from .runner import ArraySink, Sink, run
 MAX_SWEEP_OPS = 100_000_000
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
-           "output_names", "Prepared"]
+           "output_names", "Prepared", "Origin", "Evaluated"]
 
 
 def output_names(shape: tuple[int, ...]) -> list[str]:
@@ -68,6 +69,13 @@ class Prepared:
         if clash:
             raise EvaluationError(f"the points file's column '{clash[0]}' has the name of a "
                                   "result column: rename it in the file")
+
+    def origin(self, call: str = "") -> Origin:
+        """How this result was asked for (dimension names and labels for .nc/.zarr)."""
+        binding = self.binding
+        return Origin(self.expression, self.plan.what, binding.kind, tuple(binding.axes),
+                      tuple((n, tuple(binding.shapes[n])) for n in binding.names),
+                      tuple(self.plan.outputs), tuple(c for c, _, _ in self.plan.inputs), call)
 
     def run(self, sink: Sink | None = None, *, threads: int | None = None,
             block_size: int | None = None,
@@ -215,4 +223,7 @@ def evaluate(expression: str, what: str = "eval", *,
     """
     prepared = prepare(expression, what, at=at, grid=grid, points=points, vector=vector,
                        direction=direction, dtype=dtype, max_points=max_points)
-    return dict(prepared.run(threads=threads, block_size=block_size).arrays)
+    result = prepared.run(threads=threads, block_size=block_size)
+    call = describe_call(expression, what, at=at, grid=grid, points=points, vector=vector,
+                         direction=direction, dtype=dtype)
+    return Evaluated(result.arrays, result, prepared.origin(call))
