@@ -53,8 +53,10 @@ class Evaluated(dict):  # type: ignore[type-arg]
 
 def _short(value: Any) -> str:
     """``repr`` of an argument, with arrays summarised (history stays one short line)."""
+    if isinstance(value, type):  # dtype=numpy.float32
+        return repr(value.__name__)
     shape = getattr(value, "shape", None)
-    if shape is not None and getattr(value, "size", 0) > 8:
+    if isinstance(shape, tuple) and int(getattr(value, "size", 0)) > 8:
         return f"<array {tuple(shape)}>"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k!r}: {_short(v)}" for k, v in value.items()) + "}"

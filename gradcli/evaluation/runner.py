@@ -174,7 +174,9 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     shape = binding.batch_shape
     columns = plan.columns()
     layout = layout or result_layout(plan, binding)
-    ranges = blocks_for(shape, block_size or DEFAULT_BLOCK)
+    # a sink may fix the block size: a Zarr store's chunks are the blocks' rows, so every
+    # block must fill whole chunks
+    ranges = blocks_for(shape, getattr(sink, "block_size", None) or block_size or DEFAULT_BLOCK)
     if len(ranges) > 1 and isinstance(sink, ArraySink) and _output_bound(plan, binding):
         ranges = [(0, shape[0])]
     if len(ranges) > 1:  # block temporaries are reused: keep them off the page-fault path
