@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .allocator import keep_freed_memory
 from .binding import EvaluationError, count_text
 from .blocks import Result
 from .runner import DEFAULT_BLOCK, ArraySink, Sink, block_values, blocks_for, own_arrays
@@ -95,6 +96,7 @@ def block_task(job: Job, start: int, stop: int,
                part: Mapping[str, Any] | None = None) -> list[Any]:
     """Rows ``start:stop`` of every result column (a Dask task). A grid's rows are cut
     from the grid; a point set's block arrives as ``part`` (its points)."""
+    keep_freed_memory()  # as the local runner does: reused block temporaries stay mapped
     if part is None:
         prepared, shared, own, columns = _grid_state(job)
         return block_values(prepared.plan, prepared.binding, start, stop, shared,
