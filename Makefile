@@ -8,7 +8,8 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 BENCH_ARGS ?=
 FUZZ_MINUTES ?= 10
 
-.PHONY: demo test test-all test-browser browser-deps lint bench bench-peers samples fuzz clean
+.PHONY: demo test test-all test-browser browser-deps lint bench bench-peers samples fuzz readme \
+	clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -50,6 +51,10 @@ samples: $(STAMP)
 	$(MAKE) --no-print-directory browser-deps
 	GRADCLI_REQUIRE_BROWSER=1 GRADCLI_SCREENSHOT=samples/html_field.png \
 	  $(PY) -m pytest -q tests/test_plot_browser.py -k field_page
+
+# the README's option tables, from the CLI's declaration (gradcli/cli/declare.py)
+readme: $(STAMP)
+	$(PY) -m gradcli.cli.readme README.md
 
 fuzz: $(STAMP)
 	$(PY) fuzz/run.py --minutes $(FUZZ_MINUTES)

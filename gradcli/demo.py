@@ -1,4 +1,8 @@
-"""``make demo``: gradcli's main jobs on built-in examples from the seeds."""
+"""``make demo``: gradcli's main jobs on built-in examples, run through the real CLI.
+
+Files the demo writes go to a fresh temporary directory, whose path it prints: a run never
+overwrites anything, and two runs never share a file.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +30,8 @@ def main() -> int:
     os.environ.setdefault("COLUMNS", "110")
     status = 0
     examples = list(EXAMPLES)
-    picture = os.path.join(tempfile.gettempdir(), "gradcli-demo-field.png")
+    directory = tempfile.mkdtemp(prefix="gradcli-demo-")
+    picture = os.path.join(directory, "field.png")
     examples.append(["plot", "sin(x)*cos(y)", "--grid", "x=0:2pi:100", "--grid",
                      "y=0:2pi:100", "-o", picture])
     for args in examples:
@@ -36,7 +41,7 @@ def main() -> int:
         sys.stdout.flush()
         if code != 0:
             status = code
-    sys.stdout.write(f"\nwrote {picture}\n")
+    sys.stdout.write(f"\nthe demo's files are in {directory}: wrote {picture}\n")
     return status
 
 

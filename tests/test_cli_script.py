@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -69,13 +70,30 @@ def test_script_output_file(tmp_path):
 
 
 def test_no_matplotlib_import():
-    # one interpreter: after each command, matplotlib must still be absent
+    # one interpreter: after each command, matplotlib must still be absent, and so must
+    # everything else these commands do not use (rich, the other commands' code, the
+    # JSON/NPZ writers, --check). The full --help lists every command's options, so it
+    # reads the plot options' defaults from gradcli.plot.options (numpy only, no drawing)
+    unused = ("matplotlib", "rich", "gradcli.plot", "gradcli.cli.graph_cmd",
+              "gradcli.cli.plot_run", "gradcli.evaluation.check",
+              "gradcli.output.json_writer", "gradcli.output.npz_writer", "fractions")
+    drawing = ("gradcli.plot.figures", "gradcli.plot.render", "gradcli.plot.html",
+               "gradcli.plot.animate", "gradcli.plot.terminal")
     code = ("import sys\n"
             "from gradcli.cli.main import main\n"
-            "for argv in (['grad', 'x^2', '--at', 'x=1'], ['--help'], ['grad', '--help']):\n"
+            "for argv in (['grad', 'x^2', '--at', 'x=1'], ['grad', '--help'], ['--help']):\n"
             "    status = main(argv)\n"
-            "    print('MPL', 'matplotlib' in sys.modules, status)\n")
+            "    print('MPL', 'matplotlib' in sys.modules, status)\n"
+            f"    print('UNUSED', sorted(m for m in sys.modules if m.startswith({unused})))\n"
+            f"    print('DRAWING', sorted(m for m in sys.modules if m.startswith({drawing})))\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert [line for line in p.stdout.splitlines() if line.startswith("MPL")] == [
         "MPL False 0"] * 3
+    unused_lines = [line for line in p.stdout.splitlines() if line.startswith("UNUSED")]
+    assert unused_lines[:2] == ["UNUSED []"] * 2
+    after_help = ast.literal_eval(unused_lines[2].removeprefix("UNUSED "))
+    assert "gradcli.plot.options" in after_help
+    assert all(m.startswith("gradcli.plot") for m in after_help)
+    assert [line for line in p.stdout.splitlines() if line.startswith("DRAWING")] == [
+        "DRAWING []"] * 3

@@ -44,7 +44,7 @@ ERRORS = [
     # functions and constants
     ("sinn(x)", "unknown function 'sinn' (did you mean 'sin'?)", 0),
     ("2 + coss(x)", "unknown function 'coss' (did you mean 'cos'?)", 4),
-    ("x(1)", "x is not a function (write x*(...) to multiply)", 0),
+    ("x(1)", "unknown function 'x' (write x*(...) to multiply)", 0),
     ("pi(2)", "pi is a constant, not a function (write pi*(...) to multiply)", 0),
     ("sin + 1", "sin is a function: call it as sin(...)", 0),
     ("1 + ln", "ln is a function: call it as ln(...)", 4),

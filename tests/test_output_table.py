@@ -55,3 +55,32 @@ def test_grid_columns_broadcast_in_table() -> None:
 def test_short_table_no_hidden_row() -> None:
     text = _render({"x": np.arange(3.0)}, max_rows=40)
     assert "hidden" not in text
+
+
+def _render_at(columns, width: int) -> tuple[str, int]:
+    from gradcli.output.table import render_table
+
+    renderable, hidden = render_table(columns, width=width)
+    console = Console(file=io.StringIO(), width=width, color_system=None)
+    console.print(renderable)
+    return console.file.getvalue(), hidden
+
+
+def test_too_wide_with_few_points_is_transposed_whole() -> None:
+    cols = {f"long column name {i}": np.array([float(i), i + 0.5]) for i in range(6)}
+    text, hidden = _render_at(cols, 50)
+    assert hidden == 0 and "…" not in text
+    assert max(map(len, text.splitlines())) <= 50
+    for i in range(6):  # one line per column: its name, then its value at each point
+        line = next(ln for ln in text.splitlines() if f"long column name {i} " in ln)
+        assert line.split("│")[2:4] == [f" {i:>7} ", f" {i + 0.5:>7g} "]
+
+
+def test_too_wide_with_many_points_keeps_the_leading_columns() -> None:
+    x = np.arange(100.0)
+    cols = {f"c{i:02d}": x * i for i in range(20)}
+    text, hidden = _render_at(cols, 60)
+    header = [c.strip() for c in text.splitlines()[1].split("┃")[1:-1]]
+    assert header == [f"c{i:02d}" for i in range(len(header))]
+    assert hidden == 20 - len(header) > 0
+    assert max(map(len, text.splitlines())) <= 60 and "…" not in text.replace("… ", "")

@@ -155,6 +155,26 @@ def test_failure_while_streaming_npz_keeps_the_old_file(capsys, tmp_path, monkey
         assert one_line(err) == f"gradcli: error: cannot write '{target}': No space left on device"
 
 
+def test_a_failed_spool_write_leaves_the_other_workers_writing(tmp_path, monkeypatch) -> None:
+    """One worker's failed write must not close the spool under the others: their writes
+    would fail with a bad file descriptor, and that error could be reported instead of
+    the real one (exit 1 for a Ctrl-C). The runner aborts once every worker has stopped."""
+    from gradcli.evaluation import prepare
+    from gradcli.output import OutputError
+    from gradcli.output.stream_sink import StreamSink
+
+    prepared = prepare("x*y", "grad", grid={"x": (0, 1, 4), "y": (0, 1, 3)})
+    sink = StreamSink(str(tmp_path / "out.npz"), "npz")
+    sink.open(prepared.layout, (4, 3), np.dtype(np.float64), prepared.inputs)
+    values = [np.ones((2, 3))] * len(prepared.layout.column_names())
+    fail_spool_writes(monkeypatch, 1, OSError(errno.ENOSPC, "No space left on device"))
+    with pytest.raises(OutputError, match="No space left on device"):
+        sink.write(0, 2, values)                  # this worker fails ...
+    sink.write(2, 4, values)                      # ... while another one still writes
+    sink.abort()
+    assert os.listdir(tmp_path) == []
+
+
 def test_npz_spool_failure_leaves_nothing(capsys, tmp_path, monkeypatch) -> None:
     import tempfile
 
@@ -222,10 +242,16 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _default_sigint() -> None:
+    # A shell starts background jobs (`make test &`, nohup) with SIGINT ignored and children
+    # inherit that; the program under test must start with Ctrl-C's default handling.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(args: list[str], cwd: Path, **kwargs) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}
     return subprocess.Popen([str(SCRIPT), *args], cwd=cwd, env=env, stderr=subprocess.PIPE,
-                            text=True, **kwargs)
+                            text=True, preexec_fn=_default_sigint, **kwargs)
 
 
 def _wait_until(condition, proc: subprocess.Popen, timeout: float = 30.0) -> None:
@@ -247,10 +273,16 @@ needs_script = pytest.mark.skipif(not SCRIPT.exists() or sys.platform != "linux"
 
 
 @needs_script
-def test_sigint_while_computing_exits_130_and_leaves_nothing(tmp_path) -> None:
-    proc = _spawn(["grad", "sin(x)*cos(y)*exp(x*y)", "--grid", "x=0:1:6000", "--grid",
-                   "y=0:1:6000", "-o", "OUT.csv"], tmp_path, stdout=subprocess.DEVNULL)
-    # start-up (imports) takes ~0.3 s of CPU; after 1 s of CPU it is surely computing
+@pytest.mark.parametrize("ours", [signal.SIG_DFL, signal.SIG_IGN],
+                         ids=["foreground", "background-job"])
+def test_sigint_while_computing_exits_130_and_leaves_nothing(tmp_path, ours) -> None:
+    old = signal.signal(signal.SIGINT, ours)  # SIG_IGN: as `make test &` starts the tests
+    try:
+        proc = _spawn(["grad", "sin(x)*cos(y)*exp(x*y)", "--grid", "x=0:1:6000", "--grid",
+                       "y=0:1:6000", "-o", "OUT.csv"], tmp_path, stdout=subprocess.DEVNULL)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    # start-up takes well under 1 s of CPU; after 1 s of CPU it is surely computing
     _wait_until(lambda: (_cpu_seconds(proc.pid) or 0) >= 1.0, proc)
     code, err = _interrupt(proc)
     assert code == 130, err

@@ -1,32 +1,105 @@
-"""The typer application: one thin command per computation.
+"""The typer application, generated from the declaration in ``declare.py``.
 
-The numeric commands differ only in what they compute and in one or two options, so each
-is declared as one entry (name, help, examples, extra options) and built by
-``numeric_command``; ``execute.py`` turns the options into a request for
-``gradcli.evaluate`` and hands the columns to the output layer.
+Each declared command becomes one typer command whose parameters are its declared options
+(typer reads them from a generated signature); its body imports the module that does the
+work and calls it. Only the command being run is generated (``build(only=...)``): the
+others would cost their signature inspection on every start and are not needed.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
+import click
 import typer
 import typer.main
 
 from .. import __version__
-from .options import NUMERIC, Check, CheckTol, Direction, Expr, Out, Precision, Vector
+from .declare import COMMANDS, Command, Option
+from .errors import UsageProblem
+from .values import convert
 
-app = typer.Typer(
-    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-    rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
-    help="Derivatives, gradients, Jacobians and gradient-field pictures of a formula, from "
-    "gradcli's own autograd engine.")
+_TYPES = {"flag": bool, "text": str, "choice": str, "whole": int, "real": float}
 
 
-def examples(*commands: str) -> str:
+class _Value(click.ParamType):
+    """click's view of a declared value kind: converts with ``values.convert``."""
+
+    def __init__(self, option: Option) -> None:
+        self.option = option
+        self.name = option.kind
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):  # a default, already a value
+            return value
+        try:
+            return convert(self.option, value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def help_text(option: Option) -> str:
+    """--help's text for ``option``: its help, then its example."""
+    return f"{option.help} Example: {option.example}"
+
+
+def _parameter(option: Option) -> inspect.Parameter:
+    """The typed, annotated parameter typer reads ``option`` from."""
+    kind: Any = _TYPES[option.kind]
+    value = option.default_value
+    if option.repeat or option.once:
+        kind = list[str] | None
+    elif value is None and not option.required:
+        kind = kind | None
+    extra: dict[str, Any] = {}
+    if option.kind in ("choice", "whole", "real"):
+        extra["click_type"] = _Value(option)
+    shown: bool | str = value not in (None, False)
+    info = typer.Option(
+        *option.flags, help=help_text(option), metavar=option.metavar or None,
+        show_default=option.shown_default or shown, **extra)
+    default = inspect.Parameter.empty if option.required else value
+    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY,
+                             annotation=Annotated[kind, info], default=default)
+
+
+_EXPRESSION = inspect.Parameter(
+    "expression", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    annotation=Annotated[str, typer.Argument(
+        help='The formula, e.g. "x^2 + 3x + 1" or "[x*y, x-y]". One starting with - is '
+        'read as the formula where no option is expected; else write it after --.',
+        metavar="EXPRESSION", show_default=False)])
+
+
+def command_function(command: Command) -> Callable[..., int]:
+    """A function typer can register for ``command``: the expression, then the options."""
+    def run(**options: Any) -> int:
+        for option in command.options:
+            value = options[option.name]
+            if option.repeat:
+                options[option.name] = value or []
+            elif option.once:  # collected as a list so that a second use can be refused
+                if value and len(value) > 1:
+                    raise UsageProblem(f"{option.flags[0]} is given {len(value)} times: "
+                                       "give it once")
+                options[option.name] = value[0] if value else None
+        module, _, name = command.run.partition(":")
+        target = getattr(importlib.import_module(module), name)
+        return int(target(command.name, **options))
+
+    params = [_EXPRESSION, *map(_parameter, command.options)]
+    run.__signature__ = inspect.Signature(params, return_annotation=int)  # type: ignore
+    run.__annotations__ = {p.name: p.annotation for p in params} | {"return": int}
+    run.__name__, run.__doc__ = command.name, command.help
+    return run
+
+
+def _examples(commands: tuple[str, ...]) -> str:
     """A help epilog listing example commands, kept as typed (no re-wrapping)."""
     return "\b\nExamples:\n" + "\n".join(f"  {c}" for c in commands)
 
@@ -37,149 +110,26 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True, help="Show the version and exit.")]
           = False) -> None:
     """gradcli: derivatives from the command line."""
 
 
-def numeric_command(what: str, doc: str, extra: list[tuple[str, Any, Any]]) -> Callable:
-    """A command function for ``what`` taking the expression, the shared options and
-    ``extra`` ones; typer reads its options from the signature built here."""
-    def command(**options: Any) -> int:
-        from . import execute  # imported on use: `gradcli --help` does not need it
-
-        options["at"] = options["at"] or []
-        options["grid"] = options["grid"] or []
-        return execute.run_request(execute.Request(what=what, **options))
-
-    P = inspect.Parameter
-    params = [P("expression", P.POSITIONAL_OR_KEYWORD, annotation=Expr)]
-    for name, kind, default in [*NUMERIC, *extra]:
-        params.append(P(name, P.POSITIONAL_OR_KEYWORD, annotation=kind,
-                        default=default if default is not ... else P.empty))
-    params.sort(key=lambda p: p.default is not P.empty)  # required ones first
-    command.__signature__ = inspect.Signature(params, return_annotation=int)  # type: ignore
-    command.__annotations__ = {p.name: p.annotation for p in params} | {"return": int}
-    command.__name__, command.__doc__ = what, doc
-    return command
-
-
-CHECK = [("check", Check, False), ("check_tol", CheckTol, 1e-6)]
-COMMANDS = [
-    ("eval", "Values of the formula: column f (f[i] for a vector, f[i][j] for a matrix).",
-     [], ['gradcli eval "x^2 + 3x + 1" --at x=4',
-          'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json']),
-    ("grad", "Gradient of a scalar formula: f, then df/dx for each variable.", CHECK,
-     ['gradcli grad "x^2 + 3x + 1" --at x=4',
-      'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 -o grad.csv',
-      'gradcli grad "sin(x)*cos(y)" --grid']),
-    ("jacobian", "Every derivative: the values, then df[i]/dx per component and variable.",
-     CHECK, ['gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2',
-             'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"']),
-    ("vjp", "Vector-Jacobian product vᵀJ (PyTorch's backward(gradient=v)): vjp/dx per "
-     "variable.", [("vector", Vector, ...)],
-     ['gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1']),
-    ("jvp", "Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a vector f).",
-     [("direction", Direction, ...)],
-     ['gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2']),
-    ("hessian", "Second derivatives of a scalar formula: f, then d2f/dadb for every "
-     "ordered pair.", [("check", Check, False), ("check_tol", CheckTol, 1e-4)],
-     ['gradcli hessian "x^2*y + y^3" --at x=1,y=2']),
-]
-for _what, _doc, _extra, _examples in COMMANDS:
-    app.command(_what, epilog=examples(*_examples))(numeric_command(_what, _doc, _extra))
-
-
-@app.command(epilog=examples(
-    'gradcli graph "4*(x^2 + x)" --at x=3',
-    'gradcli graph "sin(x)*y" --at x=1,y=2 -f dot | dot -Tpng > g.png'))
-def graph(expression: Expr,
-          at: Annotated[list[str] | None, typer.Option(
-              "--at", "-a", metavar="POINT", help='The point, e.g. "x=3".',
-              show_default=False)] = None,
-          fmt: Annotated[str, typer.Option(
-              "--format", "-f", metavar="FORMAT", help="table | json | dot (Graphviz).")]
-          = "table",
-          output: Out = None, precision: Precision = 6) -> int:
-    """The computation graph at one point: each node's operation, inputs, value and
-    adjoint ∂f/∂node."""
-    from .graph_cmd import run_graph
-
-    return run_graph(expression, at or [], fmt, output, precision)
-
-
-def _register_plot() -> None:
-    from .plot_cmd import plot  # its matplotlib import happens inside the command
-
-    app.command(epilog=examples(
-        'gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 -o field.png',
-        'gradcli plot "sin(x)" --grid x=0:2pi:100 --derivative -o sin.svg',
-        'gradcli plot "[-y, x]" --grid x=-2:2:41 --grid y=-2:2:41 --color curl -o curl.png',
-    ))(plot)
-
-
-_register_plot()
-
-
-def run_app(args: list[str], debug: bool = False) -> int:
-    """Run the app on ``args``; map every failure to a one-line message and a status."""
-    from .errors import guarded
-
-    def call() -> Any:
-        command = typer.main.get_command(app)
-        argv = protect_expression(command, args)
-        return command.main(args=argv, prog_name="gradcli", standalone_mode=False)
-
-    return guarded(call, debug)
-def protect_expression(group: Any, args: list[str]) -> list[str]:
-    """Let an expression start with '-' (``gradcli grad "-x^2" --at x=3``).
-
-    click would read ``-x^2`` as an option; a word starting with '-' that is no option of
-    the command, standing where the expression goes, is moved behind ``--``.
-    """
-    import click
-
-    if not args or args[0] not in getattr(group, "commands", {}):
-        return args
-    command = group.commands[args[0]]
-    takes_value, flags = set(), {"--help", "-h"}
-    for param in command.params:
-        if isinstance(param, click.Option):
-            names = [*param.opts, *param.secondary_opts]
-            (flags if param.is_flag else takes_value).update(names)
-    out, moved, i, positional = [args[0]], None, 1, False
-    while i < len(args):
-        word = args[i]
-        if word == "--":
-            return args
-        if word in takes_value:
-            out.extend(args[i:i + 2])
-            i += 2
-            continue
-        is_option = (word in flags or word.split("=", 1)[0] in takes_value
-                     or (word[:2] in takes_value and not word.startswith("--")))
-        looks_negated = word.startswith("-") and not word.startswith("--") and len(word) > 1
-        if looks_negated and not is_option and moved is None and not positional:
-            moved = word
-        else:
-            positional = positional or not word.startswith("-")
-            out.append(word)
-        i += 1
-    return out + ["--", moved] if moved is not None else out
-
-
-def _register_plot() -> None:
-    from .plot_cmd import plot
-
-    app.command(
-        epilog=examples(
-            'gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 -o field.png',
-            'gradcli plot "sin(x)" --grid x=0:2pi:100 --derivative -o sin.svg',
-            'gradcli plot "[-y, x]" --grid x=-2:2:41 --grid y=-2:2:41 --color curl -o curl.png',
-        )
-    )(plot)
-
-
-_register_plot()
+def build(only: str | None = None, commands: Sequence[Command] = COMMANDS) -> click.Command:
+    """The click command group for every declared command, or for ``only`` that one."""
+    app = typer.Typer(
+        name="gradcli", no_args_is_help=True, pretty_exceptions_enable=False,
+        rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
+        help="Derivatives, gradients, Jacobians and gradient-field pictures of a formula, "
+        "from gradcli's own autograd engine. An expression may start with -; where it "
+        "could be read as an option, give it after --.")
+    # click >= 8.4 suggests a close command itself; typer's would say it a second time (set
+    # as an attribute: older typer has no such argument, and adds no suggestion of its own)
+    app.suggest_commands = not hasattr(click.exceptions, "NoSuchCommand")
+    app.callback()(_root)
+    for command in commands:
+        if only is None or command.name == only:
+            app.command(command.name, help=command.help,
+                        epilog=_examples(command.examples))(command_function(command))
+    return typer.main.get_command(app)

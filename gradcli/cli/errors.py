@@ -1,8 +1,4 @@
-"""Turn every failure into one clear message on stderr and an exit status; no tracebacks.
-
-2: bad usage or input (expression, points, options); 1: runtime failure (I/O, --check,
---strict); 130: interrupted (Ctrl-C).
-"""
+"""Turn every failure into one clear message on stderr and an exit status; no tracebacks."""
 
 from __future__ import annotations
 
@@ -10,9 +6,17 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import IntEnum
 from typing import Any
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPT = 0, 1, 2, 130
+
+class ExitStatus(IntEnum):
+    """gradcli's exit statuses, a contract with scripts that call it."""
+
+    OK = 0
+    FAIL = 1         # a runtime failure: I/O, --check above tolerance, --strict
+    USAGE = 2        # bad usage or input: expression, points, options
+    INTERRUPT = 130  # Ctrl-C
 
 
 class UsageProblem(Exception):
@@ -53,6 +57,31 @@ def say(message: str) -> None:
 
 
 @contextmanager
+def expression_warnings(quiet: bool) -> Iterator[None]:
+    """Show each different :class:`~gradcli.lang.ExpressionWarning` raised inside this
+    block once, as a ``warning:`` line on stderr (none with ``quiet``): the expression is
+    parsed more than once, and each parse warns again."""
+    import warnings
+
+    from ..lang import ExpressionWarning
+
+    shown: set[str] = set()
+    others = warnings.showwarning
+
+    def show(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
+        if not issubclass(category, ExpressionWarning):
+            others(message, category, *args, **kwargs)
+        elif not quiet and str(message) not in shown:
+            shown.add(str(message))
+            say(f"warning: {message}")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ExpressionWarning)
+        warnings.showwarning = show
+        yield
+
+
+@contextmanager
 def writing_stdout() -> Iterator[None]:
     """Writes to standard output inside this block that fail (``> /dev/full``) become one
     clear I/O error; a closed pipe (``| head``) passes through to end the run quietly."""
@@ -82,10 +111,10 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
         status = int(fn() or 0)
     except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
         _silence_stdout()
-        return EXIT_FAIL
+        return ExitStatus.FAIL
     except KeyboardInterrupt:
         say("gradcli: interrupted")
-        return EXIT_INTERRUPT
+        return ExitStatus.INTERRUPT
     except Exception as exc:
         click_status = _click_outcome(exc)
         if click_status is None:
@@ -93,25 +122,25 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
                 raise
             return report(exc)
         status = click_status
-    if status == EXIT_INTERRUPT:  # typer and click turn Ctrl-C into a status or an Abort
+    if status == ExitStatus.INTERRUPT:  # typer and click turn Ctrl-C into a status or Abort
         say("gradcli: interrupted")
     return status
 
 
 def _click_outcome(exc: Exception) -> int | None:
-    """The exit status for click's own exceptions (None for any other). click is looked up,
-    not imported: the one-point fast path never loads it, and then none can occur."""
+    """The exit status for click's own exceptions (None for any other). click is looked
+    up, not imported: a failure before the application was built cannot be click's."""
     click = sys.modules.get("click")
     if click is None:
         return None
     if isinstance(exc, click.exceptions.Exit):
         return int(exc.exit_code)
     if isinstance(exc, click.exceptions.Abort):
-        return EXIT_INTERRUPT
+        return ExitStatus.INTERRUPT
     if isinstance(exc, click.UsageError):
         cmd = exc.ctx.command_path if exc.ctx is not None else "gradcli"
         say(f"gradcli: error: {exc.format_message()} (see '{cmd} --help')")
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     return None
 
 
@@ -127,17 +156,17 @@ def report(exc: Exception) -> int:
 
     if isinstance(exc, ExpressionError):
         say(exc.render())
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     if isinstance(exc, (EvaluationError, UsageProblem)):
         say(f"gradcli: error: {exc}")
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     if isinstance(exc, (OutputError, RuntimeProblem)):
         say(f"gradcli: error: {exc}")
-        return EXIT_FAIL
+        return ExitStatus.FAIL
     if isinstance(exc, MemoryError):
         say("gradcli: error: out of memory: use fewer points (--max-points) or write to "
             "a file with -o out.npz")
-        return EXIT_FAIL
+        return ExitStatus.FAIL
     say(f"gradcli: internal error: {type(exc).__name__}: {exc} (run with --debug for "
         "a traceback)")
-    return EXIT_FAIL
+    return ExitStatus.FAIL

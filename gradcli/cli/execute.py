@@ -1,29 +1,28 @@
 """From command-line options to columns on the screen or in a file.
 
 Options in (point specs, format, output), ``gradcli.evaluation`` does the work, the output
-layer writes. Defaults are chosen here when the user has not said (a bare ``--grid``) and
-announced on stderr in the syntax the user could have typed.
+layer writes; ``--check`` compares the derivatives with central differences.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from ..evaluation import Prepared, prepare
-from ..evaluation.specs import parse_grid, parse_point, parse_vector
+from ..evaluation.specs import parse_point, parse_vector
 from ..lang import free_variables, parse
-from .errors import EXIT_FAIL, EXIT_OK, UsageProblem, say, writing_stdout
-from .main import BARE_GRID
-
-DEFAULT_RANGE = (-5.0, 5.0)
+from .declare import BY_NAME, CHECK_TOLERANCE
+from .errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
+from .formats import choose_format
+from .progress import RunProgress, wanted
+from .specs import resolve_grid
 
 
 @dataclass
 class Request:
-    """Everything a numeric command was asked to do."""
+    """Everything a numeric command was asked to do: one field per declared option."""
 
     what: str
     expression: str
@@ -37,42 +36,18 @@ class Request:
     quiet: bool
     max_points: int
     dtype: str
+    # declared by some numeric commands only
     check: bool = False
-    check_tol: float = 1e-6
+    check_tol: float | None = None
     vector: str | None = None
     direction: str | None = None
 
 
-def _fmt_number(v: float) -> str:
-    return f"{v:g}"
-
-
-def resolve_grid(expression: str, specs: list[str], quiet: bool,
-                 force_default: bool = False) -> dict[str, Any]:
-    """Grid entries from ``--grid`` specs; a bare ``--grid`` (or ``force_default``) samples
-    every other free variable on -5:5 (101 points each for up to two variables, 21 for
-    more), announced on stderr unless ``quiet``."""
-    grid: dict[str, Any] = {}
-    bare = force_default
-    for spec in specs:
-        if spec == BARE_GRID:
-            bare = True
-            continue
-        name, value = parse_grid(spec)
-        if name in grid:
-            raise UsageProblem(f"--grid '{name}' is given twice")
-        grid[name] = value
-    if bare:
-        names = free_variables(parse(expression))
-        missing = sorted(n for n in names if n not in grid)  # x before y: x is horizontal
-        sampled = len(missing) + sum(isinstance(v, tuple) for v in grid.values())
-        count = 101 if sampled <= 2 else 21  # variables held fixed are not sampled
-        for name in missing:
-            grid[name] = (DEFAULT_RANGE[0], DEFAULT_RANGE[1], count)
-        if missing and not quiet:
-            lo, hi = (_fmt_number(v) for v in DEFAULT_RANGE)
-            say("using " + " ".join(f"--grid {n}={lo}:{hi}:{count}" for n in missing))
-    return grid
+def run_numeric(what: str, **options: Any) -> int:
+    """The body of every numeric command (``declare.py`` routes them here)."""
+    request = Request(what=what, **options)
+    with expression_warnings(request.quiet):
+        return run_request(request)
 
 
 def _no_points_message(expression: str) -> str:
@@ -86,59 +61,52 @@ def _no_points_message(expression: str) -> str:
             "a grid, --points FILE.csv, or a bare --grid for a default grid")
 
 
+def _held(specs: list[str]) -> dict[str, Any]:
+    """``--at`` beside ``--grid``/``--points``: the values it holds fixed, merged."""
+    fixed: dict[str, Any] = {}
+    for spec in specs:
+        for name, value in parse_point(spec).items():
+            if name in fixed:
+                raise UsageProblem(f"--at '{name}' is given twice")
+            fixed[name] = value
+    return fixed
+
+
 def build(req: Request) -> Prepared:
     """Parse the point options and prepare the evaluation."""
-    given = sum(bool(x) for x in (req.at, req.grid, req.points))
-    if given == 0 and not free_variables(parse(req.expression)):
-        req.at = [""]  # a constant needs no point: evaluate it once
-    elif given == 0:
-        raise UsageProblem(_no_points_message(req.expression))
-    if given > 1:
-        raise UsageProblem("use only one of --at, --grid and --points")
+    if req.check_tol is not None and not req.check:
+        raise UsageProblem("--check-tol sets the tolerance of --check: add --check")
+    if req.grid and req.points:
+        raise UsageProblem("use only one of --grid and --points (--at beside either holds "
+                           "a variable fixed)")
     kwargs: dict[str, Any] = {}
-    if req.at:
-        kwargs["at"] = [parse_point(spec) if spec else {} for spec in req.at]
-    elif req.grid:
-        kwargs["grid"] = resolve_grid(req.expression, req.grid, req.quiet)
-    else:
-        from .points_file import read_points  # its parser's tables: only for --points
+    if req.grid or req.points:
+        kwargs["fixed"] = fixed = _held(req.at)
+        if req.grid:
+            kwargs["grid"] = resolve_grid(req.expression, req.grid, req.quiet, held=fixed)
+        else:
+            from .points_file import read_points  # its parser's tables: only for --points
 
-        table = read_points(req.points or "", free_variables(parse(req.expression)),
-                            req.max_points)
-        kwargs["points"], kwargs["carry"] = table.variables, table.carried
+            table = read_points(req.points or "", free_variables(parse(req.expression)),
+                                req.max_points)
+            kwargs["points"] = points = table.variables
+            kwargs["carry"] = table.carried
+            both = next((n for n in fixed if n in points), None)
+            if both is not None:
+                raise UsageProblem(f"'{both}' is given by --at and by --points: give only "
+                                   "one of them")
+    elif req.at:
+        kwargs["at"] = [parse_point(spec) for spec in req.at]
+    elif free_variables(parse(req.expression)):
+        raise UsageProblem(_no_points_message(req.expression))
+    else:
+        kwargs["at"] = [{}]  # a constant needs no point: evaluate it once
     if req.vector is not None:
         kwargs["vector"] = parse_vector(req.vector)
     if req.direction is not None:
         kwargs["direction"] = parse_point(req.direction, "--direction")
-    if req.dtype not in ("float64", "float32"):
-        raise UsageProblem(f"--dtype must be float64 or float32, got '{req.dtype}'")
-    if not (math.isfinite(req.check_tol) and req.check_tol >= 0):
-        raise UsageProblem(f"--check-tol must be a finite number >= 0, got {req.check_tol}")
     return prepare(req.expression, req.what, dtype=req.dtype, max_points=req.max_points,
                    **kwargs)
-
-
-def _progress(prepared: Prepared) -> Any:
-    """A rich progress bar on stderr, for runs big enough to take over about a second."""
-    work = prepared.binding.size * max(1, len(prepared.plan.columns()))
-    if work < 20_000_000 or not sys.stderr.isatty():
-        return None, None
-    from rich.progress import Progress
-
-    bar = Progress(transient=True, console=_stderr_console())
-    task = bar.add_task("evaluating", total=None)
-    bar.start()
-
-    def update(done: int, total: int) -> None:
-        bar.update(task, completed=done, total=total)
-
-    return bar, update
-
-
-def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
 
 
 def run_request(req: Request) -> int:
@@ -146,62 +114,42 @@ def run_request(req: Request) -> int:
     from .. import output
 
     prepared = build(req)
-    fmt = _choose_format(req)
-    bar, update = _progress(prepared)
-    stream = None
-    if fmt in ("npz", "npy") and not req.check:
-        from ..output.stream_sink import StreamSink
+    fmt = choose_format(BY_NAME[req.what], req.fmt, req.output)
+    if fmt == "npz" and not req.output:
+        raise UsageProblem("npz output needs a file: add -o out.npz")
+    if fmt == "npy" and req.check:
+        raise UsageProblem("--check needs the results in memory: use -o with .npz, .csv "
+                           "or .json")
+    values = prepared.binding.size * max(1, len(prepared.plan.columns()))
+    to_file = bool(req.output) or not sys.stdout.isatty()
+    with RunProgress(wanted(req.quiet, values, fmt in ("csv", "json") and to_file)) as bar:
+        stream = None
+        if fmt in ("npz", "npy") and not req.check:
+            from ..output.stream_sink import StreamSink
 
-        stream = StreamSink(req.output or "", fmt)
-    try:
-        columns = prepared.run(stream, progress=update)
-    finally:
-        if bar is not None:
-            bar.stop()
-    status = _run_check(prepared, columns, req) if req.check else EXIT_OK
-    if stream is not None:
-        bad = stream.nonfinite
-    else:
-        with writing_stdout():
-            output.write(columns, fmt=fmt, path=req.output, expression=req.expression,
-                         variables=list(prepared.binding.names), notes=_notes(prepared),
-                         precision=req.precision, stdout=sys.stdout)
-        bad = output.count_nonfinite(columns, results_only=True)
+            stream = StreamSink(req.output or "", fmt)
+        columns = prepared.run(stream, progress=bar.stage("computing"))
+        status = _run_check(prepared, columns, req) if req.check else ExitStatus.OK
+        if stream is not None:
+            bad = stream.nonfinite
+        else:
+            with writing_stdout():
+                notes = output.write(
+                    columns, fmt=fmt, path=req.output, expression=req.expression,
+                    variables=list(prepared.binding.names), notes=_notes(prepared),
+                    precision=req.precision, stdout=sys.stdout,
+                    progress=bar.stage(f"writing {req.output or 'standard output'}"))
+            if not req.quiet:
+                for note in notes:
+                    say(note)
+            bad = output.count_nonfinite(columns, results_only=True)
     if bad:
         if not req.quiet or req.strict:
             say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} "
                 "(nan or inf) in the output")
         if req.strict:
-            return EXIT_FAIL
+            return ExitStatus.FAIL
     return status
-
-
-def _choose_format(req: Request) -> str:
-    from .. import output
-
-    fmt = req.fmt.lower()
-    if fmt not in ("auto", "table", "csv", "json", "npz"):
-        raise UsageProblem(f"--format must be auto, table, csv, json or npz, got '{req.fmt}'")
-    if req.output:
-        try:
-            by_ext = ("npy" if req.output.lower().endswith(".npy")
-                      else output.format_from_extension(req.output))
-        except ValueError as exc:
-            if fmt in ("csv", "json", "npz"):  # an explicit format names the target's format
-                return fmt                       # (e.g. -f csv -o /dev/stdout)
-            raise UsageProblem(str(exc).replace("use .npz", "use .npz, .npy")) from None
-        if by_ext == "npy" and req.check:
-            raise UsageProblem("--check needs the results in memory: use -o with .npz, .csv "
-                               "or .json")
-        if fmt not in ("auto", by_ext):
-            raise UsageProblem(f"--format {fmt} does not match the extension of "
-                               f"'{req.output}' ({by_ext})")
-        return by_ext
-    if fmt == "npz":
-        raise UsageProblem("npz output needs a file: add -o out.npz")
-    if fmt == "auto":
-        return "table" if sys.stdout.isatty() else "csv"
-    return fmt
 
 
 def _notes(prepared: Prepared) -> list[str]:
@@ -215,13 +163,26 @@ def _notes(prepared: Prepared) -> list[str]:
 
 
 def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int:
+    """``--check``: report the engine's largest gap to central differences; exit 1 when it
+    is above the tolerance (by default the command's for its dtype) or where only one of
+    the two is finite."""
     from ..evaluation.check import finite_difference_check
 
-    worst_abs, worst_rel = finite_difference_check(prepared, columns)
-    say(f"check: central differences differ by at most {worst_abs:.3g} (absolute), "
-        f"{worst_rel:.3g} (relative); tolerance {req.check_tol:g}")
-    if worst_rel > req.check_tol:
+    tolerance = (req.check_tol if req.check_tol is not None
+                 else CHECK_TOLERANCE[req.what][req.dtype])
+    found = finite_difference_check(prepared, columns)
+    say(f"check: central differences differ by at most {found.worst_abs:.3g} (absolute), "
+        f"{found.worst_rel:.3g} (relative); tolerance {tolerance:g}")
+    status = ExitStatus.OK
+    if found.not_comparable:
+        say(f"check: {found.not_comparable} entries not comparable (non-finite in one of them)")
+        status = ExitStatus.FAIL
+    if found.both_nonfinite:
+        say(f"check: {found.both_nonfinite} entries not comparable (non-finite in both, "
+            "but not the same value)")
+        status = ExitStatus.FAIL
+    if found.worst_rel > tolerance:
         say("check: FAILED: the discrepancy is above --check-tol")
-        return EXIT_FAIL
-    return EXIT_OK
+        status = ExitStatus.FAIL
+    return status
 

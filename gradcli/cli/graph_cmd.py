@@ -6,30 +6,33 @@ import sys
 
 from ..evaluation.graph import build_graph
 from ..evaluation.specs import parse_point
-from .errors import UsageProblem, writing_stdout
+from .declare import BY_NAME
+from .errors import ExitStatus, UsageProblem, expression_warnings, writing_stdout
+from .formats import choose_format
 
 
-def run_graph(expression: str, at: list[str], fmt: str, output: str | None,
-              precision: int) -> int:
+def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
+              output: str | None, precision: int, quiet: bool) -> int:
     """Build the graph at the single ``--at`` point and print or write it."""
     from ..output import atomic_open, graph_view
 
-    if len(at) != 1:
+    if not at or len(at) != 1:
         raise UsageProblem('graph needs exactly one point: --at "x=3"')
-    fmt = fmt.lower()
-    if fmt not in ("table", "json", "dot"):
-        raise UsageProblem(f"graph --format must be table, json or dot, got '{fmt}'")
+    fmt = choose_format(BY_NAME[what], fmt, output)
     point = parse_point(at[0])
-    nodes, out = build_graph(expression, point)
+    with expression_warnings(quiet):
+        nodes, out = build_graph(expression, point)
     if fmt == "table":
-        if output:
-            raise UsageProblem("graph writes a table only to the terminal: use -f json or "
-                               "-f dot with -o")
         from rich.console import Console
 
+        table = graph_view.graph_table(expression, nodes, out, precision)
+        if output:
+            with atomic_open(output, "w", encoding="utf-8") as fh:
+                Console(file=fh, width=10_000, no_color=True, force_terminal=False).print(table)
+            return ExitStatus.OK
         with writing_stdout():
-            Console().print(graph_view.graph_table(expression, nodes, out, precision))
-        return 0
+            Console().print(table)
+        return ExitStatus.OK
     text = (graph_view.graph_json(expression, point, nodes, out) if fmt == "json"
             else graph_view.graph_dot(expression, nodes, out, precision))
     if output:
@@ -38,4 +41,4 @@ def run_graph(expression: str, at: list[str], fmt: str, output: str | None,
     else:
         with writing_stdout():
             sys.stdout.write(text)
-    return 0
+    return ExitStatus.OK

@@ -1,14 +1,19 @@
 """The ``gradcli`` console script: argv in, exit status out, never a traceback.
 
-Exit status: 0 success, 2 bad usage or input, 1 runtime failure (I/O, --check, --strict),
-130 interrupted. ``--debug`` anywhere on the command line shows tracebacks.
+Exit status (:class:`~gradcli.cli.errors.ExitStatus`): 0 success, 2 bad usage or input,
+1 runtime failure (I/O, --check, --strict), 130 interrupted. ``--debug`` anywhere on the
+command line shows tracebacks.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
-USAGE = """\
+from .declare import BY_NAME, COMMANDS
+from .errors import ExitStatus, guarded
+
+USAGE = f"""\
 gradcli: derivatives, gradients, Jacobians and gradient-field pictures of a formula.
 
 Usage: gradcli COMMAND EXPRESSION [--at POINT | --grid SPEC ... | --points FILE] [OPTIONS]
@@ -18,56 +23,55 @@ Examples:
   gradcli grad "sin(x)*cos(y)" --grid
   gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 -o field.png
 
-Commands: eval grad jacobian vjp jvp hessian graph plot   (gradcli COMMAND --help)
+Commands: {" ".join(c.name for c in COMMANDS)}   (gradcli COMMAND --help)
 """
 
-BARE_GRID = "*"  # what a bare --grid becomes: "every other free variable, default range"
+#: set by the shell's completion script when it asks for completions (typer's name for it)
+COMPLETE_VAR = "_GRADCLI_COMPLETE"
 
 
-def normalize_argv(argv: list[str]) -> list[str]:
-    """Let ``--grid``/``-g`` stand alone: a bare one becomes ``--grid=*``.
+def run(args: list[str]) -> int:
+    """Parse ``args`` with the typer application and run the command they name."""
+    from .app import build
+    from .argv import rewrite
 
-    A grid spec always contains '=', so a following word without one (the expression, or
-    another option) is not its value.
-    """
-    out: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in ("--grid", "-g"):
-            nxt = argv[i + 1] if i + 1 < len(argv) else None
-            if nxt is None or nxt.startswith("-") or "=" not in nxt:
-                out.append(f"--grid={BARE_GRID}")
-                i += 1
-                continue
-        out.append(arg)
-        i += 1
-    return out
+    command = BY_NAME.get(args[0]) if args else None
+    if command is not None and COMPLETE_VAR not in os.environ:
+        group, args = build(only=command.name), [args[0], *rewrite(command, args[1:])]
+    else:  # --help, --version, a mistyped command, completion: every command is needed
+        group = build()
+    return group.main(args=args, prog_name="gradcli", standalone_mode=False)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return (or, as a console script, exit with) its status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args:
+    if not args and COMPLETE_VAR not in os.environ:
         sys.stdout.write(USAGE)
-        return 0
-    debug = "--debug" in args
-    args = [a for a in args if a != "--debug"]
-    from .errors import guarded
-    from .fast import fast_plot, fast_points, run_fast, run_fast_plot
-
-    points, plot = fast_points(args), fast_plot(args)
-    if points is not None:  # COMMAND EXPR --at POINT...: the same run, without typer
-        status = guarded(lambda: run_fast(args, points), debug)
-    elif plot is not None:  # plot EXPR --grid SPEC... -o FILE: likewise
-        status = guarded(lambda: run_fast_plot(args, *plot), debug)
+        status = ExitStatus.OK
     else:
-        from .app import run_app
-
-        status = run_app(normalize_argv(args), debug=debug)
+        debug = "--debug" in args
+        args = [a for a in args if a != "--debug"]
+        status = guarded(lambda: run(args), debug)
     if argv is None:
-        sys.exit(status)
+        _exit(status)
     return status
+
+
+def _exit(status: int) -> None:
+    """End the console script with ``status``, skipping the interpreter's teardown.
+
+    By now every file is closed, every worker thread joined and every progress bar
+    stopped; what is left is unloading numpy, typer and the rest module by module, which
+    would add a fifth to the run time of a small command (benchmarks/RESULTS.md). The
+    standard streams are flushed first, so nothing written is lost.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: the run already said what it could
+            status = status or ExitStatus.FAIL
+    os._exit(status)
 
 
 if __name__ == "__main__":  # pragma: no cover

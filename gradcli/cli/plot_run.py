@@ -1,28 +1,28 @@
 """Run ``gradcli plot``: resolve the grid, hand the options to ``gradcli.plot``, report.
-No typer here, so the one-command fast path (``fast.py``) and the typer command share this
-one body. What each option means (parsing, checks, defaults) lives in
-``gradcli.plot.options``; this only maps failures to exit statuses and prints the notes."""
+
+Every drawing option declared in ``declare.PLOT_DRAWING`` arrives here by name, as typed,
+and goes on to :func:`gradcli.plot.parse_options` under the same name: what each one means
+(parsing, checks, defaults) lives in ``gradcli.plot.options``, so a new one needs its
+declaration and its field there, nothing here. This only maps failures to exit statuses
+and prints the notes. matplotlib (through ``gradcli.plot``) is imported only inside
+:func:`run_plot`, and only by the writers that need it.
+"""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
-from ..plot.options import OPTION_DEFAULTS
-from .errors import RuntimeProblem, UsageProblem, say
-
-#: plot's option defaults besides the expression, grid and output: the drawing options'
-#: own (gradcli.plot.options), quiet and max-points (the typer declaration in plot_cmd.py
-#: uses the same values)
-PLOT_DEFAULTS: dict[str, Any] = {**OPTION_DEFAULTS, "quiet": False, "max_points": 50_000_000}
+from .errors import ExitStatus, RuntimeProblem, UsageProblem, expression_warnings, say
 
 
-def run_plot(expression: str, output: str | None, grid: list[str], *, quiet: bool,
-             max_points: int, **drawing: Any) -> int:
+def run_plot(what: str, expression: str, output: str | None, grid: list[str] | None,
+             quiet: bool, max_points: int, **drawing: Any) -> int:
     """Draw ``expression`` sampled on ``grid`` (bare or missing: the default grid) into
-    ``output``; ``drawing`` are the drawing options as typed. Return the exit status."""
+    ``output`` (``-`` or None with --preview: the terminal); return the exit status."""
     from ..plot import parse_options, run_plot_request
     from ..plot.options import check_target
+    from .specs import resolve_grid
 
     options = parse_options(**drawing)
     if output is None and not options.preview:
@@ -33,14 +33,13 @@ def run_plot(expression: str, output: str | None, grid: list[str], *, quiet: boo
             check_target(output)
         except OSError as exc:
             raise RuntimeProblem(_cannot_write(output, exc)) from None
-    from .execute import resolve_grid
-
-    grid_dict = resolve_grid(expression, grid, quiet, force_default=not grid)
-    try:
-        result = run_plot_request(expression, grid_dict, output, options,
-                                  max_points=max_points, stdout=sys.stdout)
-    except OSError as exc:
-        raise RuntimeProblem(_cannot_write(output or "-", exc)) from None
+    with expression_warnings(quiet):
+        grid_dict = resolve_grid(expression, grid or [], quiet, force_default=not grid)
+        try:
+            result = run_plot_request(expression, grid_dict, output, options,
+                                      max_points=max_points, stdout=sys.stdout)
+        except OSError as exc:
+            raise RuntimeProblem(_cannot_write(output or "-", exc)) from None
     if not quiet:
         for note in result.notes:
             say(f"note: {note}")
@@ -48,7 +47,7 @@ def run_plot(expression: str, output: str | None, grid: list[str], *, quiet: boo
             n = result.nonfinite
             say(f"warning: {n:,} non-finite result value{'s' if n != 1 else ''} (nan or "
                 "inf) in the picture: drawn blank, without arrows")
-    return 0
+    return ExitStatus.OK
 
 
 def _cannot_write(path: str, exc: OSError) -> str:

@@ -27,6 +27,9 @@ from .binding import (
     bind_table,
     check_limit,
     count_text,
+    hold,
+    parse_constant,
+    point_list,
 )
 from .blocks import Result
 from .kernels import WHATS, Plan
@@ -38,7 +41,7 @@ from .runner import ArraySink, Sink, run
 MAX_SWEEP_OPS = 100_000_000
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
-           "output_names", "Prepared", "Origin", "Evaluated"]
+           "output_names", "Prepared", "parse_constant", "Origin", "Evaluated"]
 
 
 def output_names(shape: tuple[int, ...]) -> list[str]:
@@ -66,6 +69,11 @@ class Prepared:
             if binding.kind != "points" or len(col) != n:
                 raise EvaluationError(f"the carried column '{name}' needs one value per point")
         self.layout = result_layout(plan, binding)
+        results = {b.name for b in self.layout.blocks}
+        named = next((n for n in binding.names if n in results), None)
+        if named is not None:  # a variable f beside the value f: one name, two columns
+            raise EvaluationError(f"variable '{named}' has the name of a result column: "
+                                  "give the variable another name")
         self.inputs = input_result(binding, self.carry)
         taken = set(self.inputs.layout.column_names()) - set(self.carry)
         clash = [n for n in self.carry if n in taken or self.layout.locate(n) is not None]
@@ -100,20 +108,31 @@ class Prepared:
 
 
 def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> ExpressionError:
+    from ..lang.names import split_suggestion
+
     pos = next(n.pos for n in walk(tree) if isinstance(n, Var) and n.name == name)
+    reading = split_suggestion(name, binding.names)
+    if reading is not None:
+        return ExpressionError(f"variable '{name}' is not bound", expression, pos,
+                               hint=f"did you mean {reading}? names written together are "
+                               "one name")
     how = (f'--grid {name}=0:1:11 or --grid {name}=VALUE' if binding.kind == "grid"
            else f'--at "...,{name}=VALUE" or a {name} column in --points')
     return ExpressionError(f"variable '{name}' is not bound", expression, pos,
                            hint=f"give it a value with {how}")
 
 
-def prepare(expression: str, what: str = "eval", *, at: Sequence[Mapping[str, Any]] | None = None,
+def prepare(expression: str, what: str = "eval", *,
+            at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
             grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
-            vector: Any = None, direction: Mapping[str, Any] | None = None, dtype: Any = None,
+            fixed: Mapping[str, Any] | None = None, vector: Any = None,
+            direction: Mapping[str, Any] | None = None, dtype: Any = None,
             max_points: int = DEFAULT_MAX_POINTS,
             carry: Mapping[str, Any] | None = None) -> Prepared:
-    """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests.
+    """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests
+    (TypeError for an ``at=`` that is neither a point nor a list of points).
 
+    ``fixed``: variables held at one value for every point (see :func:`evaluate`).
     ``carry``: text columns passed through to the result before the variables (a points
     file's other columns), each as long as the point set.
     """
@@ -129,9 +148,10 @@ def prepare(expression: str, what: str = "eval", *, at: Sequence[Mapping[str, An
     if grid is not None:
         binding = bind_grid(grid, dt, max_points)
     elif at is not None:
-        binding = bind_points(list(at), dt)
+        binding = bind_points(point_list(at), dt)
     else:
         binding = bind_table(points or {}, dt)
+    binding = hold(binding, fixed or {}, dt)
     check_limit(binding, max_points)
     for name in _free(tree):
         if name not in binding.shapes:
@@ -210,9 +230,10 @@ def _direction(direction: Mapping[str, Any] | None, binding: Binding,
 
 
 def evaluate(expression: str, what: str = "eval", *,
-             at: Sequence[Mapping[str, Any]] | None = None,
+             at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
              grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
-             vector: Any = None, direction: Mapping[str, Any] | None = None, dtype: Any = None,
+             fixed: Mapping[str, Any] | None = None, vector: Any = None,
+             direction: Mapping[str, Any] | None = None, dtype: Any = None,
              max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
              block_size: int | None = None, scheduler: Any = None,
              scheduler_timeout: float = 10.0) -> dict[str, Any]:
@@ -220,8 +241,10 @@ def evaluate(expression: str, what: str = "eval", *,
     block.
 
     ``what`` is one of eval, grad, jacobian, vjp (needs ``vector``), jvp (needs
-    ``direction``), hessian. Give the points as ``at=[{"x": 1.0}, ...]``, as
-    ``grid={"x": (start, stop, count), "z": value}`` or as ``points={"x": array}``.
+    ``direction``), hessian. Give the points as ``at={"x": 1.0}`` (one point) or
+    ``at=[{"x": 1.0}, ...]``, as ``grid={"x": (start, stop, count), "z": value}`` or as
+    ``points={"x": array}``; ``fixed={"y": 2.0}`` holds more variables at one value for
+    every point. Values may be constant expressions given as strings (``"pi/2"``).
 
     Shapes, with ``...`` the batch (``(N,)`` for N points, the grid's shape for a grid;
     grid variables come back as broadcastable ``ogrid`` axes):
@@ -242,8 +265,9 @@ def evaluate(expression: str, what: str = "eval", *,
     ``pip install 'gradcli[dask]'``); ``scheduler_timeout`` bounds the wait for it.
     ``gradcli.to_xarray(result)`` labels any result as a dataset.
     """
-    prepared = prepare(expression, what, at=at, grid=grid, points=points, vector=vector,
-                       direction=direction, dtype=dtype, max_points=max_points)
+    prepared = prepare(expression, what, at=at, grid=grid, points=points, fixed=fixed,
+                       vector=vector, direction=direction, dtype=dtype,
+                       max_points=max_points)
     if scheduler is not None:  # checked and compiled above: errors come before any task
         from .cluster import lazy_result, shared_client
 
@@ -251,6 +275,6 @@ def evaluate(expression: str, what: str = "eval", *,
         result = lazy_result(prepared)
     else:
         result = prepared.run(threads=threads, block_size=block_size)
-    call = describe_call(expression, what, at=at, grid=grid, points=points, vector=vector,
-                         direction=direction, dtype=dtype)
+    call = describe_call(expression, what, at=at, grid=grid, points=points, fixed=fixed,
+                         vector=vector, direction=direction, dtype=dtype)
     return Evaluated(result.arrays, result, prepared.origin(call))

@@ -8,13 +8,15 @@ axes shaped as ``numpy.ogrid`` does, so work on one variable is done once per ax
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from ..lang import CONSTANTS
 
+#: the most points one request may evaluate unless the caller raises it (``max_points=``,
+#: ``--max-points``): above it a request is refused before anything is allocated
 DEFAULT_MAX_POINTS = 50_000_000
 MAX_GRID_AXES = 32  # numpy's dimension limit (32 before numpy 2)
 
@@ -71,14 +73,79 @@ def _check_names(names: Sequence[str]) -> None:
                                   "be given a value; name the variable differently")
 
 
+#: the names a constant value may use besides the language's constants, as a points file
+#: may hold them: ``--at x=inf``, ``{"x": "-inf"}``
+_NON_FINITE = {"inf": np.inf, "nan": np.nan}
+
+
+def parse_constant(text: str, what: str) -> Any:
+    """The value of a constant expression of gradcli's language: a float, or nested lists
+    of floats for brackets (``"pi/2"``, ``"[0, 2pi]"``, ``"-inf"``).
+
+    The text is parsed and folded by gradcli's own parser, never executed as Python; a
+    problem is an EvaluationError that starts with ``what`` (where the text came from).
+    """
+    from ..lang import ExpressionError, free_variables, parse
+    from ..lang.compile import compile_expression
+
+    try:
+        tree = parse(text)
+    except ExpressionError as exc:
+        shown = exc.render().splitlines()[:-1]  # the value and its caret, without a 2nd message
+        raise EvaluationError("\n".join([f"{what}: {exc.message}", *shown])) from None
+    names = free_variables(tree)
+    unknown = [n for n in names if n not in _NON_FINITE]
+    if unknown:
+        raise EvaluationError(f"{what}: '{text.strip()}' must be a constant, but uses "
+                              f"{', '.join(unknown)}")
+    program = compile_expression(tree, text, dict.fromkeys(names, ()))
+    with np.errstate(all="ignore"):  # inf - inf is nan here, as in a points file
+        value = program.run({n: np.float64(_NON_FINITE[n]) for n in names})
+    return np.asarray(value, dtype=np.float64).tolist() if names else value
+
+
+def _numeric(value: Any, what: str) -> Any:
+    """``value`` with every string in it (a constant expression) replaced by its value."""
+    if isinstance(value, str):
+        return parse_constant(value, what)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (str, list, tuple))
+                                                for v in value):
+        return [_numeric(v, what) for v in value]
+    return value
+
+
 def _as_components(name: str, value: Any, dtype: np.dtype) -> tuple[tuple[int, ...], list]:
-    arr = np.asarray(value, dtype=dtype)
+    value = _numeric(value, f"variable '{name}'")
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError):
+        raise EvaluationError(f"variable '{name}': expected a number or a vector of numbers, "
+                              f"got {value!r:.60}") from None
     if arr.ndim == 0:
         return (), [arr]
     if arr.ndim == 1:
         return (arr.shape[0],), list(arr)
     raise EvaluationError(f"variable '{name}': only scalars and vectors are supported, "
                           f"got a value of shape {arr.shape}")
+
+
+def point_list(at: Any) -> list[Mapping[str, Any]]:
+    """``at=`` as a list of points: one point as a mapping, or a sequence of them.
+
+    Anything else is a TypeError that says what ``at=`` takes.
+    """
+    if isinstance(at, Mapping):
+        return [at]
+    if isinstance(at, Sequence) and not isinstance(at, (str, bytes)):
+        points = list(at)
+        bad = next((p for p in points if not isinstance(p, Mapping)), None)
+        if bad is None:
+            return points
+        got = f"a list holding {type(bad).__name__}"
+    else:
+        got = type(at).__name__
+    raise TypeError('at= takes one point as a dict, {"x": 1.0}, or a list of such dicts, '
+                    f'[{{"x": 0.0}}, {{"x": 1.0}}]; got {got}')
 
 
 def bind_points(at: Sequence[Mapping[str, Any]], dtype: np.dtype) -> Binding:
@@ -113,7 +180,10 @@ def bind_table(points: Mapping[str, Any], dtype: np.dtype) -> Binding:
     _check_names(names)
     components, shapes, n = {}, {}, None
     for name in names:
-        arr = np.asarray(points[name], dtype=dtype)
+        try:
+            arr = np.asarray(points[name], dtype=dtype)
+        except (TypeError, ValueError):
+            raise EvaluationError(f"column '{name}' must hold numbers") from None
         if arr.ndim not in (1, 2):
             raise EvaluationError(f"column '{name}' must be 1-D (or 2-D for a vector "
                                   f"variable), got shape {arr.shape}")
@@ -140,8 +210,9 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
         spec = grid[name]
         if len(spec) != 3:
             raise EvaluationError(f"grid '{name}' needs (start, stop, count), got {spec!r}")
-        count = spec[2]
-        if not float(count).is_integer() or count < 1:
+        count = _numeric(spec[2], f"grid '{name}'")
+        if not isinstance(count, (int, float, np.number)) or not float(count).is_integer() \
+                or count < 1:
             raise EvaluationError(f"grid '{name}': the count must be a whole number >= 1, "
                                   f"got {count}")
         counts.append(int(count))
@@ -157,7 +228,7 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
     for name, spec in grid.items():
         shapes[name] = ()
         if name in axes:
-            start, stop = float(spec[0]), float(spec[1])
+            start, stop = (float(_numeric(v, f"grid '{name}'")) for v in spec[:2])
             if not (np.isfinite(start) and np.isfinite(stop)):
                 raise EvaluationError(f"grid '{name}': bounds must be finite")
             view = [1] * len(shape)
@@ -165,11 +236,34 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
             axis = np.linspace(start, stop, shape[axes.index(name)], dtype=dtype)
             components[name] = [axis.reshape(view)]
         else:
-            value = np.asarray(spec, dtype=dtype)
+            value = np.asarray(_numeric(spec, f"grid '{name}'"), dtype=dtype)
             if value.ndim:
                 raise EvaluationError(f"grid '{name}' must be a number or (start, stop, count)")
             components[name] = [value.reshape((1,) * len(shape))]
     return Binding("grid", list(grid), shapes, components, shape, axes)
+
+
+def hold(binding: Binding, fixed: Mapping[str, Any], dtype: np.dtype) -> Binding:
+    """``binding`` with the variables of ``fixed`` held at one value (a number or a vector)
+    at every point: ``points=`` with ``fixed={"y": 2}`` evaluates every row at y = 2."""
+    if not fixed:
+        return binding
+    names = list(fixed)
+    _check_names(names)
+    shapes, components = dict(binding.shapes), dict(binding.components)
+    for name in names:
+        if name in binding.shapes:
+            raise EvaluationError(f"variable '{name}' is held fixed and also given "
+                                  f"{'on the grid' if binding.kind == 'grid' else 'per point'}"
+                                  ": give it one way")
+        shape, comps = _as_components(name, fixed[name], dtype)
+        shapes[name] = shape
+        if binding.kind == "grid":  # broadcast against the grid's axes, like a held grid value
+            components[name] = [c.reshape((1,) * len(binding.batch_shape)) for c in comps]
+        else:  # one read-only view per component: no per-row copy
+            components[name] = [np.broadcast_to(c, binding.batch_shape) for c in comps]
+    return replace(binding, names=[*binding.names, *names], shapes=shapes,
+                   components=components)
 
 
 def check_limit(binding: Binding, max_points: int) -> None:

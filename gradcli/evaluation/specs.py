@@ -1,20 +1,20 @@
-"""Parse the CLI's point specifications: ``x=1,y=pi/2``, ``x=0:2pi:100``, ``1,0``, CSV files.
+"""The text forms of points, grids and vectors: ``x=1,y=pi/2``, ``x=0:2pi:100``, ``1,0``.
 
-Values and bounds are constant expressions of gradcli's own language, parsed and folded
-by it: nothing a user types is executed as Python.
+Shared by the CLI's options (``--at``, ``--grid``, ``--vector``, ``--direction``) and the
+plot options that name a variable (``--slice z=0``, ``--animate t=0:2pi:48``), which is why
+it sits below both. Values and bounds are constant expressions of gradcli's own language,
+parsed and folded by it (:func:`parse_constant`): nothing a user types is executed as
+Python.
 """
 
 from __future__ import annotations
 
-import io
 import re
 from typing import Any
 
 import numpy as np
 
-from ..lang import ExpressionError, free_variables, parse
-from ..lang.compile import compile_expression
-from .binding import EvaluationError
+from .binding import EvaluationError, parse_constant
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -34,20 +34,6 @@ def split_top(text: str, sep: str) -> list[str]:
             cur.append(ch)
     parts.append("".join(cur))
     return parts
-
-
-def constant(text: str, what: str) -> Any:
-    """The value of a constant expression: a float, or nested lists for brackets."""
-    try:
-        tree = parse(text)
-    except ExpressionError as exc:
-        shown = exc.render().splitlines()[:-1]  # the value and its caret, without a 2nd message
-        raise EvaluationError("\n".join([f"{what}: {exc.message}", *shown])) from None
-    names = free_variables(tree)
-    if names:
-        raise EvaluationError(f"{what}: '{text.strip()}' must be a constant, but uses "
-                              f"{', '.join(names)}")
-    return compile_expression(tree, text, {}).run({})
 
 
 def _assignments(spec: str, option: str) -> list[tuple[str, str]]:
@@ -71,12 +57,15 @@ def parse_point(spec: str, option: str = "--at") -> dict[str, Any]:
     for name, value in _assignments(spec, option):
         if name in point:
             raise EvaluationError(f"{option} '{spec}': '{name}' is given twice")
-        point[name] = constant(value, f"{option} {name}")
+        point[name] = parse_constant(value, f"{option} {name}")
     return point
 
 
 def parse_grid(spec: str) -> tuple[str, Any]:
-    """``"x=0:2pi:100"`` -> ``("x", (0, 6.28.., 100))``; ``"z=0.5"`` holds z fixed."""
+    """``"x=0:2pi:100"`` -> ``("x", (0, 6.28.., 100))``; ``"z=0.5"`` holds z fixed; a name
+    alone, ``"x"``, is ``("x", None)``: x on the default range."""
+    if _NAME.match(spec.strip()):
+        return spec.strip(), None
     pairs = _assignments(spec, "--grid")
     if len(pairs) != 1:
         raise EvaluationError(f"--grid '{spec}': give one variable per --grid "
@@ -84,12 +73,12 @@ def parse_grid(spec: str) -> tuple[str, Any]:
     name, value = pairs[0]
     parts = split_top(value, ":")
     if len(parts) == 1:
-        return name, _scalar(constant(parts[0], f"--grid {name}"), f"--grid {name}")
+        return name, _scalar(parse_constant(parts[0], f"--grid {name}"), f"--grid {name}")
     if len(parts) != 3:
         raise EvaluationError(f"--grid '{spec}': expected start:stop:count, e.g. x=0:2pi:100")
-    start = _scalar(constant(parts[0], f"--grid {name} start"), f"--grid {name} start")
-    stop = _scalar(constant(parts[1], f"--grid {name} stop"), f"--grid {name} stop")
-    count = _scalar(constant(parts[2], f"--grid {name} count"), f"--grid {name} count")
+    start = _scalar(parse_constant(parts[0], f"--grid {name} start"), f"--grid {name} start")
+    stop = _scalar(parse_constant(parts[1], f"--grid {name} stop"), f"--grid {name} stop")
+    count = _scalar(parse_constant(parts[2], f"--grid {name} count"), f"--grid {name} count")
     if not float(count).is_integer() or count < 1:
         raise EvaluationError(f"--grid '{spec}': the count must be a whole number >= 1, "
                               f"got {parts[2].strip()}")
@@ -109,48 +98,4 @@ def parse_vector(spec: str) -> Any:
     text = spec.strip()
     if len(split_top(text, ",")) > 1:
         text = f"[{text}]"
-    return constant(text, "--vector")
-
-
-def read_points_csv(text: str, source: str) -> dict[str, np.ndarray]:
-    """Columns of a CSV whose header names the variables (``x[0]``, ``x[1]`` make a
-    vector variable ``x``)."""
-    import csv  # only for --points
-
-    rows = list(csv.reader(io.StringIO(text)))
-    rows = [r for r in rows if any(cell.strip() for cell in r)]
-    if not rows:
-        raise EvaluationError(f"{source}: empty CSV (expected a header naming the variables)")
-    header = [h.strip() for h in rows[0]]
-    groups: dict[str, list[tuple[int, int]]] = {}
-    for col, h in enumerate(header):
-        if h in header[:col]:
-            raise EvaluationError(f"{source}: header column {col + 1} '{h}' appears twice "
-                                  f"(first as column {header.index(h) + 1})")
-        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?", h)
-        if not m:
-            raise EvaluationError(f"{source}: header column {col + 1} '{h}' is not a "
-                                  "variable name")
-        groups.setdefault(m.group(1), []).append((int(m.group(2) or -1), col))
-    data = np.empty((len(rows) - 1, len(header)))
-    for i, row in enumerate(rows[1:], start=2):
-        if len(row) != len(header):
-            raise EvaluationError(f"{source}: line {i} has {len(row)} fields, the header "
-                                  f"has {len(header)}")
-        for j, cell in enumerate(row):
-            try:
-                data[i - 2, j] = float(cell)
-            except ValueError:
-                raise EvaluationError(f"{source}: line {i}, column '{header[j]}': "
-                                      f"'{cell.strip()}' is not a number") from None
-    out = {}
-    for name, cols in groups.items():
-        if len(cols) == 1 and cols[0][0] == -1:
-            out[name] = data[:, cols[0][1]]
-        else:
-            cols.sort()
-            if [k for k, _ in cols] != list(range(len(cols))):
-                raise EvaluationError(f"{source}: columns of '{name}' must be "
-                                      f"{name}[0], {name}[1], ... without gaps")
-            out[name] = data[:, [c for _, c in cols]]
-    return out
+    return parse_constant(text, "--vector")

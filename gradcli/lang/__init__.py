@@ -26,7 +26,7 @@ from .ast import (
     walk,
 )
 from .checks import check_names
-from .errors import ExpressionError
+from .errors import ExpressionError, ExpressionWarning
 from .names import ALIASES, CONSTANTS, FUNCTIONS, FunctionSpec, resolve_function, suggest
 from .parser import MAX_DEPTH, MAX_LENGTH, parse
 from .printer import to_text
@@ -39,6 +39,7 @@ __all__ = [
     "Compare",
     "Const",
     "ExpressionError",
+    "ExpressionWarning",
     "FUNCTIONS",
     "FunctionSpec",
     "Index",

@@ -8,7 +8,7 @@ CLI can show a caret under it.
 
 from __future__ import annotations
 
-__all__ = ["ExpressionError", "WINDOW", "window"]
+__all__ = ["ExpressionError", "ExpressionWarning", "WINDOW", "window"]
 
 #: Expressions longer than this are shown as a window around the error position.
 WINDOW = 80
@@ -71,6 +71,11 @@ class ExpressionError(ValueError):
             return f"error: {self.message}"
         shown, column = window(self.expression, self.position)
         return f"  {shown}\n  {' ' * column}^\nerror: {self.message}"
+
+
+class ExpressionWarning(UserWarning):
+    """An expression that parses, but probably not as its author meant (``x/2pi`` is
+    ``(x/2)*pi``). Issued with :func:`warnings.warn`; the CLI prints it on stderr."""
 
 
 def _displayable(text: str) -> str:

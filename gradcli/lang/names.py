@@ -22,6 +22,7 @@ __all__ = [
     "FunctionSpec",
     "function_names",
     "resolve_function",
+    "split_suggestion",
     "suggest",
 ]
 
@@ -111,3 +112,35 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
 
     close = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def _split(name: str, parts: set[str]) -> list[str] | None:
+    """``name`` cut into the fewest pieces that are all in ``parts``, or ``None``."""
+    best: list[list[str] | None] = [[]] + [None] * len(name)  # best[i]: cut of name[:i]
+    longest = max(map(len, parts), default=0)
+    for end in range(1, len(name) + 1):
+        for start in range(max(0, end - longest), end):
+            head = best[start]
+            if head is not None and name[start:end] in parts and (
+                    best[end] is None or len(head) + 1 < len(best[end])):  # type: ignore[arg-type]
+                best[end] = [*head, name[start:end]]
+    return best[len(name)]
+
+
+def split_suggestion(name: str, variables: Iterable[str]) -> str | None:
+    """What an unknown name run together from known ones probably means, or ``None``.
+
+    ``xy`` is one name in the language; when ``x`` and ``y`` are variables it suggests
+    ``x*y``, and ``sinx`` suggests ``sin(x)``. Only readings made entirely of the given
+    variables, constants and functions are offered.
+    """
+    known = set(variables) | set(CONSTANTS)
+    for fn in sorted(function_names(), key=len, reverse=True):  # sinh before sin
+        spec = resolve_function(fn)
+        rest = name[len(fn):]
+        if name.startswith(fn) and rest and spec is not None and spec.arity == 1:
+            inner = _split(rest, known)
+            if inner is not None:
+                return f"{fn}({'*'.join(inner)})"
+    product = _split(name, known)
+    return "*".join(product) if product is not None and len(product) > 1 else None

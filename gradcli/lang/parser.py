@@ -14,11 +14,12 @@ Precedence, low to high: comparison < ``+ -`` < ``* /`` and implicit multiplicat
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 from .ast import Binary, Call, Compare, Const, Index, Node, Num, Unary, Var, Vector
 from .checks import check_rectangular
-from .errors import ExpressionError
+from .errors import ExpressionError, ExpressionWarning
 from .names import (
     COMPARISONS,
     CONSTANTS,
@@ -171,11 +172,10 @@ class _Parser:
                 raise self.error(f"{tok.text} is a constant, not a function", tok.pos,
                                  f"write {tok.text}*(...) to multiply")
             close = suggest(tok.text, function_names())
-            if close is not None:
-                raise self.error(f"unknown function '{tok.text}'", tok.pos,
-                                 f"did you mean '{close}'?")
-            raise self.error(f"{tok.text} is not a function", tok.pos,
-                             f"write {tok.text}*(...) to multiply")
+            # a one-letter name before '(' is more likely a variable times a bracket
+            hint = (f"did you mean '{close}'?" if close is not None
+                    else f"write {tok.text}*(...) to multiply" if len(tok.text) == 1 else None)
+            raise self.error(f"unknown function '{tok.text}'", tok.pos, hint)
         self.i += 1
         node: Node = Const(tok.text, tok.pos) if tok.text in CONSTANTS else Var(tok.text, tok.pos)
         return self.push_operand(node, tok)
@@ -197,6 +197,8 @@ class _Parser:
                     f"missing operator between {self.last.text!r} and {tok.text!r}", tok.pos,
                     f"write {self.last.text}*{tok.text} to multiply",
                 )
+            if frame.ops and frame.ops[-1].op == "/" and not frame.ops[-1].unary:
+                self.warn_implicit_after_division(frame.ops[-1].pos, tok.pos)
             self.push_binary(frame, "*", tok.pos)
             return _EXPECT
         if tok.kind == ",":
@@ -213,6 +215,33 @@ class _Parser:
         if frame.kind != "top":
             raise self.unbalanced(frame)
         return self.reduce_all(frame)
+
+    def warn_implicit_after_division(self, slash: int, factor: int) -> None:
+        """``x/2pi`` is ``(x/2)*pi``: implicit multiplication binds like ``*``. Say how it
+        was read and how to write the other reading, naming the divisor as typed."""
+        end = self.term_end(self.i)
+        divisor = self.text[slash + 1:end].strip()
+        first, rest = self.text[slash + 1:factor].strip(), self.text[factor:end].strip()
+        warnings.warn(ExpressionWarning(
+            f"'/{divisor}' divides by {first} only, then multiplies by {rest} (implicit "
+            f"multiplication binds like '*'): write /({divisor}) to divide by the product"),
+            stacklevel=5)  # the caller of parse()
+
+    def term_end(self, i: int) -> int:
+        """Where the product that starts at token ``i`` ends: the offset of the first
+        ``+ - * /``, comparison, ``,`` or unmatched closing bracket at its own level."""
+        depth = 0
+        for j in range(i, len(self.toks)):
+            tok = self.toks[j]
+            if tok.kind in ("(", "["):
+                depth += 1
+            elif tok.kind in (")", "]"):
+                depth -= 1
+            if depth < 0 or tok.kind == "end" or (depth == 0 and (
+                    tok.kind == "," or (tok.kind == "op" and tok.text not in ("^", "**")
+                                        and self.toks[j - 1].kind != "op"))):
+                return tok.pos
+        return len(self.text)
 
     def index(self, frame: _Frame, tok: Token) -> str:
         target = frame.operands[-1]

@@ -126,17 +126,19 @@ def write(
     progress: Callable[[int, int], None] | None = None,
     origin: Any = None,
     history: str = "",
-) -> None:
-    """Write a result in format ``fmt`` to ``path`` (atomically) or to stdout.
+) -> list[str]:
+    """Write a result in format ``fmt`` to ``path`` (atomically) or to stdout; return
+    the notes the user should see on stderr (a table too wide for the terminal says how
+    many columns it could not show).
 
     ``result_columns`` is a Result (blocks) or a mapping of column name to array.
     ``stdout`` defaults to ``sys.stdout``; ``console`` (a rich Console) is used
     for tables on stdout and created on demand.  ``precision`` and
     ``max_rows`` affect tables only: files always hold exact values.
-    ``progress(rows_done, rows_total)`` is called while CSV, JSON or Parquet rows are
-    written. ``origin`` (``gradcli.evaluation.Origin``: dimensions, labels, the
-    expression) and ``history`` (the command line) describe a ``.nc``/``.zarr``/``.parquet``
-    file. Raises ValueError for an unknown format or a file format without a path,
+    ``progress(rows written, total rows)`` follows CSV, JSON and Parquet writing.
+    ``origin`` (``gradcli.evaluation.Origin``: dimensions, labels, the expression) and
+    ``history`` (the command line) describe a ``.nc``/``.zarr``/``.parquet`` file.
+    Raises ValueError for an unknown format or a file format without a path,
     MissingExtra when the format's extra is not installed, and OutputError when the file
     cannot be written.
     """
@@ -148,27 +150,25 @@ def write(
             raise ValueError(f"{fmt} output needs -o FILE")
         _write_file(fmt, os.fspath(path), result_columns, origin, history or "",
                     expression, progress)
-        return
+        return []
     out = stdout if stdout is not None else sys.stdout
     meta = {"expression": expression, "variables": list(variables), "notes": notes}
     if fmt == "table":
-        from .table import render_table
-
-        renderable = render_table(
-            result_columns, precision=precision, max_rows=max_rows, title=title, notes=notes
-        )
-        if path is None:
-            if console is None:
-                from rich.console import Console
-
-                console = Console(file=out)
-            console.print(renderable)
-            return
         from rich.console import Console
 
-        with atomic_open(path, "w", encoding="utf-8") as fh:
-            Console(file=fh, width=10_000, no_color=True, force_terminal=False).print(renderable)
-        return
+        from .table import hidden_columns_note, render_table
+
+        kwargs = {"precision": precision, "max_rows": max_rows, "title": title, "notes": notes}
+        if path is not None:  # a file is as wide as the table
+            with atomic_open(path, "w", encoding="utf-8") as fh:
+                renderable, _ = render_table(result_columns, **kwargs)
+                Console(file=fh, width=10_000, no_color=True,
+                        force_terminal=False).print(renderable)
+            return []
+        console = console if console is not None else Console(file=out)
+        renderable, hidden = render_table(result_columns, width=console.width, **kwargs)
+        console.print(renderable)
+        return [hidden_columns_note(hidden)] if hidden else []
     if fmt == "csv":
         from .csv_writer import write_csv, write_csv_path
 
@@ -176,13 +176,14 @@ def write(
             write_csv(out, result_columns, progress=progress)
         else:
             write_csv_path(path, result_columns, progress=progress)
-        return
+        return []
     from .json_writer import write_json, write_json_path
 
     if path is None:
         write_json(out, result_columns, progress=progress, **meta)  # type: ignore[arg-type]
     else:
         write_json_path(path, result_columns, progress=progress, **meta)
+    return []
 
 
 def _write_file(fmt: str, path: str, columns: Mapping[str, Any], origin: Any, history: str,

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from fractions import Fraction
 
 import numpy as np
 
@@ -47,14 +46,15 @@ def pow10_table() -> tuple[np.ndarray, ...]:
     global _tables
     if _tables is None:
         rows = []
-        for s in range(POW10_MIN, POW10_MAX + 1):
-            t = Fraction(10) ** s
-            b = t.numerator.bit_length() - t.denominator.bit_length()
-            if t < Fraction(2) ** b:
+        for s in range(POW10_MIN, POW10_MAX + 1):  # exact integers: 10**s = num/den
+            num, den = (10**s, 1) if s >= 0 else (1, 10**-s)
+            b = num.bit_length() - den.bit_length()
+            if (num << -b if b < 0 else num) < (den << b if b > 0 else den):
                 b -= 1
-            m = t / Fraction(2) ** b  # in [1, 2)
-            hi = m.numerator / m.denominator  # correctly rounded
-            lo = float(m - Fraction(hi))
+            mn, md = (num, den << b) if b >= 0 else (num << -b, den)  # m = mn/md in [1, 2)
+            hi = mn / md  # int / int is correctly rounded
+            hn, hd = hi.as_integer_ratio()
+            lo = (mn * hd - hn * md) / (md * hd)  # m - hi, correctly rounded
             c = _SPLIT * hi
             hh = c - (c - hi)
             rows.append((hi, hh, hi - hh, lo, float(b)))

@@ -55,19 +55,22 @@ class StreamSink:
         self._atomic: Any = None
         self._shape: tuple[int, ...] = ()
 
-    def _guarded(self, step: Any, *args: Any) -> Any:
-        """Run one step; on any failure remove every partial file and report the failure
-        against the user's path (the spool is an implementation detail)."""
+    def _guarded(self, step: Any, *args: Any, abort: bool = True) -> Any:
+        """Run one step; on any failure report it against the user's path (the spool is an
+        implementation detail) and, with ``abort``, remove every partial file."""
         try:
             return step(*args)
         except OutputError as err:
-            self.abort()
+            if abort:
+                self.abort()
             raise OutputError(self.path, err.reason) from err
         except OSError as err:
-            self.abort()
+            if abort:
+                self.abort()
             raise OutputError.from_oserror(self.path, err) from err
         except BaseException:
-            self.abort()
+            if abort:
+                self.abort()
             raise
 
     def open(self, layout: Layout, shape: tuple[int, ...], dtype: np.dtype,
@@ -76,8 +79,14 @@ class StreamSink:
         self._guarded(self._open, layout, shape, dtype, inputs)
 
     def write(self, start: int, stop: int, values: Sequence[Any]) -> None:
-        """Write rows ``start:stop`` of every result block."""
-        self._guarded(self._write, start, stop, values)
+        """Write rows ``start:stop`` of every result block.
+
+        A failure here does not abort: other workers may be writing to the spool at that
+        moment, and closing it under them would turn their writes into a second error
+        (a bad file descriptor) that could be reported instead of this one. The runner
+        calls :meth:`abort` once every worker has stopped.
+        """
+        self._guarded(self._write, start, stop, values, abort=False)
 
     def result(self) -> Result:
         """Finish the file and return the inputs (the results live only on disk)."""

@@ -4,7 +4,10 @@ Why: the default output of ``gradcli`` is a human-readable table.  Numbers use
 ``%.{precision}g`` (significant digits) and are right-aligned; a table longer
 than ``max_rows`` shows its first and last ``max_rows // 2`` rows around a row
 ``… 9,960 rows hidden …``; notes (e.g. shapes of v, J, vᵀJ) follow as plain
-lines.  rich is imported inside the functions so importing gradcli.output
+lines.  A table never blanks or cuts a value to fit the terminal: one too wide
+is shown transposed (one line per column) when its points fit side by side,
+else with the leading columns that fit, and the caller is told how many were
+left out.  rich is imported inside the functions so importing gradcli.output
 stays cheap; colour follows rich's Console (NO_COLOR is honoured by rich).
 """
 
@@ -18,7 +21,10 @@ import numpy as np
 
 from ._columns import as_arrays, row_count, take_rows
 
-__all__ = ["format_number", "table_cells", "render_table", "print_table"]
+__all__ = ["format_number", "table_cells", "render_table", "print_table", "hidden_columns_note"]
+
+#: a transposed table has one line per column; past this many it is not offered
+MAX_TRANSPOSED_LINES = 200
 
 
 def format_number(value: float, precision: int = 6) -> str:
@@ -55,6 +61,25 @@ def table_cells(
     return [list(r) for r in zip(*cols, strict=True)], head, hidden
 
 
+def _width(widths: Sequence[int]) -> int:
+    """Characters a rich table with these column widths takes: one space of padding on
+    each side of every column, and a border line before, between and after them."""
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None,
+           first_left: bool = False) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for j, name in enumerate(headers):
+        table.add_column(name, justify="left" if first_left and j == 0 else "right",
+                         no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
 def render_table(
     columns: Mapping[str, np.ndarray],
     *,
@@ -62,29 +87,52 @@ def render_table(
     max_rows: int = 40,
     title: str | None = None,
     notes: Sequence[str] | None = None,
-) -> Any:
-    """A rich renderable: the table followed by one line per note."""
+    width: int | None = None,
+) -> tuple[Any, int]:
+    """A rich renderable (the table, then one line per note) no wider than ``width``,
+    and how many columns it leaves out (0 unless even the transposed view is too wide).
+    """
+    from rich.cells import cell_len
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
 
     arrays = as_arrays(columns)
+    names = list(arrays)
     cells, head, hidden = table_cells(arrays, precision=precision, max_rows=max_rows)
-    table = Table(title=title)
-    for name in arrays:
-        table.add_column(name, justify="right", no_wrap=True)
-    for i, row in enumerate(cells):
-        if hidden and i == head:
-            table.add_row(*[Text("⋮", style="dim")] * len(row))
-        table.add_row(*row)
-    parts: list[Any] = [table]
+    widths = [max([cell_len(name), *(len(row[j]) for row in cells)])
+              for j, name in enumerate(names)]
+    shown = len(names)
+    if width is not None and _width(widths) > width:
+        points = [f"point {i + 1}" for i in range(len(cells))]
+        across = [max(map(cell_len, ["column", *names])),
+                  *(max(len(p), *map(len, row)) for p, row in zip(points, cells, strict=True))]
+        if not hidden and len(names) <= MAX_TRANSPOSED_LINES and _width(across) <= width:
+            rows = [[name, *(row[j] for row in cells)] for j, name in enumerate(names)]
+            parts: list[Any] = [_table(["column", *points], rows, title, first_left=True)]
+            parts.extend(Text(str(note)) for note in notes or ())
+            return Group(*parts), 0
+        shown = 1
+        while shown < len(names) and _width(widths[:shown + 1]) <= width:
+            shown += 1
+    rows = [row[:shown] for row in cells]
+    if hidden:
+        rows.insert(head, [Text("⋮", style="dim")] * shown)
+    parts = [_table(names[:shown], rows, title)]
     if hidden:  # said under the table, so no column is widened by it
         parts.append(Text(f"… {hidden:,} rows hidden … (all {len(cells) + hidden:,} rows: "
                           "-f csv or -o FILE)", style="dim"))
     parts.extend(Text(str(note)) for note in notes or ())
-    return Group(*parts)
+    return Group(*parts), len(names) - shown
 
 
-def print_table(console: Any, columns: Mapping[str, np.ndarray], **kwargs: Any) -> None:
-    """Render the table (see render_table for keyword arguments) on a rich Console."""
-    console.print(render_table(columns, **kwargs))
+def hidden_columns_note(count: int) -> str:
+    """What to say on stderr when a table leaves ``count`` columns out."""
+    return f"{count:,} columns not shown (all columns: -f csv or -o FILE)"
+
+
+def print_table(console: Any, columns: Mapping[str, np.ndarray], **kwargs: Any) -> int:
+    """Print the table on a rich Console, fitted to its width (see render_table for keyword
+    arguments); return how many columns did not fit."""
+    renderable, hidden = render_table(columns, width=console.width, **kwargs)
+    console.print(renderable)
+    return hidden

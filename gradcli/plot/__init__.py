@@ -15,6 +15,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from ..evaluation import DEFAULT_MAX_POINTS
 from .data import Field, compute_field
 from .layout import default_every, lattice
 from .options import (
@@ -45,7 +46,7 @@ def __getattr__(name: str) -> Any:
 
 def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None = None,
                     options: PlotOptions | None = None, *,
-                    max_points: int = 50_000_000) -> tuple[Any, Any]:
+                    max_points: int = DEFAULT_MAX_POINTS) -> tuple[Any, Any]:
     """Sample ``expression`` on ``grid``, draw it as a matplotlib Figure and (if ``path``)
     save it as png/svg/pdf. Returns the Figure and what was drawn on it (``Drawn``)."""
     import numpy as np

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation import EvaluationError, prepare
+from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError, prepare
 from ..evaluation.blocks import INPUT
 from ..evaluation.specs import split_top
 from ..lang import Vector, parse
@@ -160,7 +160,7 @@ def _kind(shape: tuple[int, ...], n: int, sliced: bool) -> str:
 def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None = None,
                   slice_: tuple[str, float] | None = None,
                   animate: tuple[str, Any] | None = None,
-                  max_points: int = 50_000_000) -> Field:
+                  max_points: int = DEFAULT_MAX_POINTS) -> Field:
     """Sample ``expression`` on ``grid`` with every derivative the plot can show; raise
     EvaluationError/ExpressionError for what cannot be drawn."""
     grid, names = _check_grid(grid, slice_, animate)

@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..evaluation import EvaluationError
-from ..evaluation.specs import constant, parse_grid, parse_point, split_top
+from ..evaluation import EvaluationError, parse_constant
+from ..evaluation.specs import parse_grid, parse_point, split_top
 
 __all__ = ["PlotOptions", "image_format", "parse_size", "parse_options", "FORMATS",
            "OPTION_DEFAULTS", "output_kind", "check_target"]
@@ -155,7 +155,7 @@ def parse_size(text: str) -> tuple[float, float]:
 
 
 def _number(text: str, what: str) -> float:
-    value = constant(text, what)
+    value = parse_constant(text, what)
     if isinstance(value, list) or not math.isfinite(value):
         raise EvaluationError(f"{what}: expected a finite number, got '{text.strip()}'")
     return float(value)

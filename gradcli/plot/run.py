@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..evaluation import EvaluationError
+from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
 from .data import Field, compute_field, flat_error, sampled_names
 from .options import PlotOptions, check_target, output_kind
 
@@ -51,7 +51,7 @@ def _precheck(grid: Mapping[str, Any], options: PlotOptions, kind: str | None) -
 
 
 def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | None,
-                     options: PlotOptions, *, max_points: int = 50_000_000,
+                     options: PlotOptions, *, max_points: int = DEFAULT_MAX_POINTS,
                      stdout: TextIO | None = None) -> PlotResult:
     """Draw ``expression`` on ``grid`` into ``output`` (a file, ``-`` for the terminal
     preview, or None with ``options.preview``); return notes and the non-finite count."""

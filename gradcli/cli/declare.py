@@ -1,0 +1,358 @@
+"""Every command and option of gradcli, declared once, as data.
+
+The typer application (``app.py``), the argv rewrites (``argv.py``), the defaults a run
+receives and the README's option tables (``readme.py``) are all generated from
+:data:`COMMANDS`. Adding an option is one :class:`Option` in a command's ``options``;
+adding a command is one :class:`Command` (plus the function it runs). Nothing here imports
+typer or click: the argv rewrites and the README read it without them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..evaluation.binding import DEFAULT_MAX_POINTS
+
+#: value kinds: how an option's text becomes its value (``values.py`` converts them)
+KINDS = ("flag", "text", "choice", "whole", "real")
+#: the largest --max-points: a point count must fit numpy's 64-bit sizes
+MAX_COUNT = 2**63 - 1
+
+
+class _PlotDefault:
+    """Stands for a plot drawing option's default: that of the PlotOptions field of the
+    same name (``gradcli.plot.OPTION_DEFAULTS``, the one definition), looked up only when
+    the plot command is built or listed, so the other commands never import the plot
+    package."""
+
+    def __repr__(self) -> str:
+        return "PLOT_DEFAULT"
+
+
+#: the declared default of every plot drawing option (see :class:`_PlotDefault`)
+PLOT_DEFAULT: Any = _PlotDefault()
+
+
+@dataclass
+class Option:
+    """One command-line option.
+
+    ``name`` is the keyword the command's run function receives. ``kind`` is one of
+    :data:`KINDS`; ``whole`` and ``real`` accept gradcli's constant syntax (``1e9``,
+    ``2^20``, ``pi/2``), within ``low``..``high`` when given. ``repeat`` collects every
+    use into a list; ``once`` refuses a second use instead of letting the last one win.
+    ``bare`` is the value an option stands for when given without one (``--grid``).
+    ``shown_default`` replaces the default in --help and the README when the default is
+    decided at run time. A ``default`` of :data:`PLOT_DEFAULT` is PlotOptions' own
+    (:attr:`default_value` looks it up). (Not frozen only because frozen dataclasses cost
+    start-up time: nothing changes a declaration after it is made.)
+    """
+
+    name: str
+    flags: tuple[str, ...]
+    kind: str
+    default: Any
+    help: str
+    example: str
+    metavar: str = ""
+    choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    repeat: bool = False
+    once: bool = False
+    required: bool = False
+    bare: str | None = None
+    shown_default: str | None = None
+
+    @property
+    def takes_value(self) -> bool:
+        return self.kind != "flag"
+
+    @property
+    def default_value(self) -> Any:
+        """The value a run receives when the option is not given (``default``, or for
+        :data:`PLOT_DEFAULT` the plot options' own)."""
+        if self.default is PLOT_DEFAULT:
+            from ..plot.options import OPTION_DEFAULTS
+
+            return OPTION_DEFAULTS[self.name]
+        return self.default
+
+
+@dataclass
+class Command:
+    """One command: ``gradcli NAME EXPRESSION [OPTIONS]``.
+
+    ``run`` names the function that does the work as ``package.module:function``
+    (imported only when the command runs); it is called as ``function(name,
+    expression=..., **options)`` and returns the exit status. ``files``
+    maps each output extension to the format it picks; ``auto`` is the format used when
+    none is chosen, on a terminal and elsewhere. ``group`` is the README table it is
+    listed in.
+    """
+
+    name: str
+    help: str
+    run: str
+    options: tuple[Option, ...]
+    examples: tuple[str, ...]
+    group: str
+    files: tuple[tuple[str, str], ...] = ()
+    auto: tuple[str, str] = ("table", "csv")
+
+    def option(self, name: str) -> Option:
+        return next(o for o in self.options if o.name == name)
+
+
+# --- where to evaluate ------------------------------------------------------------------
+BARE_GRID = "*"  # a bare --grid: every other variable of the expression on the default range
+
+AT = Option(
+    "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
+    help="One point; repeat for more. Beside --grid or --points it holds that variable "
+    "fixed for every point. Values are constant expressions; inf and nan are accepted.",
+    example='--at "x=1,y=pi/2"')
+GRID = Option(
+    "grid", ("--grid", "-g"), "text", None, repeat=True, metavar="SPEC", bare=BARE_GRID,
+    help="start:stop:count per variable, rows in C order (first grid variable slowest); "
+    "z=0.5 holds z fixed; a name alone samples it on -5:5; a bare --grid samples every "
+    "variable of the expression on -5:5.",
+    example="--grid x=0:2pi:100")
+POINTS = Option(
+    "points", ("--points", "-p"), "text", None, once=True, metavar="FILE",
+    help="CSV file (or - for stdin) whose header names the variables; x[0], x[1] columns "
+    "form a vector variable x; other columns (ids, labels) are carried to the output as "
+    "text, before the variables.",
+    example="--points pts.csv")
+
+# --- what to write ------------------------------------------------------------------------
+FORMAT = Option(
+    "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
+    choices=("auto", "table", "csv", "json", "npz"),
+    help="auto is a table on a terminal and CSV otherwise; with -o the extension "
+    "decides, and a -f that contradicts it is an error.",
+    example="-f json")
+OUTPUT = Option(
+    "output", ("--output", "-o"), "text", None, metavar="FILE",
+    help="Write to FILE (atomically); its extension picks the format: .csv .json .npz "
+    "(one array per column) .npy (one record array, streamed).",
+    example="-o grad.csv")
+PRECISION = Option(
+    "precision", ("--precision",), "whole", 6, low=1, high=17, metavar="DIGITS",
+    help="Significant digits in tables (files always hold exact values).",
+    example="--precision 10")
+STRICT = Option(
+    "strict", ("--strict",), "flag", False,
+    help="Exit 1 if any result is nan or inf (the output is still written).",
+    example="--strict")
+QUIET = Option(
+    "quiet", ("--quiet", "-q"), "flag", False,
+    help="No notes or warnings on stderr (errors are still reported).", example="-q")
+MAX_POINTS = Option(
+    "max_points", ("--max-points",), "whole", DEFAULT_MAX_POINTS, low=0, high=MAX_COUNT,
+    metavar="N", help="Refuse more points than this, before anything is allocated.",
+    example="--max-points 1e9")
+DTYPE = Option(
+    "dtype", ("--dtype",), "choice", "float64", choices=("float64", "float32"),
+    metavar="DTYPE", help="Floating-point type of the computation.",
+    example="--dtype float32")
+
+NUMERIC = (AT, GRID, POINTS, FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS, DTYPE)
+NUMERIC_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"), (".npy", "npy"))
+
+# --- --check ------------------------------------------------------------------------------
+#: --check's default relative tolerance per command and dtype: float32 results carry about
+#: 7 significant digits, so their derivatives cannot match differences to 1e-6
+CHECK_TOLERANCE = {
+    "grad": {"float64": 1e-6, "float32": 1e-4},
+    "jacobian": {"float64": 1e-6, "float32": 1e-4},
+    "hessian": {"float64": 1e-4, "float32": 1e-3},
+}
+
+
+def _sci(value: float) -> str:
+    return f"{value:.0e}".replace("e-0", "e-")
+
+
+def _check(command: str) -> tuple[Option, Option]:
+    tol = CHECK_TOLERANCE[command]
+    shown = f"{_sci(tol['float64'])} (float64), {_sci(tol['float32'])} (float32)"
+    return (
+        Option("check", ("--check",), "flag", False,
+               help="Also compute central differences (in float64) and report the largest "
+               "discrepancy on stderr; exit 1 above --check-tol or where only one of the "
+               "two is finite.", example="--check"),
+        Option("check_tol", ("--check-tol",), "real", None, low=0, metavar="TOL",
+               shown_default=shown,
+               help="Relative tolerance for --check (a finite number >= 0).",
+               example="--check --check-tol 1e-8"),
+    )
+
+
+VECTOR = Option(
+    "vector", ("--vector", "-v"), "text", None, required=True, metavar="V",
+    help='v shaped like f: "1,0", or "[[1,0],[0,1]]" for a matrix.',
+    example='--vector "1,0"')
+DIRECTION = Option(
+    "direction", ("--direction", "-d"), "text", None, required=True, metavar="U",
+    help="The tangent u; variables not named get 0.", example='--direction "x=1,y=0"')
+
+# --- graph --------------------------------------------------------------------------------
+GRAPH_AT = Option(
+    "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
+    help="The one point to evaluate at.", example='--at "x=3"')
+GRAPH_FORMAT = Option(
+    "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
+    choices=("auto", "table", "json", "dot"),
+    help="auto is a table, or what the -o extension says; dot is Graphviz source.",
+    example="-f dot")
+GRAPH_OUTPUT = Option(
+    "output", ("--output", "-o"), "text", None, metavar="FILE",
+    help="Write to FILE; its extension picks the format: .json .dot .gv (Graphviz).",
+    example="-o graph.dot")
+
+# --- plot ---------------------------------------------------------------------------------
+PLOT_OUTPUT = Option(
+    "output", ("--output", "-o"), "text", None, metavar="FILE",
+    help="The picture; its extension picks the format: .png .svg .pdf, .html (interactive, "
+    "needs gradcli[html]), .gif .mp4 (with --animate); - previews in the terminal. Needed "
+    "unless --preview.",
+    example="-o field.png")
+PLOT_GRID = Option(
+    "grid", ("--grid", "-g"), "text", None, repeat=True, metavar="SPEC", bare=BARE_GRID,
+    help="start:stop:count for the one, two or three drawn variables; z=0.5 holds z fixed; "
+    "without any --grid every variable is sampled on -5:5.",
+    example="--grid x=0:2pi:100")
+#: what the picture looks like: each goes to ``gradcli.plot.parse_options`` by name, as
+#: typed; its default and its meaning are those of the PlotOptions field of that name
+PLOT_DRAWING = (
+    Option("every", ("--every",), "whole", PLOT_DEFAULT, metavar="R",
+           help="An arrow at every R-th grid point (default: about 20 along a curve, 25 "
+           "per axis); clamped to at least 2 arrows per axis.", example="--every 5"),
+    Option("derivative", ("--derivative",), "flag", PLOT_DEFAULT,
+           help="One variable: also draw f' (per component).", example="--derivative"),
+    Option("normalize", ("--normalize",), "flag", PLOT_DEFAULT,
+           help="Unit arrows: direction only.", example="--normalize"),
+    Option("stream", ("--stream",), "flag", PLOT_DEFAULT,
+           help="Streamlines instead of arrows.", example="--stream"),
+    Option("contour", ("--contour",), "whole", PLOT_DEFAULT, metavar="N",
+           help="Overlay N contour lines of the heatmap.", example="--contour 10"),
+    Option("arrows", ("--arrows",), "choice", PLOT_DEFAULT, choices=("arrows", "none"),
+           metavar="ARROWS", help="Draw the gradient arrows, or none.",
+           example="--arrows none"),
+    Option("color", ("--color",), "choice", PLOT_DEFAULT,
+           choices=("magnitude", "divergence", "curl"), metavar="QUANTITY",
+           help="Vector fields: this quantity as the heatmap (from the engine's Jacobian).",
+           example="--color curl"),
+    Option("cmap", ("--cmap",), "text", PLOT_DEFAULT, metavar="NAME",
+           help="Colormap (default viridis; RdBu_r centred at 0 for divergence, curl and "
+           "slices).", example="--cmap inferno"),
+    Option("title", ("--title",), "text", PLOT_DEFAULT, metavar="TEXT",
+           help="Title above the plot.", example='--title "f(x, y)"'),
+    Option("dpi", ("--dpi",), "real", PLOT_DEFAULT, metavar="DPI", help="Pixels per inch.",
+           example="--dpi 150"),
+    Option("size", ("--size",), "text", PLOT_DEFAULT, metavar="WxH",
+           help="Width x height in inches (default 8x4.5 for a curve, 7x5.4 for a field).",
+           example="--size 7x5"),
+    Option("aspect", ("--aspect",), "choice", PLOT_DEFAULT, choices=("equal", "auto"),
+           metavar="ASPECT", help="equal or auto (default: equal for two variables, auto "
+           "when their ranges differ more than 10x).", example="--aspect auto"),
+    Option("scale", ("--scale",), "real", PLOT_DEFAULT, metavar="S",
+           help="The magnitude drawn at full arrow length; longer arrows are clipped and "
+           "drawn magenta (default: the 95th percentile, or the longest when no arrow is "
+           "over twice that).", example="--scale 2"),
+    Option("log", ("--log",), "flag", PLOT_DEFAULT,
+           help="Logarithmic colours (a curve: y axis); symlog when the values are not all "
+           "positive.", example="--log"),
+    Option("vmin", ("--vmin",), "real", PLOT_DEFAULT, metavar="LOW",
+           help="Bottom of the colour scale.", example="--vmin -1"),
+    Option("vmax", ("--vmax",), "real", PLOT_DEFAULT, metavar="HIGH",
+           help="Top of the colour scale.", example="--vmax 1"),
+    Option("ylim", ("--ylim",), "text", PLOT_DEFAULT, metavar="LOW:HIGH",
+           help="One variable: the y-range (default: the data's, from percentiles near "
+           "poles).", example="--ylim -5:5"),
+    Option("slice", ("--slice",), "text", PLOT_DEFAULT, metavar="VAR=VALUE",
+           help="A 3-D field: draw the plane VAR=VALUE, the component across it as "
+           "colour.", example="--slice z=0"),
+    Option("animate", ("--animate",), "text", PLOT_DEFAULT,
+           metavar="VAR=START:STOP:FRAMES",
+           help="Animate over VAR (2-1000 frames) with a fixed colour scale, to -o NAME.gif "
+           "or NAME.mp4.", example="--animate t=0:2pi:48"),
+    Option("fps", ("--fps",), "real", PLOT_DEFAULT, metavar="FPS",
+           help="Frames per second of an --animate movie.", example="--fps 24"),
+    Option("preview", ("--preview",), "flag", PLOT_DEFAULT,
+           help="Also draw the picture in the terminal (colours and arrow glyphs; honours "
+           "NO_COLOR).", example="--preview"),
+)
+
+#: the function every numeric command runs: it hands the command's name to
+#: ``gradcli.evaluate`` as ``what``
+RUN_NUMERIC = "gradcli.cli.execute:run_numeric"
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        name="eval",
+        help="Values of the formula: column f (f[i] for a vector, f[i][j] for a matrix).",
+        run=RUN_NUMERIC, options=NUMERIC, group="numeric", files=NUMERIC_FILES,
+        examples=('gradcli eval "x^2 + 3x + 1" --at x=4',
+                  'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json')),
+    Command(
+        name="grad", help="Gradient of a scalar formula: f, then df/dx for each variable.",
+        run=RUN_NUMERIC, options=(*NUMERIC, *_check("grad")), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli grad "x^2 + 3x + 1" --at x=4',
+                  'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
+                  '-o grad.csv',
+                  'gradcli grad "sin(x)*cos(y)" --grid',
+                  'gradcli grad "a*x^2" --points xs.csv --at a=3')),
+    Command(
+        name="jacobian",
+        help="Every derivative: the values, then df[i]/dx per component and variable.",
+        run=RUN_NUMERIC, options=(*NUMERIC, *_check("jacobian")), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2',
+                  'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"')),
+    Command(
+        name="vjp", help="Vector-Jacobian product vᵀJ (PyTorch's backward(gradient=v)): "
+        "vjp/dx per variable.",
+        run=RUN_NUMERIC, options=(*NUMERIC, VECTOR), group="numeric", files=NUMERIC_FILES,
+        examples=('gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1',)),
+    Command(
+        name="jvp", help="Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a "
+        "vector f).",
+        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION), group="numeric", files=NUMERIC_FILES,
+        examples=('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',)),
+    Command(
+        name="hessian", help="Second derivatives of a scalar formula: f, then d2f/dadb for "
+        "every ordered pair.",
+        run=RUN_NUMERIC, options=(*NUMERIC, *_check("hessian")), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli hessian "x^2*y + y^3" --at x=1,y=2',)),
+    Command(
+        name="graph", help="The computation graph at one point: each node's operation, "
+        "inputs, value and adjoint ∂f/∂node.",
+        run="gradcli.cli.graph_cmd:run_graph",
+        options=(GRAPH_AT, GRAPH_FORMAT, GRAPH_OUTPUT, PRECISION, QUIET), group="graph",
+        files=((".json", "json"), (".dot", "dot"), (".gv", "dot")), auto=("table", "table"),
+        examples=('gradcli graph "4*(x^2 + x)" --at x=3',
+                  'gradcli graph "sin(x)*y" --at x=1,y=2 -o g.dot && dot -Tpng g.dot > g.png')),
+    Command(
+        name="plot", help="A picture of the formula and its gradient: curves with tangent "
+        "arrows (one variable), a heatmap with gradient arrows or streamlines (two), a slice "
+        "or interactive cones (three), an animation, or a terminal preview.",
+        run="gradcli.cli.plot_run:run_plot",
+        options=(PLOT_OUTPUT, PLOT_GRID, *PLOT_DRAWING, QUIET, MAX_POINTS), group="plot",
+        examples=('gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
+                  '-o field.png',
+                  'gradcli plot "sin(x)" --grid x=0:2pi:100 --derivative -o sin.svg',
+                  'gradcli plot "[-y, x]" --grid x=-2:2:41 --grid y=-2:2:41 --color curl '
+                  '-o curl.png',
+                  'gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
+                  '-o field.html',
+                  'gradcli plot "sin(x-t)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
+                  '--animate t=0:2pi:48 -o wave.gif',
+                  'gradcli plot "sin(x)*cos(y)" --grid --preview')),
+)
+
+BY_NAME = {c.name: c for c in COMMANDS}

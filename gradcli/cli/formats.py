@@ -1,0 +1,41 @@
+"""Which format a command writes: the ``-o`` extension decides, ``-f`` may only agree.
+
+Every command declares the extensions it writes (``Command.files``), so one rule serves
+them all: the extension picks the format; an explicit ``-f`` that contradicts it is an
+error naming both; a file without an extension needs ``-f`` (``-f csv -o /dev/stdout``);
+any other extension is an error; messages list every accepted extension.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .declare import Command
+from .errors import UsageProblem
+
+
+def choose_format(command: Command, fmt: str, output: str | None) -> str:
+    """The format ``command`` writes for ``-f fmt`` (``auto`` if not given) and ``-o``."""
+    if not output:
+        if fmt == "auto":
+            return command.auto[0] if sys.stdout.isatty() else command.auto[1]
+        return fmt
+    files = dict(command.files)
+    ext = os.path.splitext(output)[1]
+    by_ext = files.get(ext.lower())
+    if by_ext is None:
+        accepted = ", ".join(files)
+        if ext and fmt != "auto":
+            raise UsageProblem(f"--format {fmt} contradicts the extension of '{output}' "
+                               f"({command.name} writes {accepted})")
+        if ext:
+            raise UsageProblem(f"unknown output extension '{ext}': use {accepted}")
+        if fmt == "auto":
+            raise UsageProblem(f"output file '{output}' has no extension: use {accepted} "
+                               "(or name the format with -f)")
+        return fmt  # -f names the format of a file without an extension (/dev/stdout)
+    if fmt not in ("auto", by_ext):
+        raise UsageProblem(f"--format {fmt} contradicts the extension of '{output}' ({ext} "
+                           f"means {by_ext}): drop -f or change the extension")
+    return by_ext
