@@ -172,3 +172,12 @@ def test_what_travels_is_text_and_numbers():
 def test_bad_local_spec(spec):
     with pytest.raises(EvaluationError, match="local:N"):
         cl.parse_local(spec)
+
+
+def test_points_with_a_held_variable(client):
+    xs = np.linspace(-3, 3, 1000)
+    ref = gradcli.evaluate("x^3*y", "grad", points={"x": xs}, fixed={"y": -2.0})
+    result = prepare("x^3*y", "grad", points={"x": xs}, fixed={"y": -2.0}).run(client=client)
+    for name in ref.result:
+        assert same_bits(result[name], ref.result[name]), name
+    assert same_bits(result["df/dx"], -6 * xs**2)

@@ -384,3 +384,13 @@ def test_csv_round_trips_through_pandas_and_polars(tmp_path):
             nan = np.isnan(want)  # text "nan" has no sign: the one thing CSV cannot keep
             assert np.array_equal(np.isnan(got), nan), (who, col)
             assert_bits(got[~nan], want[~nan])
+
+
+def test_a_variable_held_for_every_point_is_a_scalar_coordinate(tmp_path):
+    xs = np.array([0.5, 1.0, 2.0])
+    r = gradcli.evaluate("x*y^2", "grad", points={"x": xs}, fixed={"y": 3.0})
+    nc, zarr, _ = write_all(tmp_path, r)
+    for ds in (nc, zarr):
+        assert ds["y"].dims == () and float(ds["y"]) == 3.0
+        assert ds["x"].dims == ("point",)
+        assert_bits(ds["df_dy"].values, 6 * xs)

@@ -86,7 +86,8 @@ class Prepared:
         binding = self.binding
         return Origin(self.expression, self.plan.what, binding.kind, tuple(binding.axes),
                       tuple((n, tuple(binding.shapes[n])) for n in binding.names),
-                      tuple(self.plan.outputs), tuple(c for c, _, _ in self.plan.inputs), call)
+                      tuple(self.plan.outputs), tuple(c for c, _, _ in self.plan.inputs), call,
+                      tuple(self.request.get("fixed") or ()))
 
     def run(self, sink: Sink | None = None, *, threads: int | None = None,
             block_size: int | None = None,
@@ -180,8 +181,8 @@ def prepare(expression: str, what: str = "eval", *,
             f"{MAX_SWEEP_OPS:,} operations per point: ask for a product instead "
             "(vjp --vector, jvp --direction) or use fewer vector components")
     prepared = Prepared(expression, program, binding, plan, dt, carry)
-    prepared.request = {"grid": grid, "vector": vector, "direction": direction,
-                        "dtype": dt.name, "max_points": max_points}
+    prepared.request = {"grid": grid, "fixed": dict(fixed or {}), "vector": vector,
+                        "direction": direction, "dtype": dt.name, "max_points": max_points}
     return prepared
 
 

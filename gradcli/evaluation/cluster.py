@@ -130,8 +130,11 @@ def _part(prepared: Any, start: int, stop: int) -> dict[str, np.ndarray] | None:
         return None
     n = stop - start
     comps = binding.block(start, stop)
+    held = prepared.request.get("fixed") or {}  # travel in the Job, not with each block
     out = {}
     for name in binding.names:
+        if name in held:
+            continue
         cols = [np.broadcast_to(c, (n,)) for c in comps[name]]
         out[name] = cols[0].copy() if binding.shapes[name] == () else np.stack(cols, -1)
     return out

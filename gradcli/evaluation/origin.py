@@ -38,6 +38,7 @@ class Origin:
     outputs: tuple[str, ...]
     inputs: tuple[str, ...]
     call: str = ""
+    held: tuple[str, ...] = ()
 
 
 class Evaluated(dict):  # type: ignore[type-arg]

@@ -130,7 +130,8 @@ def plan_dataset(layout: Layout, inputs: Result, origin: Origin | None,
     else:
         dims = tuple(names.new(f"dim_{i}") for i in range(len(batch)))
     vectors = {n: s for n, s in origin.variables if s} if origin is not None else {}
-    coords = _input_coords(inputs, axes, dims, names)
+    held = set(origin.held) if origin is not None else set()
+    coords = _input_coords(inputs, axes, held, dims, names)
     variables, extra_coords = _result_vars(layout, origin, dims, vectors, names)
     title = origin.expression if origin is not None else ""
     history = history or (origin.call if origin is not None else "")
@@ -138,7 +139,7 @@ def plan_dataset(layout: Layout, inputs: Result, origin: Origin | None,
                        global_attrs(title, history))
 
 
-def _input_coords(inputs: Result, axes: list[str], dims: tuple[str, ...],
+def _input_coords(inputs: Result, axes: list[str], held: set[str], dims: tuple[str, ...],
                   names: _Names) -> list[Coord]:
     coords = []
     batch = inputs.batch_shape
@@ -152,8 +153,9 @@ def _input_coords(inputs: Result, axes: list[str], dims: tuple[str, ...],
         name = names.new(block.name)
         own = tuple(f"{cf_name(block.name)}_index{'' if k == 0 else k}"
                     for k in range(len(block.shape)))
-        if block.kind == INPUT and arr.size == block.size and (axes or int(np.prod(batch)) > 1):
-            coords.append(Coord(name, own, arr.reshape(block.shape), attrs))  # held fixed
+        if block.kind == INPUT and (block.name in held or axes):  # one value everywhere
+            one = np.broadcast_to(arr, batch + block.shape)[(0,) * len(batch)]
+            coords.append(Coord(name, own, np.array(one), attrs))
             continue
         values = np.broadcast_to(arr, batch + block.shape)
         if block.kind == TEXT:
