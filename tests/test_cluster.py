@@ -181,3 +181,19 @@ def test_points_with_a_held_variable(client):
     for name in ref.result:
         assert same_bits(result[name], ref.result[name]), name
     assert same_bits(result["df/dx"], -6 * xs**2)
+
+
+def test_a_scheduler_address_with_and_without_workers():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
+        with pytest.raises(EvaluationError, match="has no workers"):
+            cl.connect(empty.scheduler_address, timeout=1)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=":0") as cluster:
+        client, close = cl.connect(cluster.scheduler_address, timeout=10)
+        try:
+            result = prepare("x^2", "grad", grid={"x": (0, 1, 11)}).run(client=client)
+            assert same_bits(result["df/dx"], 2 * np.linspace(0, 1, 11))
+        finally:
+            close()

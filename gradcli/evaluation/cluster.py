@@ -297,9 +297,10 @@ def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Call
                               f"got {timeout}")
     workers = parse_local(scheduler)
     if workers is not None:
-        # one thread per worker process: each task is one block on one core, as locally
+        # one thread per worker process: each task is one block on one core, as locally;
+        # the HTTP server on a free port, so a second cluster never warns about 8787
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=":0", silence_logs=logging.ERROR)
         client = Client(cluster, timeout=timeout)
 
         def close_local() -> None:
@@ -314,7 +315,42 @@ def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Call
                               f"{timeout:g} s (--scheduler-timeout): {err}") from None
     except ValueError as err:  # an address distributed cannot parse
         raise EvaluationError(f"--scheduler '{scheduler}': {err}") from None
+    try:
+        _check_workers(client, scheduler, timeout)
+    except BaseException:
+        client.close()
+        raise
     return client, client.close
+
+
+def worker_version() -> str:
+    """gradcli's version on this process (run on every worker before any task)."""
+    from .. import __version__
+
+    return __version__
+
+
+def _check_workers(client: Any, scheduler: str, timeout: float) -> None:
+    """At least one worker, and every worker runs this gradcli: else a clear error now
+    rather than tasks that wait forever or fail one by one."""
+    from .. import __version__
+
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError):
+        raise EvaluationError(f"the Dask scheduler at {scheduler} has no workers (waited "
+                              f"{timeout:g} s): start some with 'dask worker {scheduler}'"
+                              ) from None
+    try:
+        versions = client.run(worker_version)
+    except Exception as err:  # noqa: BLE001 - a worker that cannot import gradcli
+        raise EvaluationError(f"a worker of {scheduler} cannot run gradcli ({err}): pip "
+                              "install 'gradcli[dask]' on every worker") from None
+    other = {addr: v for addr, v in versions.items() if v != __version__}
+    if other:
+        addr, version = next(iter(other.items()))
+        raise EvaluationError(f"worker {addr} runs gradcli {version}, this is "
+                              f"{__version__}: install the same version everywhere")
 
 
 def shared_client(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> Any:
