@@ -321,7 +321,11 @@ COMMANDS: tuple[Command, ...] = (
                   'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '-o grad.csv',
                   'gradcli grad "sin(x)*cos(y)" --grid',
-                  'gradcli grad "a*x^2" --points xs.csv --at a=3')),
+                  'gradcli grad "a*x^2" --points xs.csv --at a=3',
+                  'gradcli grad "sin(x)*cos(y)" --grid x=0:1:2000 --grid y=0:1:2000 '
+                  '-o field.nc',
+                  'gradcli grad "exp(-x^2-y^2)" --grid x=-2:2:4000 --grid y=-2:2:4000 '
+                  '--scheduler local:2 -o field.zarr')),
     Command(
         name="jacobian",
         help="Every derivative: the values, then df[i]/dx per component and variable.",
