@@ -168,3 +168,41 @@ def test_bad_local_worker_count(capsys, monkeypatch):
     monkeypatch.setenv("GRADCLI_SCHEDULER", "local:0")
     status, _, err = run(capsys, "grad", "x", "--grid", "x=0:1:5")
     assert status == 2 and "local:N" in err
+
+
+def test_scheduler_partitions_a_points_file(capsys, tmp_path):
+    rng = np.random.default_rng(5)
+    xs, ys = rng.standard_normal(2000), rng.standard_normal(2000)
+    src = tmp_path / "p.csv"
+    src.write_text("id,x,y\n" + "".join(f"r{i},{float(a)!r},{float(b)!r}\n"
+                                        for i, (a, b) in enumerate(zip(xs, ys, strict=True))))
+    argv = ["hessian", "x^2*y + cos(x*y)", "-p", str(src)]
+    assert run(capsys, *argv, "-o", str(tmp_path / "l.npz"))[0] == 0
+    status, _, err = run(capsys, *argv, "--scheduler", "local:2", "-o", str(tmp_path / "d.npz"))
+    assert status == 0, err
+    with np.load(tmp_path / "l.npz") as local, np.load(tmp_path / "d.npz") as remote:
+        assert list(remote) == list(local)
+        for name in local:
+            assert np.array_equal(remote[name], local[name]), name
+        assert np.allclose(remote["d2f/dxdy"], 2 * xs - np.sin(xs * ys)
+                           - xs * ys * np.cos(xs * ys))
+
+
+def test_zarr_to_an_fsspec_url_from_the_command_line(capsys):
+    import fsspec
+
+    url = "memory://gradcli-cli/field.zarr"
+    status, _, err = run(capsys, "grad", "x*y", "--grid", "x=0:1:20", "--grid", "y=0:1:10",
+                         "-o", url)
+    assert status == 0, err
+    ds = xr.open_zarr(url, chunks=None)
+    assert np.array_equal(ds["df_dx"].values, np.broadcast_to(np.linspace(0, 1, 10), (20, 10)))
+    fsspec.filesystem("memory").rm("/gradcli-cli", recursive=True)
+
+
+def test_missing_dask_extra_names_it(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    status, _, err = run(capsys, "grad", "x", "--grid", "x=0:1:5", "--scheduler", "local:2")
+    assert status == 2
+    assert err == ("gradcli: error: --scheduler needs distributed, which is not installed: "
+                   "pip install 'gradcli[dask]'\n")
