@@ -394,3 +394,19 @@ def test_a_variable_held_for_every_point_is_a_scalar_coordinate(tmp_path):
         assert ds["y"].dims == () and float(ds["y"]) == 3.0
         assert ds["x"].dims == ("point",)
         assert_bits(ds["df_dy"].values, 6 * xs)
+
+
+@pytest.mark.parametrize("expression, what, where, extra", [
+    ("2+3", "eval", {"at": [{}]}, {}),                                  # a constant
+    ("z^2", "grad", {"grid": {"z": 0.5}}, {}),                          # every variable held
+    ("[x*y, x]", "jvp", {"grid": {"x": (0, 1, 3), "y": (0, 1, 2)}}, {"direction": {"x": 1}}),
+    ("[x*y, x]", "vjp", {"at": [{"x": 1, "y": 2}]}, {"vector": [1, 0]}),
+])
+def test_every_command_and_shape_round_trips(tmp_path, expression, what, where, extra):
+    r = gradcli.evaluate(expression, what, **where, **extra)
+    nc, zarr, pq = write_all(tmp_path, r)
+    check_both(nc, zarr, gradcli.to_xarray(r, history="gradcli test run"))
+    frame = pd.read_parquet(pq)
+    assert list(frame.columns) == list(r.result)
+    for col in frame.columns:
+        assert_bits(frame[col], np.broadcast_to(r.result[col], r.result.batch_shape).ravel())

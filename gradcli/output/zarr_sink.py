@@ -51,18 +51,22 @@ class ChunkWriter:
         rows = (stop - start,) + self.shape[1:] if self.shape else ()
         bad = 0
         for var in self.variables:
-            data = np.ascontiguousarray(gather(var, values.__getitem__, rows, self.dtype))
+            data = np.require(gather(var, values.__getitem__, rows, self.dtype),
+                              requirements="C")  # (ascontiguousarray makes 0-d arrays 1-d)
             bad += data.size - int(np.count_nonzero(np.isfinite(data)))
-            target = _array(self.location, var.name)
-            if self.shape:
-                target[start:stop] = data
-            else:
-                target[...] = data
+            _put(_array(self.location, var.name), slice(start, stop) if self.shape else (),
+                 data)
         return bad
 
 
 _OPEN: dict[tuple[str, str], Any] = {}
 _OPEN_LOCK = threading.Lock()
+
+
+def _put(target: Any, where: Any, data: np.ndarray) -> None:
+    """``target[where] = data``; a 0-d array is given as its value (zarr cannot merge a
+    0-d array into a 0-d chunk it has read back)."""
+    target[where] = data[()] if data.ndim == 0 else data
 
 
 def _array(location: str, name: str) -> Any:
@@ -200,8 +204,8 @@ def _skeleton(dest: Destination, plan: DatasetPlan, chunk_rows: int, dtype: np.d
             root = fh.read()
         for c in plan.coords:
             text = c.values.dtype.kind in "OUST"
-            _array(dest.location, c.name)[...] = (np.asarray(c.values, dtype=object) if text
-                                                  else c.values)
+            _put(_array(dest.location, c.name), (),
+                 np.asarray(c.values, dtype=object) if text else c.values)
     return root
 
 
