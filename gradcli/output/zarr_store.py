@@ -12,7 +12,9 @@ is written last, after every chunk, for every destination:
   there loses its root document first, so it never looks complete while mixed.
 
 An interrupted write removes what it wrote; a killed one leaves a temporary directory, or
-(for a URL) arrays without a root document, neither of which opens as a store.
+(for a URL) arrays without a root document, neither of which opens as a store. (On a Dask
+cluster a task already running when the command is interrupted may still add its chunks
+afterwards: they land in the same hidden or rootless place, never in a store.)
 """
 
 from __future__ import annotations
