@@ -77,9 +77,22 @@ class BoundedReader:
         self._fh = None
 
     def _read(self) -> bytes:
+        """Up to ``read_size`` bytes (fewer only at the end). One system call per step
+        (``read1``): a buffered ``read(n)`` on a slow pipe loops inside C until it has n
+        bytes, and Ctrl-C was not seen until then."""
         assert self._fh is not None, "use BoundedReader in a with statement"
+        read1 = getattr(self._fh, "read1", None)
         try:
-            return self._fh.read(self.read_size)
+            if read1 is None:
+                return self._fh.read(self.read_size)
+            parts, size = [], 0
+            while size < self.read_size:
+                piece = read1(self.read_size - size)
+                if not piece:
+                    break
+                parts.append(piece)
+                size += len(piece)
+            return b"".join(parts)
         except OSError as exc:
             raise EvaluationError(f"{self.label}: cannot read: {exc.strerror or exc}") from None
 
