@@ -14,7 +14,7 @@ FUZZ_MINUTES ?= 10
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,html]' --config-settings editable_mode=compat
+	$(PY) -m pip install --quiet -e '.[test,html,data,dask]' --config-settings editable_mode=compat
 	$(PY) -m compileall -q gradcli
 	touch $(STAMP)
 
