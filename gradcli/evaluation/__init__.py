@@ -31,8 +31,9 @@ from .binding import (
     parse_constant,
     point_list,
 )
-from .blocks import Result
+from .blocks import Block, Result
 from .kernels import WHATS, Plan
+from .origin import Evaluated, Origin, describe_call
 from .runner import ArraySink, Sink, run
 
 # Sweeps x recorded operations bounds the Python-level work per point, and the values of
@@ -41,7 +42,7 @@ from .runner import ArraySink, Sink, run
 MAX_SWEEP_OPS = 100_000_000
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
-           "output_names", "Prepared", "parse_constant"]
+           "output_names", "Prepared", "parse_constant", "Origin", "Evaluated"]
 
 
 def output_names(shape: tuple[int, ...]) -> list[str]:
@@ -61,6 +62,9 @@ class Prepared:
         self.expression, self.program, self.binding = expression, program, binding
         self.plan, self.dtype = plan, dtype
         self.carry = dict(carry or {})
+        # the request's own arguments besides the points (plain numbers and text): what a
+        # Dask worker needs to prepare the same evaluation from the expression's text
+        self.request: dict[str, Any] = {}
         n = binding.size
         for name, col in self.carry.items():
             if binding.kind != "points" or len(col) != n:
@@ -79,12 +83,32 @@ class Prepared:
             raise EvaluationError(f"the points file's column '{clash[0]}' has the name of a "
                                   "result column: rename it in the file")
 
+    def origin(self, call: str = "") -> Origin:
+        """How this result was asked for (dimension names and labels for .nc/.zarr)."""
+        binding = self.binding
+        inputs = [c for name, shape in self.plan.targets
+                  for c in Block.template([name, shape]).column_names()]
+        outputs = [c for name, shape in self.program.outputs
+                   for c in Block.template([name, shape]).column_names()]
+        return Origin(self.expression, self.plan.what, binding.kind, tuple(binding.axes),
+                      tuple((n, tuple(binding.shapes[n])) for n in binding.names),
+                      tuple(outputs), tuple(inputs), call,
+                      tuple(self.request.get("fixed") or ()))
+
     def run(self, sink: Sink | None = None, *, threads: int | None = None,
             block_size: int | None = None,
-            progress: Callable[[int, int], None] | None = None) -> Result:
+            progress: Callable[[int, int], None] | None = None,
+            client: Any = None) -> Result:
         """Compute every block; return the carried columns, the variables, then the results
-        (a Result: a mapping of scalar columns whose ``arrays`` are the blocks)."""
+        (a Result: a mapping of scalar columns whose ``arrays`` are the blocks).
+
+        With ``client`` (a ``distributed.Client``) every block is a task on its cluster
+        (``cluster.run_on_cluster``), computed by the same kernel."""
         sink = sink or ArraySink()
+        if client is not None:
+            from .cluster import run_on_cluster
+
+            return run_on_cluster(self, sink, client, progress)
         run(self.plan, self.binding, sink, dtype=self.dtype, threads=threads,
             block_size=block_size, progress=progress, layout=self.layout, inputs=self.inputs)
         return sink.result()
@@ -157,7 +181,11 @@ def prepare(expression: str, what: str = "eval", *,
     if what == "jvp":
         plan.direction = _direction(direction, binding)
     _check_work(plan)
-    return Prepared(expression, program, binding, plan, dt, carry)
+    prepared = Prepared(expression, program, binding, plan, dt, carry)
+    prepared.request = {"grid": grid, "fixed": dict(fixed or {}), "vector": vector,
+                        "direction": direction, "dtype": dt.name, "max_points": max_points,
+                        "wrt": None if wrt is None else list(wrt)}
+    return prepared
 
 
 def _check_work(plan: Plan) -> None:
@@ -265,7 +293,8 @@ def evaluate(expression: str, what: str = "eval", *,
              fixed: Mapping[str, Any] | None = None, vector: Any = None,
              direction: Mapping[str, Any] | None = None, dtype: Any = None,
              max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
-             block_size: int | None = None, wrt: Sequence[str] | None = None
+             block_size: int | None = None, scheduler: Any = None,
+             scheduler_timeout: float = 10.0, wrt: Sequence[str] | None = None
              ) -> dict[str, Any]:
     """Evaluate ``expression`` and its derivatives; return ``{name: array}``, one array per
     block.
@@ -295,8 +324,23 @@ def evaluate(expression: str, what: str = "eval", *,
     CSV, JSON and tables show each component as its own column: ``df/dx[k]`` is
     ``result["df/dx"][..., k]``, ``d2f/dx[i]dy[j]`` is ``result["d2f/dxdy"][..., i, j]``,
     ``df/dA[i][j]`` is ``result["df/dA"][..., i, j]``.
+
+    ``scheduler`` (a Dask scheduler's address ``tcp://host:8786``, ``"local:N"`` for a
+    LocalCluster of N processes kept until exit, or a ``distributed.Client``) makes the
+    results lazy dask arrays, one task per block, of the same names and shapes (needs
+    ``pip install 'gradcli[dask]'``); ``scheduler_timeout`` bounds the wait for it.
+    ``gradcli.to_xarray(result)`` labels any result as a dataset.
     """
     prepared = prepare(expression, what, at=at, grid=grid, points=points, fixed=fixed,
                        vector=vector, direction=direction, dtype=dtype,
                        max_points=max_points, wrt=wrt)
-    return dict(prepared.run(threads=threads, block_size=block_size).arrays)
+    if scheduler is not None:  # checked and compiled above: errors come before any task
+        from .cluster import lazy_result, shared_client
+
+        shared_client(scheduler, scheduler_timeout)
+        result = lazy_result(prepared)
+    else:
+        result = prepared.run(threads=threads, block_size=block_size)
+    call = describe_call(expression, what, at=at, grid=grid, points=points, fixed=fixed,
+                         vector=vector, direction=direction, dtype=dtype, wrt=wrt)
+    return Evaluated(result.arrays, result, prepared.origin(call))

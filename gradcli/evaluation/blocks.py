@@ -162,6 +162,13 @@ class Layout:
                 out.append((i, k, 1))
         return out
 
+    def sources(self) -> list[np.ndarray]:
+        """For each block, the column positions of its components in C order."""
+        out = [np.empty(b.size, dtype=np.intp) for b in self.blocks]
+        for pos, (i, k) in enumerate(self.scalar_order()):
+            out[i][k] = pos
+        return out
+
     @staticmethod
     def concat(*layouts: Layout) -> Layout:
         """The blocks of each layout in turn, each keeping its column order."""
