@@ -144,7 +144,7 @@ def test_tables() -> None:
     assert FUNCTIONS["where"].arity == 3
     assert FUNCTIONS["min"].engine == "minimum" and FUNCTIONS["max"].engine == "maximum"
     assert FUNCTIONS["dot"].kind == "reduction"
-    assert set(CONSTANTS) == {"pi", "e", "tau"}
+    assert set(CONSTANTS) == {"pi", "e", "tau", "inf"}
     assert "ln" not in FUNCTIONS  # aliases are resolved by the parser
 
 

@@ -100,10 +100,13 @@ def _logsumexp_fwd(a: Any, dim: Dim = -1, keepdim: bool = False) -> Any:
 
 
 def _lse_weights(ctx: Ctx) -> Any:
-    """softmax as exp(x - logsumexp(x)): PyTorch's logsumexp backward, on the result."""
+    """∂logsumexp/∂x: softmax along one axis (exactly [0.5, 0.5] at [1000, 1000]), or
+    exp(x - logsumexp(x)) over several (PyTorch's logsumexp backward)."""
     p = ctx.params
-    x = ctx.inputs[0]
-    return exp(x - _kept(ctx.out, p.get("dim", -1), p.get("keepdim", False), np.ndim(raw(x))))
+    x, dim = ctx.inputs[0], p.get("dim", -1)
+    if isinstance(dim, int):
+        return softmax(x, dim=dim)
+    return exp(x - _kept(ctx.out, dim, p.get("keepdim", False), np.ndim(raw(x))))
 
 
 def _logsumexp_vjp(ctx: Ctx, g: Any) -> list:
@@ -141,18 +144,20 @@ def _log_softmax_fwd(a: Any, dim: int = -1) -> Any:
     return a - _logsumexp_fwd(a, dim, keepdim=True)
 
 
-def _log_softmax_back(y: Any, g: Any, dim: int, shape: tuple[int, ...]) -> Any:
+def _log_softmax_vjp(ctx: Ctx, g: Any) -> list:
     """g - exp(y)·Σg: PyTorch's log_softmax backward."""
-    g = _spread(g, shape)
-    return g - exp(y) * sum(g, dim=dim, keepdim=True)
+    g = _spread(g, ctx.shapes[0])
+    return [g - exp(ctx.out) * sum(g, dim=ctx.params.get("dim", -1), keepdim=True)]
 
 
-log_softmax = Primitive(
-    "log_softmax", _log_softmax_fwd,
-    vjp=lambda ctx, g: [_log_softmax_back(ctx.out, g, ctx.params.get("dim", -1),
-                                          ctx.shapes[0])],
-    jvp=lambda ctx, ts: _log_softmax_back(ctx.out, ts[0], ctx.params.get("dim", -1),
-                                          ctx.shapes[0]), arity=1)
+def _log_softmax_jvp(ctx: Ctx, tangents: list) -> Any:
+    """t - Σ exp(y)·t: the transpose of the VJP."""
+    t = _spread(tangents[0], ctx.shapes[0])
+    return t - sum(exp(ctx.out) * t, dim=ctx.params.get("dim", -1), keepdim=True)
+
+
+log_softmax = Primitive("log_softmax", _log_softmax_fwd, vjp=_log_softmax_vjp,
+                        jvp=_log_softmax_jvp, arity=1)
 
 
 def _one_hot(a: Any, k: Any) -> np.ndarray:

@@ -22,6 +22,7 @@ names, ``--wrt``); its functions are inlined at each call.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,11 +47,11 @@ from .ast import (
     Var,
     Vector,
     fold,
+    walk,
 )
 from .ast import Program as Statements
 from .errors import ExpressionError
 from .names import CONSTANTS, FUNCTIONS
-from .parser import MAX_DEPTH
 
 Shape = tuple[int, ...]
 _BINARY = {"+": R.add, "-": R.sub, "*": R.mul, "/": R.div, "^": R.power}
@@ -59,6 +60,8 @@ _COMPARE = {"<": R.lt, "<=": R.le, ">": R.gt, ">=": R.ge, "==": R.eq, "!=": R.ne
 _ENGINE = {**R.PRIMITIVES, "pow": R.power}
 #: the most steps a program may compile to once its functions are inlined
 MAX_STEPS = 1_000_000
+#: the deepest chain of functions calling functions (each level is a few Python frames)
+MAX_CALLS = 100
 
 
 @dataclass
@@ -212,7 +215,6 @@ class _Compiler:
         self.named: dict[str, _Slot] = {}
         self.functions: dict[str, Define] = {}
         self.variables: dict[str, _Slot] = {}
-        self.inlining: list[str] = []
 
     def err(self, msg: str, node: Node, hint: str | None = None) -> ExpressionError:
         return ExpressionError(msg, self.text, node.pos, hint)
@@ -231,10 +233,11 @@ class _Compiler:
                                   "functions are inlined", self.text, None)
         # one engine operation per component of the widest literal operand or result
         self.ops += 1 if array or any(a.array for a in args) else max(
-            int(np.prod(s, dtype=np.int64)) for s in [shape, *(a.shape for a in args)])
+            math.prod(s) for s in [shape, *(a.shape for a in args)])
         return _Slot(shape, reg=len(self.steps) - 1, deps=deps, array=array)
 
     def program(self, tree: Node) -> Program:
+        _check_size(tree, self.text)
         result = None
         for statement in tree.statements if isinstance(tree, Statements) else (tree,):
             if isinstance(statement, Define):
@@ -296,10 +299,6 @@ class _Compiler:
     def inline(self, node: Call, parts: list[_Slot]) -> _Slot:
         """A call of the program's own function: its body compiled with the arguments."""
         define = self.functions[node.func]
-        if len(self.inlining) >= MAX_DEPTH:
-            raise self.err(f"functions call each other more than {MAX_DEPTH} levels deep",
-                           node)
-        self.inlining.append(node.func)
         try:
             return self.compile(define.body, dict(zip(define.params, parts, strict=True)))
         except ExpressionError as exc:
@@ -308,8 +307,6 @@ class _Compiler:
             where = ExpressionError("", self.text, node.pos).location()
             raise ExpressionError(f"{exc.reason} (in {node.func}, called at {where})",
                                   self.text, exc.position, exc.hint) from None
-        finally:
-            self.inlining.pop()
 
     def call(self, node: Call, parts: list[_Slot]) -> _Slot:
         spec = FUNCTIONS[node.func]
@@ -341,6 +338,39 @@ class _Compiler:
                 raise self.err(f"{name} needs a vector argument, got a scalar", node)
             return self.emit((), lambda a, env: _reduce(name, a), parts)
         return arrays.call(self, node, parts)
+
+
+def _check_size(tree: Node, text: str) -> None:
+    """Refuse, before compiling, a program whose functions inline to more than MAX_STEPS
+    operations (``g(x) = f(x) + f(x)`` nested 30 deep is 10⁹), or call each other more
+    than MAX_CALLS deep: a function's size is its body's operations plus the sizes of the
+    functions it calls, its depth one more than theirs."""
+    sizes: dict[str, int] = {}
+    depths: dict[str, int] = {}
+
+    def measure(node: Node) -> tuple[int, int]:
+        total, deepest = 0, 0
+        for sub in walk(node):
+            if isinstance(sub, Call) and sub.func in sizes:
+                total += sizes[sub.func]
+                deepest = max(deepest, depths[sub.func])
+            elif not isinstance(sub, (Num, Const, Var, Ref)):
+                total += 1
+        return total, deepest
+
+    total = 0
+    for statement in tree.statements if isinstance(tree, Statements) else (tree,):
+        size, deepest = measure(statement)
+        if isinstance(statement, Define):
+            sizes[statement.name], depths[statement.name] = size, deepest + 1
+        else:
+            total += size
+        if deepest >= MAX_CALLS:
+            raise ExpressionError(f"functions call each other more than {MAX_CALLS} levels "
+                                  "deep", text, statement.pos)
+        if total > MAX_STEPS:
+            raise ExpressionError(f"the program needs more than {MAX_STEPS:,} steps once its "
+                                  "functions are inlined", text, statement.pos)
 
 
 def _as_const(value: Any, array: bool = False) -> Any:

@@ -104,8 +104,10 @@ ALIASES: Mapping[str, str] = MappingProxyType(
     {"ln": "log", "arcsin": "asin", "arccos": "acos", "arctan": "atan"}
 )
 
-#: Reserved constant names -> value. These can never be variables.
-CONSTANTS: Mapping[str, float] = MappingProxyType({"pi": math.pi, "e": math.e, "tau": math.tau})
+#: Reserved constant names -> value. These can never be variables. (``inf`` is the
+#: infinite norm's p, ``norm(v, inf)``, and the value ``--at x=inf``.)
+CONSTANTS: Mapping[str, float] = MappingProxyType(
+    {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf})
 
 #: comparison operators (they give 0/1 and do not chain)
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
