@@ -117,6 +117,7 @@ def goals(w1: str, w2: str, w3: str, w6: str, scale_n: int, cold_lines: list[str
         Goal("plot -o field.html ≤ 1.5× the PNG's time", "plot", "gradcli plot -o field.html",
              ("gradcli plot",), 1.5),
         *io_goals(quick, points_mib),
+        *arrays_goals(quick),
         Goal(f"scale: {scale_n}×{scale_n} grad to .npy, peak RSS ≤ 1024 MiB", "scale", "", (),
              1024.0, "rss"),
     ]
@@ -141,6 +142,20 @@ def io_goals(quick: bool, points_mib: float) -> list[Goal]:
              n["vector_row"], (), 2.0),
         Goal(f"12.23: {n['wide']} columns take ≤ 5× the time of {n['narrow']} (linear)", "wide",
              n["wide_row"], (n["narrow_row"],), 5.0),
+    ]
+
+
+def arrays_goals(quick: bool) -> list[Goal]:
+    """Issue 14: a one-point grad of a 10⁶-vector from a file, beside torch."""
+    from .arrays_speed import row_name
+
+    npy = row_name("gradcli --at x=@vec.npy", quick)
+    torch = row_name("torch (load .npy, logsumexp, backward, savez)", quick)
+    return [
+        Goal("14: one-point grad logsumexp(x) of a 10⁶-vector from @vec.npy to .npz ≤ 0.5 s",
+             "arrays", npy, (), 0.5),
+        Goal("14: the same ≤ 1.0× torch's time (fresh processes)", "arrays", npy, (torch,),
+             1.0),
     ]
 
 

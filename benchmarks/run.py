@@ -32,7 +32,7 @@ from benchmarks.cold import COLD_LINES, cold_name, cold_rows, plot_rows, scale_r
 from benchmarks.measure import ROOT, Row, run_worker  # noqa: E402
 from benchmarks.worker import LIBRARY, PLAN  # noqa: E402
 
-SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "io", "data", "dask", "scale")
+SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "io", "arrays", "data", "dask", "scale")
 
 
 def machine() -> dict[str, str]:
@@ -166,6 +166,14 @@ def main(argv: list[str] | None = None) -> int:
         for key, rows in io.items():
             tables[key] = rows
             print(report.table(TITLES[key], rows, rows[0].tool, "gradcli"), flush=True)
+    if "arrays" in args.sections:
+        _progress("  arrays (a 10⁶-vector from a file, beside torch) ...")
+        from benchmarks.arrays_speed import TITLES as ARRAY_TITLES
+        from benchmarks.arrays_speed import arrays_tables
+
+        for key, rows in arrays_tables(args.quick, args.repeat).items():
+            tables[key] = rows
+            print(report.table(ARRAY_TITLES[key], rows, rows[0].tool, "gradcli"), flush=True)
     if "data" in args.sections or "dask" in args.sections:
         _progress("  data formats, .zarr at scale, Dask (issues 18, 19) ...")
         from benchmarks.data_speed import TITLES as DATA_TITLES
