@@ -197,6 +197,53 @@ VECTOR = Option(
 DIRECTION = Option(
     "direction", ("--direction", "-d"), "text", None, required=True, metavar="U",
     help="The tangent u; variables not named get 0.", example='--direction "x=1,y=0"')
+UNIT = Option(
+    "unit", ("--unit",), "flag", False,
+    help="Normalise the direction to unit length: jvp is then the directional derivative "
+    "(hvp: H·u for the unit u).", example='--direction "x=3,y=4" --unit')
+NORM = Option(
+    "norm", ("--norm",), "flag", False,
+    help="Also write |grad f|, the Euclidean norm of the gradient, after the partials.",
+    example="--norm")
+
+# --- vector calculus and higher order -------------------------------------------------
+#: how the components of div's and curl's field pair with the variables
+PAIRING = ("Components pair with the variables in the order the command line binds them: "
+           "grid order, --at order, or points-file column order; --wrt x,y,z states the "
+           "pairing and takes precedence.")
+FIELD_WRT = Option(
+    "wrt", ("--wrt", "-w"), "text", None, metavar="VARS",
+    help="The variables the field's components pair with, in order (default: the bound "
+    "variables in binding order; a vector variable gives its components in turn).",
+    example="--wrt x,y,z")
+LAPLACIAN_WRT = Option(
+    "wrt", ("--wrt", "-w"), "text", None, metavar="VARS",
+    help="Sum over these variables only (default: every bound variable).",
+    example="--wrt x,y")
+DIFF_WRT = Option(
+    "wrt", ("--wrt", "-w"), "text", None, metavar="VARS",
+    help="The variables of the partial: x,x,y is the third partial d3f/dx2dy; one variable "
+    "with --order k is d^k f/dx^k (default: the only bound variable; x[1] names a "
+    "component).", example="--wrt x,x,y")
+DIFF_ORDER = Option(
+    "order", ("--order", "-k"), "whole", None, low=1, high=100, metavar="K",
+    shown_default="1, or the number of --wrt names",
+    help="The order k of the pure partial d^k f/dx^k of the one --wrt variable (1 to 100).",
+    example="--wrt x --order 3")
+TAYLOR_WRT = Option(
+    "wrt", ("--wrt", "-w"), "text", None, metavar="VARS",
+    help="The variables of the polynomial (default: every bound variable; the others keep "
+    "their values).", example="--wrt x,y")
+TAYLOR_ORDER = Option(
+    "order", ("--order", "-k"), "whole", 2, low=0, high=100, metavar="K",
+    help="The total order K: every multi-index with |alpha| <= K (0 to 100).",
+    example="--order 8")
+POLYNOMIAL = Option(
+    "polynomial", ("--polynomial",), "flag", False,
+    help="Print the Taylor polynomial instead, in gradcli's expression language in powers of "
+    "(x - a), one line per point; gradcli reads it back. -o FILE.txt saves it.",
+    example="--polynomial")
+TAYLOR_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"), (".txt", "text"))
 
 # --- graph --------------------------------------------------------------------------------
 GRAPH_AT = Option(
@@ -299,9 +346,10 @@ COMMANDS: tuple[Command, ...] = (
                   'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json')),
     Command(
         name="grad", help="Gradient of a scalar formula: f, then df/dx for each variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, *_check("grad")), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, NORM, *_check("grad")), group="numeric",
         files=NUMERIC_FILES,
         examples=('gradcli grad "x^2 + 3x + 1" --at x=4',
+                  'gradcli grad "x^2 + y^2" --at x=3,y=4 --norm',
                   'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '-o grad.csv',
                   'gradcli grad "sin(x)*cos(y)" --grid',
@@ -321,14 +369,60 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         name="jvp", help="Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a "
         "vector f).",
-        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION), group="numeric", files=NUMERIC_FILES,
-        examples=('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',)),
+        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',
+                  'gradcli jvp "x*y" --direction "x=3,y=4" --unit --at x=1,y=2')),
     Command(
         name="hessian", help="Second derivatives of a scalar formula: f, then d2f/dadb for "
         "every ordered pair.",
         run=RUN_NUMERIC, options=(*NUMERIC, *_check("hessian")), group="numeric",
         files=NUMERIC_FILES,
         examples=('gradcli hessian "x^2*y + y^3" --at x=1,y=2',)),
+    Command(
+        name="div", help="Divergence of a vector field [P, Q, ...]: the components f[i], then "
+        "div = sum of df[i]/dx_i. " + PAIRING,
+        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT), group="numeric", files=NUMERIC_FILES,
+        examples=('gradcli div "[x*y, x-y, z^2]" --at x=1,y=2,z=3',
+                  'gradcli div "[-y, x]" --grid x=-1:1:5 --grid y=-1:1:5',
+                  'gradcli div "[a*x, a*y]" --at x=1,y=2,a=3 --wrt x,y')),
+    Command(
+        name="curl", help="Curl of a vector field: [P, Q] gives curl = dQ/dx - dP/dy; "
+        "[P, Q, R] gives curl[0], curl[1], curl[2]; other sizes are an error. " + PAIRING,
+        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT), group="numeric", files=NUMERIC_FILES,
+        examples=('gradcli curl "[-y, x]" --at x=1,y=2',
+                  'gradcli curl "[x*y, x-y, z^2]" --at x=1,y=2,z=3')),
+    Command(
+        name="laplacian", help="Laplacian: f, then laplacian = sum of d2f/dx_i2 over the "
+        "bound variables (or --wrt); f[i], laplacian[i] for a vector f. Taylor mode.",
+        run=RUN_NUMERIC, options=(*NUMERIC, LAPLACIAN_WRT), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli laplacian "exp(-(x^2+y^2))" --at x=0.5,y=0',
+                  'gradcli laplacian "x^2 - y^2" --grid x=-1:1:5 --grid y=-1:1:5')),
+    Command(
+        name="hvp", help="Hessian-vector product H·u by forward over reverse, as "
+        "torch.func.hvp: f, then hvp/dx for each variable.",
+        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli hvp "x^2*y + y^3" --direction "x=1,y=0" --at x=1,y=2',)),
+    Command(
+        name="diff", help="A partial derivative of any order (Taylor mode): --wrt x --order 3 "
+        "gives d3f/dx3, --wrt x,x,y gives d3f/dx2dy; f first (f[i] for a vector f).",
+        run=RUN_NUMERIC, options=(*NUMERIC, DIFF_WRT, DIFF_ORDER), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli diff "sin(x)*exp(y)" --wrt x --order 3 --at x=1,y=0',
+                  'gradcli diff "sin(x)*exp(y)" --wrt x,x,y --at x=1,y=0',
+                  'gradcli diff "exp(-x^2)" --order 4 --grid x=-2:2:9')),
+    Command(
+        name="taylor", help="Multivariate Taylor coefficients up to total order K (Taylor "
+        "mode): one row per multi-index in graded lexicographic order, with the point, "
+        "order, deg(x)..., coefficient (d^alpha f / alpha!) and derivative (d^alpha f); "
+        "--polynomial prints the polynomial instead.",
+        run=RUN_NUMERIC, options=(*NUMERIC, TAYLOR_WRT, TAYLOR_ORDER, POLYNOMIAL),
+        group="numeric", files=TAYLOR_FILES,
+        examples=('gradcli taylor "exp(x)*sin(y)" --at x=0,y=0 --order 3',
+                  'gradcli taylor "cos(x)" --at x=0 --order 6 --polynomial',
+                  'gradcli taylor "sqrt(1+x+y)" --at x=0,y=0 --order 2 -o coefficients.csv')),
     Command(
         name="graph", help="The computation graph at one point: each node's operation, "
         "inputs, value and adjoint ∂f/∂node.",

@@ -39,11 +39,12 @@ class Ctx:
 class Primitive:
     """One differentiable operation: numpy forward code plus its derivative rules.
 
-    Each rule kind is a keyword argument, so a new kind (a Taylor-mode rule) is one more
-    keyword beside these:
+    Each rule kind is a keyword argument:
 
     * ``vjp(ctx, g)`` -> one cotangent (or None) per input: reverse mode;
-    * ``jvp(ctx, tangents)`` -> the output's tangent (None = zero): forward mode.
+    * ``jvp(ctx, tangents)`` -> the output's tangent (None = zero): forward mode;
+    * ``jet(ctx, series)`` -> the output's Taylor coefficients 1..K (None = zero) from the
+      inputs' truncated Taylor series: Taylor mode (``taylor.py``).
 
     Rules receive raw numpy arrays when no higher-order graph is wanted, and Tensors when it
     is; they are written with primitives, so they work for both. ``kind`` places the
@@ -52,7 +53,7 @@ class Primitive:
     (``+ - * / ^`` and unary minus), ``compare`` (``<`` ...; no gradient) or ``internal``.
     """
 
-    __slots__ = ("name", "fwd", "vjp", "jvp", "kind", "arity", "nondiff", "saves",
+    __slots__ = ("name", "fwd", "vjp", "jvp", "jet", "kind", "arity", "nondiff", "saves",
                  "grad_name")
 
     def __init__(
@@ -62,13 +63,14 @@ class Primitive:
         *,
         vjp: Callable[[Ctx, Any], list] | None = None,
         jvp: Callable[[Ctx, list], Any] | None = None,
+        jet: Callable[[Any, list], Any] | None = None,
         kind: str = "internal",
         arity: int | None = None,
         nondiff: bool = False,
         saves: bool = True,
         grad_name: str | None = None,
     ) -> None:
-        self.name, self.fwd, self.vjp, self.jvp = name, fwd, vjp, jvp
+        self.name, self.fwd, self.vjp, self.jvp, self.jet = name, fwd, vjp, jvp, jet
         self.kind, self.arity, self.nondiff, self.saves = kind, arity, nondiff, saves
         camel = "".join(p[:1].upper() + p[1:] for p in name.split("_"))
         self.grad_name = grad_name or f"{camel}Backward0"

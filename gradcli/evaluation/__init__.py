@@ -32,8 +32,12 @@ from .binding import (
     point_list,
 )
 from .blocks import Result
-from .kernels import WHATS, Plan
+from .calculus import COMMANDS, specify
+from .kernels import WHATS as _BASE_WHATS
+from .kernels import Plan
 from .runner import ArraySink, Sink, run
+
+WHATS = _BASE_WHATS + COMMANDS
 
 # Sweeps x recorded operations bounds the Python-level work per point: a hessian of a
 # 2,000-vector is 4 million sweeps, hours of work, so it is refused before any starts.
@@ -109,13 +113,15 @@ def prepare(expression: str, what: str = "eval", *,
             fixed: Mapping[str, Any] | None = None, vector: Any = None,
             direction: Mapping[str, Any] | None = None, dtype: Any = None,
             max_points: int = DEFAULT_MAX_POINTS,
-            carry: Mapping[str, Any] | None = None) -> Prepared:
+            carry: Mapping[str, Any] | None = None, wrt: Any = None, order: Any = None,
+            norm: bool = False, unit: bool = False) -> Prepared:
     """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests
     (TypeError for an ``at=`` that is neither a point nor a list of points).
 
     ``fixed``: variables held at one value for every point (see :func:`evaluate`).
     ``carry``: text columns passed through to the result before the variables (a points
-    file's other columns), each as long as the point set.
+    file's other columns), each as long as the point set. ``wrt``, ``order``, ``norm``
+    and ``unit``: see :func:`evaluate`.
     """
     if what not in WHATS:
         raise EvaluationError(f"unknown computation '{what}': choose one of {', '.join(WHATS)}")
@@ -143,14 +149,18 @@ def prepare(expression: str, what: str = "eval", *,
     plan = Plan(program, what, inputs, outs,
                 var_sizes=[(n, None if binding.shapes[n] == () else binding.shapes[n][0])
                            for n in binding.names])
+    _check_options(what, wrt=wrt, order=order, norm=norm, unit=unit)
     if what in ("grad", "hessian") and program.shape != ():
         raise EvaluationError(
             f"{what} needs a scalar-valued expression, but this one has shape "
             f"{program.shape}: use jacobian for every derivative, or vjp --vector for vᵀJ")
     if what == "vjp":
         plan.vector = _vector(vector, program.shape)
-    if what == "jvp":
-        plan.direction = _direction(direction, binding, inputs)
+    if what in ("jvp", "hvp"):
+        plan.direction = _direction(direction, binding, inputs, what, unit)
+    plan.norm = norm
+    if what in COMMANDS:
+        plan.spec = specify(what, plan, wrt=wrt, order=order)
     work = plan.sweeps() * max(1, program.op_count)
     if work > MAX_SWEEP_OPS:
         raise EvaluationError(
@@ -159,6 +169,17 @@ def prepare(expression: str, what: str = "eval", *,
             f"{MAX_SWEEP_OPS:,} operations per point: ask for a product instead "
             "(vjp --vector, jvp --direction) or use fewer vector components")
     return Prepared(expression, program, binding, plan, dt, carry)
+
+
+#: the options only some computations take, and which
+_OPTIONS = {"wrt": ("div", "curl", "laplacian", "diff", "taylor"), "order": ("diff", "taylor"),
+            "norm": ("grad",), "unit": ("jvp", "hvp")}
+
+
+def _check_options(what: str, **given: Any) -> None:
+    for name, value in given.items():
+        if value not in (None, False) and what not in _OPTIONS[name]:
+            raise EvaluationError(f"{name}= is for {', '.join(_OPTIONS[name])}, not {what}")
 
 
 def _free(tree: Any) -> list[str]:
@@ -185,9 +206,10 @@ def _vector(vector: Any, shape: tuple[int, ...]) -> list[float]:
 
 
 def _direction(direction: Mapping[str, Any] | None, binding: Binding,
-               inputs: list[tuple[str, str, int | None]]) -> list[float]:
+               inputs: list[tuple[str, str, int | None]], what: str = "jvp",
+               unit: bool = False) -> list[float]:
     if not direction:
-        raise EvaluationError('jvp needs a direction u: --direction "x=1,y=0" '
+        raise EvaluationError(f'{what} needs a direction u: --direction "x=1,y=0" '
                               '(Python: direction={"x": 1, "y": 0})')
     for name in direction:
         if name not in binding.shapes:
@@ -202,6 +224,12 @@ def _direction(direction: Mapping[str, Any] | None, binding: Binding,
             raise EvaluationError(f"the direction for '{var}' has {len(flat)} entries, "
                                   f"the variable has {want}")
         out.append(float(flat[0 if k is None else k]))
+    if unit:
+        length = float(np.hypot.reduce(out)) if out else 0.0
+        if not np.isfinite(length) or length == 0.0:
+            raise EvaluationError(f"--unit: the direction has length {length:g}, so it "
+                                  "cannot be made a unit vector")
+        out = [u / length for u in out]
     return out
 
 
@@ -211,12 +239,20 @@ def evaluate(expression: str, what: str = "eval", *,
              fixed: Mapping[str, Any] | None = None, vector: Any = None,
              direction: Mapping[str, Any] | None = None, dtype: Any = None,
              max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
-             block_size: int | None = None) -> dict[str, Any]:
+             block_size: int | None = None, wrt: Any = None, order: Any = None,
+             norm: bool = False, unit: bool = False) -> dict[str, Any]:
     """Evaluate ``expression`` and its derivatives; return ``{name: array}``, one array per
     block.
 
-    ``what`` is one of eval, grad, jacobian, vjp (needs ``vector``), jvp (needs
-    ``direction``), hessian. Give the points as ``at={"x": 1.0}`` (one point) or
+    ``what`` is one of eval, grad (``norm=True`` adds ``|grad f|``), jacobian, vjp (needs
+    ``vector``), jvp (needs ``direction``; ``unit=True`` makes it a unit vector), hessian,
+    div, curl, laplacian, hvp (needs ``direction``; ``unit=`` too), diff, taylor. ``wrt``
+    (``"x,y"`` or a list of names) pairs a field's components with variables (div, curl),
+    chooses the variables (laplacian, taylor), or lists a partial's variables (diff:
+    ``"x,x,y"``, or ``"x"`` with ``order=3``); ``order`` is a diff's or taylor's order.
+    taylor returns blocks ``coefficient`` and ``derivative`` of shape ``(..., M)``, one
+    entry per multi-index α (|α| ≤ order) in graded lexicographic order
+    (``gradcli.engine.interpolate.graded``). Give the points as ``at={"x": 1.0}`` (one point) or
     ``at=[{"x": 1.0}, ...]``, as ``grid={"x": (start, stop, count), "z": value}`` or as
     ``points={"x": array}``; ``fixed={"y": 2.0}`` holds more variables at one value for
     every point. Values may be constant expressions given as strings (``"pi/2"``).
@@ -236,5 +272,5 @@ def evaluate(expression: str, what: str = "eval", *,
     """
     prepared = prepare(expression, what, at=at, grid=grid, points=points, fixed=fixed,
                        vector=vector, direction=direction, dtype=dtype,
-                       max_points=max_points)
+                       max_points=max_points, wrt=wrt, order=order, norm=norm, unit=unit)
     return dict(prepared.run(threads=threads, block_size=block_size).arrays)

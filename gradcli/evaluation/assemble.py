@@ -17,7 +17,7 @@ import numpy as np
 
 from .binding import Binding, EvaluationError
 from .blocks import INPUT, TEXT, Block, Layout, Result
-from .kernels import Plan
+from .kernels import EXTRA, Plan
 
 
 def _candidates(plan: Plan, variables: list[tuple[str, tuple[int, ...]]]) -> list[Block]:
@@ -25,6 +25,9 @@ def _candidates(plan: Plan, variables: list[tuple[str, tuple[int, ...]]]) -> lis
         return [Block.template([prefix, v, s]) for v, s in variables]
 
     outs = [Block(o) for o in plan.outputs]
+    extra = EXTRA.get(plan.what)
+    if extra is not None and extra.blocks is not None:
+        return outs + extra.blocks(plan, variables)
     if plan.what == "grad":
         return [Block("f"), *per_variable("df/d")]
     if plan.what == "jacobian":

@@ -17,6 +17,7 @@ sweep never sums a cotangent over them. The cotangent reaching a grid variable's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,9 +43,13 @@ class Plan:
     vector: list[float] | None = None            # vjp: v, one entry per output
     direction: list[float] | None = None         # jvp: u, one entry per input
     var_sizes: list[tuple[str, int | None]] | None = None  # components per variable
+    norm: bool = False                           # grad: also |grad f|
+    spec: Any = None                             # what a kernel of EXTRA needs besides
 
     def sweeps(self) -> int:
         """How many passes over the recorded graph the kernel makes (its cost per op)."""
+        if self.what in EXTRA:
+            return EXTRA[self.what].sweeps(self)
         if self.what == "jacobian":
             return len(self.outputs)
         if self.what == "hessian":
@@ -57,10 +62,12 @@ class Plan:
     def columns(self) -> list[str]:
         """The result columns after the variables' own, in output order."""
         ins = [c for c, _, _ in self.inputs]
+        if self.what in EXTRA:
+            return EXTRA[self.what].columns(self)
         if self.what == "eval":
             return list(self.outputs)
         if self.what == "grad":
-            return ["f"] + [f"df/d{i}" for i in ins]
+            return ["f"] + [f"df/d{i}" for i in ins] + (["|grad f|"] if self.norm else [])
         if self.what == "jacobian":
             return self.outputs + [f"d{o}/d{i}" for o in self.outputs for i in ins]
         if self.what == "vjp":
@@ -68,6 +75,25 @@ class Plan:
         if self.what == "jvp":
             return self.outputs + ["jvp" + o[1:] for o in self.outputs]
         return ["f"] + [f"d2f/d{a}d{b}" for a in ins for b in ins]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A command whose kernel lives in another module (``calculus.py``): its result
+    columns after the outputs' own, its cost in sweeps, the per-block computation (as the
+    kernels below: ``run(plan, leaves, outs, num)``), the blocks its columns form
+    (``blocks(plan, variables)``, for ``assemble.py``) and whether a grid must always be
+    cut into blocks (many sweeps per point: never one whole-grid block)."""
+
+    columns: Callable[[Plan], list[str]]
+    sweeps: Callable[[Plan], int]
+    run: Callable[[Plan, list, list, type], list]
+    blocks: Callable[[Plan, list], list] | None = None
+    blocked: bool = False
+
+
+#: the kernels registered by other modules, by ``what``
+EXTRA: dict[str, Kernel] = {}
 
 
 def _env(plan: Plan, values: list[Any]) -> dict[str, Any]:
@@ -150,7 +176,8 @@ def compute_block(plan: Plan, comps: dict[str, list[np.ndarray]],
     arrays = [c for cs in comps.values() for c in cs]
     dtype = arrays[0].dtype if arrays else np.dtype(np.float64)
     with batch_axes(max((c.ndim for c in arrays), default=0)), quiet():
-        values = _KERNELS[plan.what](plan, leaves, outs, dtype.type)
+        kernel = _KERNELS.get(plan.what) or EXTRA[plan.what].run
+        values = kernel(plan, leaves, outs, dtype.type)
     result.update(zip(plan.columns()[len(plan.outputs):], values, strict=True))
     return result
 
@@ -182,7 +209,22 @@ def _grad(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[
             values += [raw(g) for g in run_backward([o], [_one(num)], True, False, leaves)]
         else:
             values += [None] * len(leaves)
+    if plan.norm:
+        values.append(euclidean_norm(values))
     return values
+
+
+def euclidean_norm(parts: list[Any]) -> Any:
+    """√(Σ pᵢ²) of arrays (None = 0), without overflow or underflow in the squares
+    (hypot), and nan where any part is nan."""
+    total = None
+    for p in parts:
+        if p is None:
+            continue
+        total = np.abs(p) if total is None else np.hypot(total, p)
+        if np.any(np.isnan(p)):
+            total = np.where(np.isnan(p), np.nan, total)
+    return total
 
 
 def _vjp(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> list[Any]:
