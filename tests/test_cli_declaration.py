@@ -78,7 +78,7 @@ CALLS: list[dict] = []
 
 
 def run_twice(what: str, **options) -> int:
-    CALLS.append({k: options[k] for k in ("expression", "at", "norm", "max_points",
+    CALLS.append({k: options[k] for k in ("expression", "at", "absolute", "max_points",
                                           "quiet", "fmt")})
     return 7 if what == "twice" else 0
 
