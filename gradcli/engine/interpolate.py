@@ -43,8 +43,8 @@ def graded(n: int, order: int) -> list[Index]:
 
 def directions(n: int, order: int) -> list[Index]:
     """The directions whose jets of ``order`` give every coefficient of every order up to
-    it (the lattice S_K)."""
-    return simplex(n, order)
+    it: the lattice S_K, or for one variable the unit direction (nothing to separate)."""
+    return [(1,)] if n == 1 else simplex(n, order)
 
 
 def _times_linear(poly: dict[Index, int], m: int, c: int, big: int) -> dict[Index, int]:
@@ -66,6 +66,8 @@ def weights(n: int, order: int, p: int) -> tuple[tuple[tuple[int, float], ...], 
     """For each α with |α| = p (in ``simplex(n, p)`` order), the pairs (index into
     ``directions(n, order)``, weight) with D_α = Σ weight·y_p(direction); zero weights are
     left out."""
+    if n == 1:
+        return (((0, 1.0),),)
     lattice = directions(n, order)
     where = {s: i for i, s in enumerate(lattice)}
     shift = order - p

@@ -231,9 +231,9 @@ cos = unary("cos", np.cos, lambda g, x, y: g * -sin(x), kind="function",
 tan = unary("tan", np.tan, lambda g, x, y: g * (1.0 + y ** 2.0), kind="function",
             jet=T.via_output(1.0, 0.0, 1.0))
 asin = unary("asin", np.arcsin, lambda g, x, y: g * rsqrt(1.0 - x * x),   # ±inf at |x| = 1
-             kind="function", jet=T.via_input(lambda u: (1.0 - u * u) ** -0.5))
+             kind="function", jet=T.via_input(lambda u: 1.0 / (1.0 - u * u).sqrt()))
 acos = unary("acos", np.arccos, lambda g, x, y: g * -rsqrt(1.0 - x * x), kind="function",
-             jet=T.via_input(lambda u: -((1.0 - u * u) ** -0.5)))
+             jet=T.via_input(lambda u: -1.0 / (1.0 - u * u).sqrt()))
 atan = unary("atan", np.arctan, lambda g, x, y: g / (x * x + 1.0), kind="function",
              jet=T.via_input(lambda u: 1.0 / (u * u + 1.0)))
 sinh = unary("sinh", np.sinh, lambda g, x, y: g * cosh(x), kind="function",
@@ -243,9 +243,9 @@ cosh = unary("cosh", np.cosh, lambda g, x, y: g * sinh(x), kind="function",
 tanh = unary("tanh", np.tanh, lambda g, x, y: tanh_backward(g, y), kind="function",
              jet=T.via_output(1.0, 0.0, -1.0))
 asinh = unary("asinh", np.arcsinh, lambda g, x, y: g * rsqrt(x ** 2.0 + 1.0), kind="function",
-              jet=T.via_input(lambda u: (u * u + 1.0) ** -0.5))
+              jet=T.via_input(lambda u: 1.0 / (u * u + 1.0).sqrt()))
 acosh = unary("acosh", np.arccosh, lambda g, x, y: g * rsqrt(x * x - 1.0),  # +inf at x = 1
-              kind="function", jet=T.via_input(lambda u: (u * u - 1.0) ** -0.5))
+              kind="function", jet=T.via_input(lambda u: 1.0 / (u * u - 1.0).sqrt()))
 atanh = unary("atanh", np.arctanh, lambda g, x, y: g / (1.0 - x ** 2.0), kind="function",
               jet=T.via_input(lambda u: 1.0 / (1.0 - u * u)))
 exp = unary("exp", np.exp, lambda g, x, y: g * y, kind="function",

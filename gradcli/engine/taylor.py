@@ -178,7 +178,8 @@ class Series:
 
     def derivative(self) -> Series:
         """The series of du/dt, one order shorter."""
-        return Series([_scaled(j, a) for j, a in enumerate(self.c[1:], 1)])
+        slope = [_scaled(j, a) for j, a in enumerate(self.c[1:], 1)]
+        return Series([0.0 if slope[0] is None else slope[0], *slope[1:]])
 
     def truncated(self, order: int) -> Series:
         return Series(self.c[:order + 1])
@@ -203,7 +204,7 @@ def _quotient(a: Sequence[Any], b: Sequence[Any], q0: Any, start: int = 1) -> li
     return q
 
 
-def _power(u: Sequence[Any], r: Any, y0: Any) -> list[Any]:
+def _power(u: Sequence[Any], r: Any, y0: Any, y1: Any = None) -> list[Any]:
     """u^r for a number (or an array of them) r. A whole number 0 ≤ r ≤ 64 by repeated
     squaring (exact at u₀ = 0, where x² is smooth); otherwise the recurrence
     k·u₀·y_k = Σ_{j=1..k} (r·j - (k - j))·u_j·y_{k-j}."""
@@ -218,8 +219,18 @@ def _power(u: Sequence[Any], r: Any, y0: Any) -> list[Any]:
             if n:
                 base = base * base
         return [y0] + (result.c[1:] if result is not None else [None] * order)
+    if not isinstance(r, float):  # per point: whole exponents by squaring there too
+        return _power_per_point(u, np.asarray(r), y0, y1)
+    return _recurrence(u, r, y0, y1)
+
+
+def _recurrence(u: Sequence[Any], r: Any, y0: Any, y1: Any) -> list[Any]:
+    """u^r by k·u₀·y_k = Σ_{j=1..k} (r·j - (k - j))·u_j·y_{k-j} (y₁ kept when given)."""
     y = [y0]
-    for k in range(1, order + 1):
+    for k in range(1, len(u)):
+        if k == 1 and y1 is not None:  # the first-order rule's value, kept
+            y.append(y1)
+            continue
         acc = None
         for j in range(1, k + 1):
             if u[j] is None or y[k - j] is None:
@@ -227,6 +238,20 @@ def _power(u: Sequence[Any], r: Any, y0: Any) -> list[Any]:
             term = (r * j - (k - j)) * u[j] * y[k - j]
             acc = term if acc is None else acc + term
         y.append(None if acc is None else acc / (k * u[0]))
+    return y
+
+
+def _power_per_point(u: Sequence[Any], r: np.ndarray, y0: Any, y1: Any) -> list[Any]:
+    """u^r with r an array (a held exponent): the recurrence, and at the points where r
+    is a whole number 0..64 the repeated squaring, which needs no division by u₀."""
+    y = _recurrence(u, r, y0, y1)
+    whole = (r == np.floor(r)) & (r >= 0) & (r <= 64)
+    for value in np.unique(r[whole]):
+        exact = _power(u, float(value), y0)
+        here = r == value
+        y = [y[0]] + [b if k == 1 and y1 is not None else
+                      np.where(here, 0.0 if e is None else e, 0.0 if b is None else b)
+                      for k, (e, b) in enumerate(zip(exact[1:], y[1:], strict=True), 1)]
     return y
 
 
@@ -252,14 +277,18 @@ def ode_fill(du: Sequence[Any], y: list[Any], a: float, b: float, c: float,
 # --- the generic rule forms the table uses --------------------------------------------------
 def first(ctx: JetCtx, us: Sequence[Any]) -> Any:
     """y₁: the first-order (JVP) rule applied to the inputs' first coefficients."""
-    return ctx.prim.jvp(ctx, [None if u is None else u[1] for u in us])
+    ts = [None if u is None else u[1] for u in us]
+    return None if all(t is None for t in ts) else ctx.prim.jvp(ctx, ts)
 
 
 def per_coefficient(ctx: JetCtx, us: Sequence[Any]) -> list[Any]:
     """Linear and piecewise-linear primitives (sums, reshapes, selects, abs, relu, min,
     max): every Taylor coefficient maps through the first-order rule, as the tangent does."""
-    return [ctx.prim.jvp(ctx, [None if u is None else u[k] for u in us])
-            for k in range(1, ctx.order + 1)]
+    out = []
+    for k in range(1, ctx.order + 1):
+        ts = [None if u is None else u[k] for u in us]
+        out.append(None if all(t is None for t in ts) else ctx.prim.jvp(ctx, ts))
+    return out
 
 
 def product(mul: Callable[[JetCtx, Any, Any], Any] | None = None
@@ -356,10 +385,10 @@ def power_rule(exponent: Callable[[JetCtx], float]) -> Callable[..., list[Any]]:
 
     def rule(ctx: JetCtx, us: Sequence[Any]) -> list[Any]:
         r = exponent(ctx)
-        if r == 0:
-            return [None] * ctx.order
-        y = _power(us[0], r, ctx.out)
-        return [first(ctx, us)] + y[2:]
+        if isinstance(r, float) and r == 0:  # zeros, as the first-order rule gives them
+            return per_coefficient(ctx, us)
+        y1 = first(ctx, us)
+        return [y1] + _power(us[0], r, ctx.out, y1)[2:]
 
     return rule
 
