@@ -149,8 +149,8 @@ def test_norm_clamp_and_the_backward_primitives() -> None:
     # tanh_backward(g, y) = g·(1 - y²), sigmoid_backward(g, y) = g·(1 - y)·y, threshold
     for prim, plain in ((R.tanh_backward, lambda g, y: g * (1.0 - y * y)),
                         (R.sigmoid_backward, lambda g, y: g * (1.0 - y) * y)):
-        got = jet(lambda x: prim(x.sin(), x.cos()), [0.4], [[1.0]], order=6)
-        want = jet(lambda x: plain(x.sin(), x.cos()), [0.4], [[1.0]], order=6)
+        got = jet(lambda x, p=prim: p(x.sin(), x.cos()), [0.4], [[1.0]], order=6)
+        want = jet(lambda x, p=plain: p(x.sin(), x.cos()), [0.4], [[1.0]], order=6)
         assert np.allclose(got[1], want[1], rtol=1e-14, atol=1e-16)
     got = jet(lambda x: R.threshold_backward(x.exp(), x - 1.0), [0.5], [[1.0]], order=3)
     assert [float(c) for c in got[1]] == [0.0, 0.0, 0.0]  # y = -0.5 <= 0: selected away

@@ -289,9 +289,10 @@ PLOT_DRAWING = (
            metavar="ARROWS", help="Draw the gradient arrows, or none.",
            example="--arrows none"),
     Option("color", ("--color",), "choice", PLOT_DEFAULT,
-           choices=("magnitude", "divergence", "curl"), metavar="QUANTITY",
-           help="Vector fields: this quantity as the heatmap (from the engine's Jacobian).",
-           example="--color curl"),
+           choices=("magnitude", "divergence", "curl", "laplacian"), metavar="QUANTITY",
+           help="This quantity as the heatmap, from the engine's derivatives: a vector field's "
+           "magnitude, divergence or curl; a scalar f's magnitude |grad f| or laplacian, under "
+           "the gradient arrows.", example="--color laplacian"),
     Option("cmap", ("--cmap",), "text", PLOT_DEFAULT, metavar="NAME",
            help="Colormap (default viridis; RdBu_r centred at 0 for divergence, curl and "
            "slices).", example="--cmap inferno"),
@@ -331,6 +332,12 @@ PLOT_DRAWING = (
     Option("preview", ("--preview",), "flag", PLOT_DEFAULT,
            help="Also draw the picture in the terminal (colours and arrow glyphs; honours "
            "NO_COLOR).", example="--preview"),
+    Option("taylor", ("--taylor",), "text", PLOT_DEFAULT, metavar="VAR=POINT",
+           help="One variable: also draw f's Taylor polynomials at that point (the y-range "
+           "stays f's).", example="--taylor x=0 --order 2,4,6"),
+    Option("order", ("--order",), "text", PLOT_DEFAULT, metavar="K,K,...",
+           help="The orders of the --taylor polynomials (default 1,2,3; up to 8 orders, "
+           "each 0 to 30).", example="--taylor x=0 --order 2,4,6"),
 )
 
 #: the function every numeric command runs: it hands the command's name to
@@ -446,7 +453,11 @@ COMMANDS: tuple[Command, ...] = (
                   '-o field.html',
                   'gradcli plot "sin(x-t)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '--animate t=0:2pi:48 -o wave.gif',
-                  'gradcli plot "sin(x)*cos(y)" --grid --preview')),
+                  'gradcli plot "sin(x)*cos(y)" --grid --preview',
+                  'gradcli plot "sin(x)*cos(y)*exp(-(x^2+y^2)/8)" --grid x=-4:4:81 '
+                  '--grid y=-4:4:81 --color laplacian -o laplacian.png',
+                  'gradcli plot "cos(x)" --grid x=-4:4:400 --taylor x=0 --order 2,4,6 '
+                  '-o taylor.png')),
 )
 
 BY_NAME = {c.name: c for c in COMMANDS}

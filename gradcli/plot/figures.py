@@ -238,6 +238,20 @@ def _tangents(c: Canvas) -> None:
     c.drawn.every = every
 
 
+def _taylor(c: Canvas) -> None:
+    """The Taylor polynomials at the --taylor point, dashed, over f; the y-range stays f's
+    (their blow-up away from the point is cut at the axes), and the point is marked."""
+    fl, name = c.field, c.field.names[0]
+    assert fl.taylor is not None
+    at, coefficients = fl.taylor
+    for i, order in enumerate(c.opts.taylor_orders()):
+        c.drawn.lines += c.ax.plot(fl.coords[0], fl.polynomial(order), color=f"C{i}",
+                                   lw=1.3, ls="--", zorder=3,
+                                   label=f"Taylor polynomial of order {order} at "
+                                   f"{name} = {at:g}")
+    c.ax.plot([at], [coefficients[0]], "o", color="k", ms=5, zorder=5)
+
+
 def _legend(c: Canvas) -> None:
     if len(c.drawn.lines) > 1:  # one curve is named by the y label
         c.ax.legend(loc="best", fontsize="small")
@@ -380,5 +394,6 @@ OVERLAYS: list[Overlay] = [
     Overlay("arrows", "plane", lambda o: o.arrows and not o.stream, _plane_arrows),
     Overlay("derivative", "curve", lambda o: o.derivative, _derivative),
     Overlay("tangents", "curve", lambda o: o.arrows, _tangents),
+    Overlay("taylor", "curve", lambda o: o.taylor is not None, _taylor),
     Overlay("legend", "curve", lambda o: True, _legend),
 ]

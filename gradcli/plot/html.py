@@ -238,6 +238,14 @@ def _curve(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
                            "line": {"color": PALETTE[i % 10],
                                     "dash": dash, "width": 2 if dash == "solid" else 1.5},
                            "text": hover.tolist(), "hovertemplate": "%{text}<extra></extra>"})
+    if fl.taylor is not None:  # the --taylor polynomials, dashed; the y-range stays f's
+        at = fl.taylor[0]
+        for i, order in enumerate(opts.taylor_orders()):
+            traces.append({"type": "scatter", "mode": "lines", "x": _json_numbers(x),
+                           "y": _json_numbers(fl.polynomial(order)),
+                           "name": f"Taylor polynomial of order {order} at {name} = {at:g}",
+                           "line": {"color": PALETTE[(i + 1) % 10], "dash": "dot",
+                                    "width": 1.5}, "hoverinfo": "skip"})
     ylim, note = y_range([*fl.values, *fl.grad], opts.ylim, opts.log)
     notes = [note] if note else []
     yaxis: dict[str, Any] = {"title": {"text": html.escape(

@@ -29,6 +29,9 @@ MOVIES = ("gif", "mp4")
 EXTENSIONS = ", ".join(FORMATS)
 MAX_PIXELS_PER_SIDE = 16_000  # Agg refuses 2**16; far below that a picture is a mistake
 MAX_FRAMES = 1000
+#: --color: the vector field's magnitude, divergence or curl; a scalar's |∇f| or ∇²f
+COLORS = ("magnitude", "divergence", "curl", "laplacian")
+MAX_TAYLOR, MAX_POLYNOMIALS = 30, 8  # --taylor: the highest order drawn, how many polynomials
 
 
 @dataclass
@@ -41,7 +44,7 @@ class PlotOptions:
     stream: bool = False
     contour: int = 0
     arrows: bool = True
-    color: str | None = None
+    color: str | None = None  # a heatmap: magnitude, divergence, curl (F), laplacian (f)
     cmap: str | None = None
     title: str | None = None
     dpi: float = 100.0
@@ -56,6 +59,12 @@ class PlotOptions:
     animate: tuple[str, tuple[float, float, int]] | None = None  # (variable, (a, b, n))
     fps: float = 12.0
     preview: bool = False
+    taylor: tuple[str, float] | None = None  # (variable, point): Taylor polynomials of f
+    order: tuple[int, ...] | None = None  # their orders (default 1, 2, 3)
+
+    def taylor_orders(self) -> tuple[int, ...]:
+        """The orders of the --taylor polynomials (1, 2 and 3 unless --order says)."""
+        return self.order or (1, 2, 3)
 
     def check(self, n_vars: int | None = None) -> None:
         """Reject contradictory or out-of-range choices (EvaluationError, exit 2)."""
@@ -95,6 +104,14 @@ class PlotOptions:
                     hint = " (for the y-range of a curve use --ylim)" if "vm" in flag else ""
                     raise EvaluationError(f"{flag} needs two grid variables "
                                           f"(a heatmap); this plot has one{hint}")
+        if self.order is not None and self.taylor is None:
+            raise EvaluationError("--order sets the orders of the --taylor polynomials: add "
+                                  "--taylor VAR=POINT, e.g. --taylor x=0 --order 2,4,6")
+        if self.taylor is not None and self.animate is not None:
+            raise EvaluationError("--taylor draws still pictures: leave out --animate")
+        if self.taylor is not None and n_vars is not None and n_vars != 1:
+            raise EvaluationError("--taylor draws Taylor polynomials over a curve: it needs "
+                                  f"one grid variable, this plot has {n_vars}")
         if n_vars is not None and n_vars >= 2:
             if self.derivative:
                 raise EvaluationError("--derivative draws f' next to f for one grid "
@@ -120,10 +137,9 @@ def parse_options(**raw: Any) -> PlotOptions:
     values = {**OPTION_DEFAULTS, **raw}
     if values["arrows"] not in ("arrows", "none"):
         raise EvaluationError(f"--arrows must be arrows or none, got '{values['arrows']}'")
-    if values["color"] is not None and values["color"] not in ("magnitude", "divergence",
-                                                               "curl"):
-        raise EvaluationError("--color must be magnitude, divergence or curl, got "
-                              f"'{values['color']}'")
+    if values["color"] is not None and values["color"] not in COLORS:
+        raise EvaluationError(f"--color must be {', '.join(COLORS[:-1])} or {COLORS[-1]}, "
+                              f"got '{values['color']}'")
     values["arrows"] = values["arrows"] == "arrows"
     if values["size"] is not None:
         values["size"] = parse_size(values["size"])
@@ -133,9 +149,29 @@ def parse_options(**raw: Any) -> PlotOptions:
         values["slice"] = parse_held(values["slice"], "--slice")
     if values["animate"] is not None:
         values["animate"] = parse_animate(values["animate"])
+    if values["taylor"] is not None:
+        values["taylor"] = parse_held(values["taylor"], "--taylor")
+    if values["order"] is not None:
+        values["order"] = parse_orders(values["order"])
     options = PlotOptions(**values)
     options.check()
     return options
+
+
+def parse_orders(text: Any) -> tuple[int, ...]:
+    """``"2,4,6"`` -> ``(2, 4, 6)``: the orders of the --taylor polynomials."""
+    if isinstance(text, (tuple, list)):
+        text = ",".join(str(t) for t in text)
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        orders = tuple(int(p) for p in parts)
+    except ValueError:
+        raise EvaluationError(f"--order '{text}': expected whole numbers separated by "
+                              "commas, e.g. --order 2,4,6") from None
+    if not 1 <= len(orders) <= MAX_POLYNOMIALS or not all(0 <= k <= MAX_TAYLOR for k in orders):
+        raise EvaluationError(f"--order '{text}': give 1 to {MAX_POLYNOMIALS} orders, each "
+                              f"from 0 to {MAX_TAYLOR}")
+    return tuple(sorted(set(orders)))
 
 
 def parse_size(text: str) -> tuple[float, float]:

@@ -40,6 +40,14 @@ def nonfinite_count(fl: Field) -> int:
     return sum(int(a.size - np.count_nonzero(np.isfinite(a))) for a in fl.columns.values())
 
 
+def taylor_request(options: PlotOptions) -> tuple[str, float, int] | None:
+    """(variable, point, highest order) of ``--taylor`` and ``--order``, or None."""
+    if options.taylor is None:
+        return None
+    name, at = options.taylor
+    return name, at, max(options.taylor_orders())
+
+
 def _precheck(grid: Mapping[str, Any], options: PlotOptions, kind: str | None) -> None:
     """Refuse a 3-D field for a flat format before anything is computed."""
     names = sampled_names(grid)
@@ -78,8 +86,12 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
 
         check_cmap(options.cmap)
     _precheck(grid, options, kind)
+    if options.taylor is not None and preview:
+        raise EvaluationError("--taylor is drawn in pictures (-o .png .svg .pdf .html), not "
+                              "in the terminal preview")
     fl = compute_field(expression, grid, color=options.color, slice_=options.slice,
-                       animate=options.animate, max_points=max_points)
+                       animate=options.animate, taylor=taylor_request(options),
+                       max_points=max_points)
     options.check(len(fl.names))
     result = PlotResult(fl, nonfinite=nonfinite_count(fl))
     # nan/inf samples (log(x) at x <= 0) are left blank; their count is reported instead
