@@ -32,7 +32,7 @@ from benchmarks.cold import COLD_LINES, cold_name, cold_rows, plot_rows, scale_r
 from benchmarks.measure import ROOT, Row, run_worker  # noqa: E402
 from benchmarks.worker import LIBRARY, PLAN  # noqa: E402
 
-SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "io", "scale")
+SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "calculus", "io", "scale")
 
 
 def machine() -> dict[str, str]:
@@ -157,6 +157,14 @@ def main(argv: list[str] | None = None) -> int:
         text = report.table(f"Plot, 100×100 grid to PNG and HTML (fresh process, median of "
                             f"{args.plot_runs})", tables["plot"], "gradcli plot", "gradcli")
         print(text + (f"\nNote: {note}\n" if note else ""), flush=True)
+    if "calculus" in args.sections:
+        _progress("  calculus (W8 laplacian, W9 hessian, W10 diff, cold taylor) ...")
+        from benchmarks import calculus
+
+        for key, rows in calculus.calculus_tables(args, _installed, _progress).items():
+            tables[key] = rows
+            print(report.table(calculus.title(key), rows, rows[0].tool, rows[0].tool),
+                  flush=True)
     facts: dict[str, float] = {}
     if "io" in args.sections:
         _progress("  io (points files, CSV, .npz, wide files) ...")
@@ -173,10 +181,12 @@ def main(argv: list[str] | None = None) -> int:
         print(report.table("Scale (fresh process, one run)", [row], row.tool, "itself"), flush=True)
     keys = {c.workload: c.key for c in workloads.cases(args.quick)}
     w1_big = [c.key for c in workloads.cases(args.quick) if c.workload == "W1"][-1]
+    from benchmarks.calculus import goals as calculus_goals
+
     text, goal_data = report.goals_section(
         report.goals(w1_big, keys["W2"], keys["W3"], keys["W6"], args.scale_n,
                      [cold_name(line) for line in COLD_LINES], args.quick,
-                     facts.get("points_mib", 0.0)), tables)
+                     facts.get("points_mib", 0.0)) + calculus_goals(args.quick), tables)
     print(text, flush=True)
     print(f"_total wall time {time.perf_counter() - started:.0f} s_", flush=True)
     if args.json:

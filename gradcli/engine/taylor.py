@@ -50,15 +50,17 @@ class MissingTaylorRule(NotImplementedError):
 
 class JetCtx(Ctx):
     """A rule's view of one recorded operation in a Taylor sweep: ``Ctx`` plus the
-    primitive, the order K and a memo of values that do not depend on the direction
-    (cos x₀ for sin), kept across the directions of one ``Jets``."""
+    primitive, the order K, a memo of values that do not depend on the direction (cos x₀
+    for sin), kept across the directions of one ``Jets``, and ``top``: only y_K of this
+    operation is wanted (an output nothing else consumes, in a sweep asked for the top
+    order only), so a rule may leave the lower coefficients out (None)."""
 
-    __slots__ = ("prim", "order", "memo")
+    __slots__ = ("prim", "order", "memo", "top")
 
     def __init__(self, node: Node) -> None:
         out = node.out_ref()
         super().__init__([raw(a) for a in node.saved], raw(out), node.params, node.shapes)
-        self.prim, self.order, self.memo = node.prim, 0, {}
+        self.prim, self.order, self.memo, self.top = node.prim, 0, {}, False
 
     def cached(self, key: str, make: Callable[[], Any]) -> Any:
         """``make()``, computed once per operation for every direction."""
@@ -106,14 +108,19 @@ def weighted(u: Sequence[Any]) -> list[Any]:
 
 
 def integral(du: Sequence[Any], w: Sequence[Any], k: int) -> Any:
-    """y_k of y' = w·u': (1/k)·Σ_{j=1..k} j·u_j·w_{k-j}."""
+    """y_k of y' = w·u': (1/k)·Σ_{j=1..k} j·u_j·w_{k-j}. When every term has a number
+    for a factor (u along a straight line), 1/k goes into that number: one pass fewer."""
+    pairs = [(du[j], w[k - j]) for j in range(1, k + 1)
+             if du[j] is not None and w[k - j] is not None]
+    fold = all(np.ndim(a) == 0 or np.ndim(b) == 0 for a, b in pairs)
     total = None
-    for j in range(1, k + 1):
-        if du[j] is None or w[k - j] is None:
-            continue
-        term = du[j] * w[k - j]
+    for a, b in pairs:
+        if fold:
+            term = (a / k) * b if np.ndim(a) == 0 else a * (b / k)
+        else:
+            term = a * b
         total = term if total is None else total + term
-    return None if total is None else total / k
+    return total if total is None or fold else total / k
 
 
 def _full(u: Sequence[Any] | None, primal: Any, order: int) -> list[Any]:
@@ -299,6 +306,8 @@ def product(mul: Callable[[JetCtx, Any, Any], Any] | None = None
     def rule(ctx: JetCtx, us: Sequence[Any]) -> list[Any]:
         a, b = (_full(u, x, ctx.order) for u, x in zip(us, ctx.inputs, strict=True))
         pair = None if mul is None else (lambda p, q: mul(ctx, p, q))
+        if ctx.top:
+            return [None] * (ctx.order - 1) + [cauchy(a, b, ctx.order, mul=pair)]
         return [first(ctx, us)] + [cauchy(a, b, k, mul=pair) for k in range(2, ctx.order + 1)]
 
     return rule
@@ -435,7 +444,8 @@ class Jets:
     returns each output's series [y₀, y₁, ..., y_K] (None where it does not depend on the
     direction). Values of one operation that do not depend on the direction (cos x₀ for
     sin) are computed once for all sweeps; a value's series is dropped once its last
-    consumer has run, so memory stays at what is live.
+    consumer has run, so memory stays at what is live. With ``top_only`` only y_K of the
+    outputs is wanted: their lower coefficients may come back as None.
     """
 
     def __init__(self, leaves: Sequence[Tensor], outputs: Sequence[Any]) -> None:
@@ -450,7 +460,8 @@ class Jets:
                 if isinstance(a, Tensor):
                     self._uses[_key(a)] = self._uses.get(_key(a), 0) + 1
 
-    def sweep(self, seeds: Sequence[Any], order: int) -> list[list[Any] | None]:
+    def sweep(self, seeds: Sequence[Any], order: int, top_only: bool = False
+              ) -> list[list[Any] | None]:
         series: dict[int, list[Any]] = {}
         for leaf, s in zip(self.leaves, seeds, strict=True):
             if s is None:
@@ -467,7 +478,8 @@ class Jets:
                 keys = [_key(a) if isinstance(a, Tensor) else None for a in saved]
                 us = [series.get(k) if k is not None else None for k in keys]
                 if any(u is not None for u in us):
-                    self._apply(node, us, order, series)
+                    self._apply(node, us, order, series,
+                                top_only and self._uses.get(id(node), 0) == 0)
                 for k in keys:
                     if k is None:
                         continue
@@ -476,14 +488,15 @@ class Jets:
                         series.pop(k, None)
         return [series.get(_key(o)) if isinstance(o, Tensor) else None for o in self.outputs]
 
-    def _apply(self, node: Node, us: list[Any], order: int, series: dict[int, list]) -> None:
+    def _apply(self, node: Node, us: list[Any], order: int, series: dict[int, list],
+               top: bool) -> None:
         rule = node.prim.jet
         if rule is None:
             raise MissingTaylorRule(node.prim.name)
         ctx = self._ctx.get(id(node))
         if ctx is None:
             ctx = self._ctx[id(node)] = JetCtx(node)
-        ctx.order = order
+        ctx.order, ctx.top = order, top
         got = rule(ctx, us)
         if got is not None and any(c is not None for c in got):
             series[id(node)] = [ctx.out] + list(got)

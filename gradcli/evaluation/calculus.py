@@ -275,9 +275,10 @@ def _seeds(n_leaves: int, pairs: Sequence[int], direction: Sequence[int], num: t
     return seeds
 
 
-def _sweep(jets: Jets, seeds: list[Any], order: int, what: str) -> list[Any]:
+def _sweep(jets: Jets, seeds: list[Any], order: int, what: str, top_only: bool = True
+           ) -> list[Any]:
     try:
-        return jets.sweep(seeds, order)
+        return jets.sweep(seeds, order, top_only)
     except MissingTaylorRule as exc:
         raise EvaluationError(f"{what}: {exc}") from None
 
@@ -331,7 +332,7 @@ def _taylor(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> lis
     sp, order = plan.spec, plan.spec.order
     n = len(sp.pairs)
     jets = Jets(leaves, outs)
-    series = [_sweep(jets, _seeds(len(leaves), sp.pairs, d, num), order, "taylor")[0]
+    series = [_sweep(jets, _seeds(len(leaves), sp.pairs, d, num), order, "taylor", False)[0]
               for d in (directions(n, order) if n else [])]
     coefficients: list[Any] = [raw(outs[0])]
     for p in range(1, order + 1):
