@@ -342,7 +342,8 @@ def _taylor(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> lis
                 c = _coefficient(series[index], p)
                 if c is not None:
                     total = _add(total, weight * c)
-            coefficients.append(total)
+            # + 0.0: a coefficient that cancels to -0.0 is written 0 (its sign means nothing)
+            coefficients.append(total if total is None or n == 1 else total + 0.0)
     factorials = [float(math.prod(math.factorial(a) for a in alpha)) for alpha in sp.indices]
     derivatives = [None if c is None else (c if f == 1.0 else f * c)
                    for c, f in zip(coefficients, factorials, strict=True)]
