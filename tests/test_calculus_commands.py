@@ -460,3 +460,40 @@ def test_same_values_however_the_points_are_given(what: str, expr: str, kw: dict
         assert np.array_equal(flat, np.broadcast_to(value, flat.shape)), name
         assert np.array_equal(np.broadcast_to(blocked[name], grid_values.shape), grid_values)
         assert np.array_equal(np.broadcast_to(one[name], (1,) + flat.shape[1:])[0], flat[9])
+
+
+def test_direction_may_leave_out_a_vector_variable() -> None:
+    r = ev("x^2*sum(v^2)", "hvp", at={"x": 1, "v": [1, 2]}, direction={"x": 1})
+    assert r["hvp/dx"][0] == 10.0 and r["hvp/dv"].tolist() == [[4.0, 8.0]]
+    assert ev("x^2*sum(v^2)", "jvp", at={"x": 1, "v": [1, 2]}, direction={"x": 1})["jvp"][0] \
+        == 10.0
+
+
+def test_gridded_file_of_a_new_command(capsys, tmp_path) -> None:
+    xr = pytest.importorskip("xarray")
+    target = tmp_path / "d.nc"
+    status, _, err = run(capsys, "div", "[x*y, x-y]", "--grid", "x=0:1:3", "--grid", "y=0:2:3",
+                         "-o", str(target))
+    assert status == 0, err
+    ds = xr.open_dataset(target)
+    assert np.array_equal(ds["div"].values, np.broadcast_to(np.linspace(0, 2, 3) - 1, (3, 3)))
+
+
+def test_new_commands_on_a_cluster_give_the_local_values() -> None:
+    pytest.importorskip("distributed")
+    from gradcli.evaluation import cluster, prepare
+
+    client, close = cluster.connect("local:2")
+    grid = {"x": (-1, 1, 9), "y": (0, 2, 7)}
+    try:
+        for what, kw in (("laplacian", {}), ("diff", {"wrt": "x,y,y"}),
+                         ("taylor", {"order": 3}), ("hvp", {"direction": {"x": 1}}),
+                         ("curl", {})):
+            expr = "[x*y^2, sin(x)*y]" if what == "curl" else "exp(x)*sin(y) + x^3*y"
+            remote = prepare(expr, what, grid=grid, **kw).run(client=client)
+            local = prepare(expr, what, grid=grid, **kw).run()
+            for name, value in local.arrays.items():
+                assert np.array_equal(np.broadcast_to(remote.arrays[name], np.shape(value)),
+                                      value), (what, name)
+    finally:
+        close()
