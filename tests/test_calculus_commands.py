@@ -7,35 +7,16 @@ two independent ways (Taylor mode against nested reverse mode).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 
 import numpy as np
 import pytest
+from test_cli_commands import ok, run
 
 import gradcli
-from gradcli.cli.main import main
 
 ev = gradcli.evaluate
 RNG = np.random.default_rng(15)
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
-def table(text: str) -> tuple[list[str], list[list[float]]]:
-    rows = list(csv.reader(io.StringIO(text)))
-    return rows[0], [[float(c) for c in r] for r in rows[1:]]
-
-
-def ok(capsys, *argv: str) -> tuple[list[str], list[list[float]]]:
-    status, out, err = run(capsys, *argv)
-    assert status == 0, err
-    return table(out)
 
 
 def refused(capsys, *argv: str) -> str:
@@ -405,6 +386,8 @@ def test_count_mismatch_and_bad_fields_are_clear_errors(capsys) -> None:
     assert "--polynomial" in refused(capsys, "taylor", "x", "--at", "x=1", "-o", "t.txt")
     assert "x[0], x[1]" in refused(capsys, "diff", "sum(x^2)", "--at", "x=[1,2]",
                                    "--wrt", "x")
+    assert "100 rows" in refused(capsys, "taylor", "x*y", "--grid", "x=0:1:5", "--grid",
+                                 "y=0:1:2", "--order", "3", "--max-points", "99")
 
 
 def test_vector_variables(capsys) -> None:

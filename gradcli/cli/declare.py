@@ -427,8 +427,8 @@ COMMANDS: tuple[Command, ...] = (
         examples=('gradcli laplacian "exp(-(x^2+y^2))" --at x=0.5,y=0',
                   'gradcli laplacian "x^2 - y^2" --grid x=-1:1:5 --grid y=-1:1:5')),
     Command(
-        name="hvp", help="Hessian-vector product H·u by forward over reverse, as "
-        "torch.func.hvp: f, then hvp/dx for each variable.",
+        name="hvp", help="Hessian-vector product H·u by forward over reverse (the values of "
+        "torch.autograd.functional.hvp): f, then hvp/dx for each variable.",
         run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT), group="numeric",
         files=NUMERIC_FILES,
         examples=('gradcli hvp "x^2*y + y^3" --direction "x=1,y=0" --at x=1,y=2',)),

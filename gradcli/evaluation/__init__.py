@@ -181,6 +181,12 @@ def prepare(expression: str, what: str = "eval", *,
     plan.norm = norm
     if what in COMMANDS:
         plan.spec = specify(what, plan, wrt=wrt, order=order)
+        rows = binding.size * max(1, len(plan.spec.indices))
+        if rows > max_points:  # taylor: one row per point and multi-index
+            raise EvaluationError(
+                f"taylor here writes {count_text(rows)} rows ({count_text(binding.size)} "
+                f"points × {len(plan.spec.indices)} coefficients), over the limit of "
+                f"{max_points:,}; raise it with --max-points (Python: max_points=)")
     work = plan.sweeps() * max(1, program.op_count)
     if work > MAX_SWEEP_OPS:
         raise EvaluationError(
