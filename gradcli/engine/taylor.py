@@ -108,19 +108,25 @@ def weighted(u: Sequence[Any]) -> list[Any]:
 
 
 def integral(du: Sequence[Any], w: Sequence[Any], k: int) -> Any:
-    """y_k of y' = w·u': (1/k)·Σ_{j=1..k} j·u_j·w_{k-j}. When every term has a number
-    for a factor (u along a straight line), 1/k goes into that number: one pass fewer."""
-    pairs = [(du[j], w[k - j]) for j in range(1, k + 1)
-             if du[j] is not None and w[k - j] is not None]
-    fold = all(np.ndim(a) == 0 or np.ndim(b) == 0 for a, b in pairs)
-    total = None
-    for a, b in pairs:
-        if fold:
+    """y_k of y' = w·u': (1/k)·Σ_{j=1..k} j·u_j·w_{k-j}. In a term with a number for a
+    factor (u along a straight line), 1/k goes into the number: a pass over the block
+    saved. Only numbers: which terms fold must not depend on how the points are given
+    (a grid axis is smaller than the block, the same values as points are not), or one
+    point could get two answers."""
+    plain = folded = None
+    for j in range(1, k + 1):
+        a, b = du[j], w[k - j]
+        if a is None or b is None:
+            continue
+        if k > 1 and (np.ndim(a) == 0 or np.ndim(b) == 0):
             term = (a / k) * b if np.ndim(a) == 0 else a * (b / k)
+            folded = term if folded is None else folded + term
         else:
             term = a * b
-        total = term if total is None else total + term
-    return total if total is None or fold else total / k
+            plain = term if plain is None else plain + term
+    if plain is not None and k > 1:
+        plain = plain / k
+    return _plus(plain, folded)
 
 
 def _full(u: Sequence[Any] | None, primal: Any, order: int) -> list[Any]:
@@ -216,6 +222,9 @@ def _power(u: Sequence[Any], r: Any, y0: Any, y1: Any = None) -> list[Any]:
     squaring (exact at u₀ = 0, where x² is smooth); otherwise the recurrence
     k·u₀·y_k = Σ_{j=1..k} (r·j - (k - j))·u_j·y_{k-j}."""
     order = len(u) - 1
+    if isinstance(r, float) and r == 2.0:  # the common square: only the coefficients used
+        return [y0, y1 if y1 is not None else cauchy(u, u, 1)] + [
+            cauchy(u, u, k) for k in range(2, order + 1)]
     if isinstance(r, float) and r.is_integer() and 0 <= r <= 64:
         result: Series | None = None
         base, n = Series(u), int(r)
@@ -273,7 +282,8 @@ def _sqrt(u: Sequence[Any], y: list[Any], start: int) -> list[Any]:
 def ode_fill(du: Sequence[Any], y: list[Any], a: float, b: float, c: float,
               order: int) -> None:
     """Extend y (y₀ and maybe y₁ given) for y' = (a + b·y + c·y²)·u'."""
-    w = [a + b * y[0] + (c * y[0] * y[0] if c else 0.0)]
+    w = [_plus(_plus(a or None, _scaled(b, y[0]) if b else None),
+               _scaled(c, y[0] * y[0]) if c else None)]
     for k in range(1, order + 1):
         if k >= len(y):
             y.append(integral(du, w, k))
@@ -361,12 +371,12 @@ def sin_cos(partner: Callable[[Any], Any], is_sin: bool) -> Callable[..., list[A
         c0 = ctx.cached("partner", lambda: partner(ctx.inputs[0])) if is_sin else ctx.out
         s, c = [s0], [c0]
         du = weighted(us[0])
+        minus = [None if d is None else -d for d in du]  # c' = -s·u': the sign goes here
         for k in range(1, ctx.order + 1):
             if is_sin or k < ctx.order:
                 s.append(integral(du, c, k))
             if not is_sin or k < ctx.order:
-                back = integral(du, s, k)
-                c.append(None if back is None else -back)
+                c.append(integral(minus, s, k))
         return (s if is_sin else c)[1:]
 
     return rule
