@@ -26,7 +26,7 @@ from ..engine.forward import Linearized
 from ..engine.interpolate import directions, graded, simplex, weights
 from ..engine.taylor import Jets, MissingTaylorRule
 from ..engine.vector import curl, divergence
-from .binding import EvaluationError
+from .binding import EvaluationError, count_text
 from .blocks import Block
 from .kernels import EXTRA, Kernel, Plan, _live, _one
 
@@ -34,6 +34,9 @@ __all__ = ["Spec", "specify", "COMMANDS", "MAX_ORDER", "derivative_name"]
 
 #: the highest order diff and taylor compute (factorials and the work stay sane below it)
 MAX_ORDER = 100
+#: a bound on the exact interpolation weights' cost, C(n+K-1, K)²·K·n integer products
+#: for n variables and order K: about 5 s (order 12 in 4 variables), refused beyond
+MAX_LATTICE_WORK = 10_000_000
 COMMANDS = ("div", "curl", "laplacian", "hvp", "diff", "taylor")
 
 
@@ -153,6 +156,7 @@ def specify(what: str, plan: Plan, *, wrt: Any = None, order: Any = None) -> Spe
             list(range(len(plan.inputs)))
         if len(set(pairs)) != len(pairs):
             raise EvaluationError("taylor: --wrt names a variable twice")
+        _lattice_check(len(pairs), k, "taylor")
         return Spec(pairs, [plan.inputs[i][0] for i in pairs], order=k,
                     indices=graded(len(pairs), k))
     return _diff_spec(plan, wrt, order)
@@ -180,7 +184,18 @@ def _diff_spec(plan: Plan, wrt: Any, order: Any) -> Spec:
                               f"got {len(cols)}")
     pairs = list(dict.fromkeys(cols))
     alpha = tuple(cols.count(j) for j in pairs)
+    if len(pairs) > 1:
+        _lattice_check(len(pairs), len(cols), "diff")
     return Spec(pairs, [plan.inputs[j][0] for j in pairs], alpha=alpha, order=len(cols))
+
+
+def _lattice_check(n: int, order: int, what: str) -> None:
+    """Refuse a mixed request whose interpolation weights would take minutes to compute."""
+    jets = math.comb(n + order - 1, order)
+    if n > 1 and jets * jets * order * n > MAX_LATTICE_WORK:
+        raise EvaluationError(
+            f"{what} of order {order} in {n} variables needs {count_text(jets)} Taylor "
+            "jets, too many to combine: lower the order or use fewer variables (--wrt)")
 
 
 def derivative_name(output: str, names: Sequence[str], alpha: Sequence[int]) -> str:
