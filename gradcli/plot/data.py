@@ -47,6 +47,7 @@ class Field:
     slice_name: str | None = None
     frames: np.ndarray | None = None  # an animation: the animated variable's values
     animated: str | None = None
+    marks: Any = None  # critical points, paths, flows, basins drawn on top (marks.Marks)
 
     def divergence(self) -> np.ndarray:
         """∂u/∂x + ∂v/∂y from the engine's Jacobian."""

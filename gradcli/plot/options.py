@@ -15,6 +15,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..evaluation import EvaluationError, parse_constant
+from ..evaluation.fields import defaults as fields_defaults
+from ..evaluation.fields.optim import parse_betas
+from ..evaluation.fields.starts import parse_times
 from ..evaluation.specs import parse_grid, parse_point, split_top
 
 __all__ = ["PlotOptions", "image_format", "parse_size", "parse_options", "FORMATS",
@@ -56,6 +59,39 @@ class PlotOptions:
     animate: tuple[str, tuple[float, float, int]] | None = None  # (variable, (a, b, n))
     fps: float = 12.0
     preview: bool = False
+    # where the field leads (drawn by plot/marks.py): critical points, paths, flows, basins
+    mark_critical: bool = False
+    path_from: tuple[dict[str, Any], ...] = ()  # parsed --path-from points
+    flow_from: tuple[dict[str, Any], ...] = ()
+    basins: bool = False
+    method: str | None = None  # the optimiser: gd for paths, newton for basins by default
+    lr: float | None = None
+    momentum: float | None = None
+    dampening: float | None = None
+    nesterov: bool = False
+    weight_decay: float | None = None
+    betas: tuple[float, float] | None = None
+    eps: float | None = None
+    amsgrad: bool = False
+    alpha: float | None = None
+    centered: bool = False
+    maximize: bool = False
+    steps: int = fields_defaults.STEPS
+    tol: float | None = None
+    t: tuple[float, float, int] | None = None  # the flows' time grid
+
+    def descent(self, default_method: str) -> Any:
+        """The optimiser settings of --path-from (default gd) or --basins (newton)."""
+        from ..evaluation.fields.optim import settings
+
+        return settings(self.method or default_method,
+                        **{name: getattr(self, name) for name in HYPER})
+
+    def times(self) -> Any:
+        """The flows' time grid (--t)."""
+        import numpy as np
+
+        return np.linspace(*(self.t or fields_defaults.TIMES))
 
     def check(self, n_vars: int | None = None) -> None:
         """Reject contradictory or out-of-range choices (EvaluationError, exit 2)."""
@@ -95,6 +131,7 @@ class PlotOptions:
                     hint = " (for the y-range of a curve use --ylim)" if "vm" in flag else ""
                     raise EvaluationError(f"{flag} needs two grid variables "
                                           f"(a heatmap); this plot has one{hint}")
+        self._check_marks(n_vars)
         if n_vars is not None and n_vars >= 2:
             if self.derivative:
                 raise EvaluationError("--derivative draws f' next to f for one grid "
@@ -104,10 +141,46 @@ class PlotOptions:
                                       "variable); for a heatmap's colours use --vmin/--vmax")
 
 
+    def _check_marks(self, n_vars: int | None) -> None:
+        """What the overlays of critical points, paths, flows and basins need."""
+        drawn = {"--mark-critical": self.mark_critical, "--path-from": bool(self.path_from),
+                 "--flow-from": bool(self.flow_from), "--basins": self.basins}
+        used = [flag for flag, on in drawn.items() if on]
+        descent = bool(self.path_from) or self.basins
+        tuned = [f"--{n.replace('_', '-')}" for n in (*HYPER, "method", "steps", "tol")
+                 if getattr(self, n) != _FIELD_DEFAULTS[n]]
+        if tuned and not descent:
+            raise EvaluationError(f"{tuned[0]} sets the descent of --path-from and --basins: "
+                                  "add one of them")
+        if self.t is not None and not self.flow_from:
+            raise EvaluationError("--t is the time grid of --flow-from: add --flow-from POINT")
+        if descent:
+            self.descent("newton" if self.basins and not self.path_from else "gd")
+        if not used:
+            return
+        if self.animate is not None or self.slice is not None:
+            which = "--animate" if self.animate is not None else "--slice"
+            raise EvaluationError(f"{used[0]} draws on a still picture of one or two "
+                                  f"variables: not with {which}")
+        if n_vars is not None and n_vars >= 3:
+            raise EvaluationError(f"{used[0]} needs one or two grid variables; this plot has "
+                                  f"{n_vars}")
+        if n_vars == 1:
+            for flag in ("--flow-from", "--basins"):
+                if drawn[flag]:
+                    raise EvaluationError(f"{flag} needs two grid variables (a plane); this "
+                                          "plot has one")
+
+
+#: the hyper-parameters of the descents (torch.optim's names), as PlotOptions fields
+HYPER = ("lr", "momentum", "dampening", "nesterov", "weight_decay", "betas", "eps", "amsgrad",
+         "alpha", "centered", "maximize")
+_FIELD_DEFAULTS = {f.name: f.default for f in fields(PlotOptions)}
 #: the command line's option values as typed, before parse_options (the CLI's defaults):
-#: PlotOptions' own, with --arrows spelled as on the command line
-OPTION_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(PlotOptions)} | {
-    "arrows": "arrows"}
+#: PlotOptions' own, with --arrows spelled as on the command line and the repeatable
+#: start points as not given
+OPTION_DEFAULTS: dict[str, Any] = _FIELD_DEFAULTS | {
+    "arrows": "arrows", "path_from": None, "flow_from": None}
 
 
 def parse_options(**raw: Any) -> PlotOptions:
@@ -133,6 +206,12 @@ def parse_options(**raw: Any) -> PlotOptions:
         values["slice"] = parse_held(values["slice"], "--slice")
     if values["animate"] is not None:
         values["animate"] = parse_animate(values["animate"])
+    for name, flag in (("path_from", "--path-from"), ("flow_from", "--flow-from")):
+        values[name] = tuple(parse_point(spec, flag) for spec in values[name] or ())
+    if values["betas"] is not None:
+        values["betas"] = parse_betas(values["betas"])
+    if values["t"] is not None and not isinstance(values["t"], tuple):
+        values["t"] = parse_times(values["t"])
     options = PlotOptions(**values)
     options.check()
     return options
