@@ -296,7 +296,7 @@ START = Option(
 START_GRID = Option(
     "start_grid", ("--from-grid",), "text", None, repeat=True, metavar="SPEC",
     help="start:stop:count per variable: a lattice of starts (first variable slowest), one "
-    "run each; z=0.5 holds z fixed.",
+    "run each; y=0 starts every run at y = 0.",
     example="--from-grid x=-2:2:21")
 HOLD = Option(
     "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",

@@ -26,8 +26,8 @@ from .specs import resolve_grid
 
 def _starts(expression: str, start: list[str], start_grid: list[str], held: dict[str, Any],
             max_points: int) -> Any:
-    """The starts of --from or --from-grid (variables given by --from-grid as one value
-    join ``held``)."""
+    """The starts of --from or --from-grid (``y=0`` there is an axis of one value: every
+    start has y = 0)."""
     from ..evaluation.fields.starts import from_lattice, from_points
 
     if start and start_grid:
@@ -52,10 +52,7 @@ def _starts(expression: str, start: list[str], start_grid: list[str], held: dict
                                f"--from-grid {name}=-1:1:11")
         if name in axes or name in held:
             raise UsageProblem(f"'{name}' is given twice (by --from-grid or --at)")
-        if isinstance(value, tuple):
-            axes[name] = value
-        else:
-            held[name] = value
+        axes[name] = value if isinstance(value, tuple) else (value, value, 1)
     return from_lattice(axes, max_points)
 
 

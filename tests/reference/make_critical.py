@@ -76,7 +76,7 @@ def main() -> int:
     for name, (text, f, grad, hess, box, guesses) in FUNCTIONS.items():
         points = []
         for guess in guesses:
-            x, y = mp.findroot(lambda a, b: grad(a, b), [mp.mpf(g) for g in guess])
+            x, y = mp.findroot(grad, [mp.mpf(g) for g in guess])
             eigs = sorted(mp.eigsy(mp.matrix(hess(x, y)))[0])
             points.append({"x": mp.nstr(x, 30), "y": mp.nstr(y, 30), "f": mp.nstr(f(x, y), 30),
                            "eig": [mp.nstr(e, 30) for e in eigs], "type": kind(eigs)})

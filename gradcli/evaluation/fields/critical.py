@@ -28,6 +28,7 @@ import numpy as np
 
 from ...engine.grad_mode import quiet
 from ..binding import EvaluationError
+from .descend import column_norms
 from .function import FieldFunction
 
 __all__ = ["CriticalPoints", "find_critical", "SCALAR_TYPES", "VECTOR_TYPES"]
@@ -91,7 +92,7 @@ def find_critical(function: FieldFunction, seeds: np.ndarray,
     X = np.array(seeds.T, dtype=np.float64, order="C")
     with quiet():
         _, F0, J0 = _residual(function, X, True)
-        fnorm = np.sqrt(np.einsum("ij,ij->j", F0, F0))
+        fnorm = column_norms(F0)
         jnorm = np.sqrt(np.einsum("ijk,ijk->k", J0, J0))
         finite = np.isfinite(fnorm) & np.isfinite(jnorm) & np.isfinite(X).all(0)
         f_scale = _median(fnorm[finite])
@@ -101,7 +102,7 @@ def find_critical(function: FieldFunction, seeds: np.ndarray,
             X = np.hstack([X, more_seeds.T[:, np.isfinite(more_seeds).all(axis=1)]])
         X = _iterate(function, X, size)
         f, F, J = _residual(function, X, True)
-        res = np.sqrt(np.einsum("ij,ij->j", F, F))
+        res = column_norms(F)
         ok = np.isfinite(res) & (res <= RESIDUAL_TOL * f_scale) & np.isfinite(J).all((0, 1))
         if box is not None:
             pad = BOX_TOL * np.maximum(hi - lo, 1.0)

@@ -27,7 +27,7 @@ from ..binding import EvaluationError, count_text
 from .function import FieldFunction
 from .optim import Settings, make_optimizer
 
-__all__ = ["Path", "descend", "STOPS"]
+__all__ = ["Path", "descend", "STOPS", "column_norms", "row_limit"]
 
 #: why a start stopped
 STOPS = ("steps", "tol", "diverged", "stalled")
@@ -91,7 +91,7 @@ def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: 
     with quiet():
         for k in range(steps + 1):
             f, G, H = _derivatives(function, P, s.order)
-            gn = np.sqrt(np.einsum("ij,ij->j", G, G))
+            gn = column_norms(G)
             bad = active & ~(np.isfinite(f) & np.isfinite(gn) & np.isfinite(P).all(0))
             if bad.any():
                 bad, f, G, H, gn = _settle(function, P, f, G, H, gn, bad, s.order)
@@ -130,6 +130,17 @@ def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: 
     return _assemble(function.columns, kept, stop_step, stop, final)
 
 
+def column_norms(A: np.ndarray) -> np.ndarray:
+    """The 2-norm of each column of A (n, N), without overflow where the squares would
+    overflow but the norm does not (|∇f| = 2.6e154 is finite)."""
+    norms = np.sqrt(np.einsum("ij,ij->j", A, A))
+    big = np.isinf(norms) & np.isfinite(A).all(0)
+    if big.any():
+        top = np.abs(A[:, big]).max(0)
+        norms[big] = top * np.sqrt(np.einsum("ij,ij->j", A[:, big] / top, A[:, big] / top))
+    return norms
+
+
 def _derivatives(function: FieldFunction, P: np.ndarray, order: int) -> tuple:
     if order == 2:
         return function.hessian(P)
@@ -154,7 +165,7 @@ def _settle(function: FieldFunction, P: np.ndarray, f: np.ndarray, G: np.ndarray
             if H is not None:
                 for i, b in enumerate(names):
                     H[j, i, cols] = got[f"d2f/d{a}d{b}"]
-        gn[cols] = np.sqrt(np.einsum("ij,ij->j", G[:, cols], G[:, cols]))
+        gn[cols] = column_norms(G[:, cols])
     return bad & ~(np.isfinite(f) & np.isfinite(gn) & np.isfinite(P).all(0)), f, G, H, gn
 
 

@@ -19,6 +19,7 @@ from ...engine.grad_mode import quiet
 from ..allocator import keep_freed_memory
 from ..binding import EvaluationError
 from .defaults import FLOW_METHODS as METHODS
+from .descend import column_norms
 from .function import FieldFunction
 
 __all__ = ["Trajectories", "integrate", "METHODS"]
@@ -69,7 +70,7 @@ def integrate(function: FieldFunction, starts: np.ndarray, times: np.ndarray, *,
     with quiet():
         k1 = F(X)
         for k in range(T):
-            speed = np.sqrt(np.einsum("ij,ij->j", k1, k1))
+            speed = column_norms(k1)
             bad = live & ~(np.isfinite(X).all(0) & np.isfinite(speed))
             ending = bad | (live & (k == T - 1))
             end[bad] = k

@@ -8,7 +8,8 @@ implementations (``lerp_`` as ``self + w·(end − self)`` for w < 0.5, ``addcmu
 Python floats), so that a path is torch's iterate for iterate. ``newton`` (not in
 torch.optim) steps along −H̃⁻¹∇f, where H̃ is the exact Hessian with each eigenvalue
 replaced by its absolute value (at least 1e-8 of the largest), and halves the step from
-``lr`` until f decreases by the Armijo rule f(x + t·d) <= f(x) + 1e-4·t·∇fᵀd.
+``lr`` until f decreases by the Armijo rule f(x + t·d) <= f(x) + 1e-4·t·∇fᵀd (and
+strictly: at f's floating-point floor no step is taken, and the run stops there).
 
 Every optimiser updates the points ``P`` (n, N) in place: one column per start, so many
 starts are one vectorised computation. The formulas are elementwise, so a column follows
@@ -274,7 +275,8 @@ class Newton(_Optimizer):
             if not pending.any():
                 break
             trial = P + t * d
-            ok = pending & (sign * value(trial) <= f + ARMIJO * t * slope)
+            ft = sign * value(trial)
+            ok = pending & (ft <= f + ARMIJO * t * slope) & (ft < f)
             P[:, ok] = trial[:, ok]
             pending &= ~ok
             t = np.where(pending, t * 0.5, t)
