@@ -93,12 +93,39 @@ def test_a_field_marks_its_fixed_points_by_type():
 def test_path_from_draws_the_descent():
     fl, opts = _field("x^2 + y^2", {"x": (-2, 2, 21), "y": (-2, 2, 21)},
                       path_from=["x=1,y=2"], lr=0.25, steps=5)
-    path = fl.marks.paths
+    (method, path), = fl.marks.paths
+    assert method == "gd"
     assert path.X.tolist() == [[1 / 2 ** k, 2 / 2 ** k] for k in range(6)]
     fig, drawn = build_figure(fl, opts)
     line = next(ln for ln in drawn.ax.lines if ln.get_label() == "gd from (1, 2)")
     assert np.asarray(line.get_xdata()).tolist() == [1 / 2 ** k for k in range(6)]
     assert np.asarray(line.get_ydata()).tolist() == [2 / 2 ** k for k in range(6)]
+
+
+def test_a_path_per_method_each_with_its_own_learning_rate():
+    fl, opts = _field("x^2 + y^2", {"x": (-2, 2, 21), "y": (-2, 2, 21)},
+                      path_from=["x=1,y=2"], method=["gd", "momentum", "adam"],
+                      lr=[0.25, 0.1, 0.5], steps=3)
+    assert [m for m, _ in fl.marks.paths] == ["gd", "momentum", "adam"]
+    gd, momentum, adam = (p for _, p in fl.marks.paths)
+    assert gd.X[:, 0].tolist() == [1, 0.5, 0.25, 0.125]
+    # momentum 0.9, lr 0.1 on x²: buf = g first, then 0.9·buf + g; x -= 0.1·buf
+    x, buf, xs = 1.0, None, [1.0]
+    for _ in range(3):
+        g = 2 * x
+        buf = g if buf is None else 0.9 * buf + g
+        x = x + (-0.1) * buf
+        xs.append(x)
+    assert momentum.X[:, 0].tolist() == xs
+    assert adam.X[1, 0] == pytest.approx(0.5, rel=1e-7)  # Adam's first step is lr·sign(g)
+    fig, drawn = build_figure(fl, opts)
+    labels = [t.get_text() for t in drawn.ax.get_legend().get_texts()]
+    assert labels == ["gd from (1, 2)", "momentum from (1, 2)", "adam from (1, 2)"]
+    with pytest.raises(EvaluationError, match="2 --lr for 3 --method"):
+        parse_options(path_from=["x=1,y=2"], method=["gd", "momentum", "adam"],
+                      lr=[0.1, 0.2])
+    with pytest.raises(EvaluationError, match="--basins colours by one descent"):
+        parse_options(basins=True, method=["gd", "adam"])
 
 
 def test_path_on_a_curve_follows_f():
@@ -135,7 +162,7 @@ def test_what_cannot_be_drawn(expr, opts, grid, message):
 
 @pytest.mark.parametrize("opts, message", [
     ({"lr": 0.1}, "--lr sets the descent of --path-from and --basins"),
-    ({"method": "adam"}, "--method sets the descent"),
+    ({"method": ["adam"]}, "--method sets the descent"),
     ({"t": "0:1:11"}, "--t is the time grid of --flow-from"),
     ({"path_from": ["x=1"], "betas": "0.9,0.99"}, "--betas is a hyper-parameter of adam"),
     ({"mark_critical": True, "animate": "t=0:1:3"}, "not with --animate"),

@@ -384,9 +384,14 @@ PLOT_FIELDS = (
            help="Colour each grid point by the point its descent reaches (--method newton "
            "unless given), and mark those points.", example="--basins --method gd --lr 1e-2"),
     Option("method", ("--method", "-m"), "choice", PLOT_DEFAULT, choices=_METHODS,
-           metavar="METHOD", help="The optimiser of --path-from (default gd) and --basins "
-           "(default newton), as descend's.", example="--method adam"),
-    *(replace(o, default=PLOT_DEFAULT) for o in (*HYPER, STEPS, TOL, TIMES)),
+           metavar="METHOD", repeat=True,
+           help="The optimiser of --path-from (default gd) and --basins (default newton), as "
+           "descend's; repeat for a path per method from each start.",
+           example="--method gd --method adam"),
+    replace(HYPER[0], default=PLOT_DEFAULT, repeat=True,
+            help="Learning rate (lr); repeated, the k-th goes with the k-th --method.",
+            example="--method gd --lr 1e-3 --method adam --lr 1e-2"),
+    *(replace(o, default=PLOT_DEFAULT) for o in (*HYPER[1:], STEPS, TOL, TIMES)),
 )
 RUN_FIELDS = "gradcli.cli.fields_run"
 

@@ -7,7 +7,7 @@ the Field (``Field.marks``) for every backend to draw: the overlays of ``figures
 
 * ``--mark-critical``: seeds are the plot's grid (at most 50 per axis, 400 along a curve),
   the box is the plot's.
-* ``--path-from``: one descent per point, every step kept.
+* ``--path-from``: one descent per point and ``--method``, every step kept.
 * ``--flow-from``: RK4 over ``--t`` (a scalar f flows along −∇f).
 * ``--basins``: a descent from every grid point (newton unless ``--method`` says
   otherwise); each point takes the label of the critical point nearest its end, when that
@@ -54,8 +54,7 @@ class Marks:
     """What is drawn on top of the base picture (each None when not asked for)."""
 
     critical: CriticalPoints | None = None
-    paths: Path | None = None
-    path_method: str = ""
+    paths: list[tuple[str, Path]] = field(default_factory=list)  # (method, its paths)
     flows: Trajectories | None = None
     basins: Basins | None = None
     notes: list[str] = field(default_factory=list)
@@ -90,14 +89,15 @@ def with_marks(fl: Field, opts: PlotOptions,
         if function.kind != "scalar":
             raise EvaluationError("--path-from descends a scalar f; for a vector field's "
                                   "trajectories use --flow-from")
-        settings = opts.descent("gd")
         starts = _starts(fl, opts.path_from, "--path-from")
-        row_limit(len(starts), opts.steps, 1, max_points)
-        marks.paths = descend(function, starts, settings, steps=opts.steps, tol=opts.tol)
-        marks.path_method = settings.method
-        for r in np.flatnonzero(marks.paths.stop == "diverged"):
-            marks.notes.append(f"--path-from {point_text(starts[r])}: diverged at step "
-                               f"{int(marks.paths.stop_step[r])} (drawn up to there)")
+        for settings in opts.descents("gd"):
+            row_limit(len(starts), opts.steps, 1, max_points)
+            path = descend(function, starts, settings, steps=opts.steps, tol=opts.tol)
+            marks.paths.append((settings.method, path))
+            for r in np.flatnonzero(path.stop == "diverged"):
+                marks.notes.append(f"--path-from {point_text(starts[r])} by {settings.method}:"
+                                   f" diverged at step {int(path.stop_step[r])} (drawn up to "
+                                   "there)")
     if opts.flow_from:
         times = opts.times()
         starts = _starts(fl, opts.flow_from, "--flow-from")

@@ -80,17 +80,24 @@ def draw_critical(c: Canvas) -> None:
 
 
 def draw_paths(c: Canvas) -> None:
-    marks = c.field.marks
-    path, curve = marks.paths, c.field.kind == "curve"
-    for i, r in enumerate(np.unique(path.run)):
-        rows = path.run == r
-        x = path.X[rows, 0]
-        y = path.f[rows] if curve else path.X[rows, 1]
-        color = f"C{(i + 1) % 10}"
-        c.ax.plot(x, y, color=color, lw=1.6, zorder=5, marker="." if len(x) < 60 else None,
-                  ms=3, label=f"{marks.path_method} from {point_text(path.X[rows][0])}")
-        c.ax.plot(x[:1], y[:1], marker="o", ms=8, mfc="white", mec=color, mew=1.8, zorder=6)
-        c.ax.plot(x[-1:], y[-1:], marker="X", ms=9, mfc=color, mec="white", mew=1.0, zorder=6)
+    curve = c.field.kind == "curve"
+    i = 0
+    for method, path in c.field.marks.paths:
+        for r in np.unique(path.run):
+            rows = path.run == r
+            x = path.X[rows, 0]
+            y = path.f[rows] if curve else path.X[rows, 1]
+            i += 1
+            color = f"C{i % 10}"
+            # each path a little thinner than the one before: paths that share a stretch
+            # (a valley floor) stay visible side by side
+            c.ax.plot(x, y, color=color, lw=max(1.0, 2.8 - 0.6 * (i - 1)), zorder=5,
+                      marker="." if len(x) < 60 else None, ms=3,
+                      label=f"{method} from {point_text(path.X[rows][0])}")
+            c.ax.plot(x[:1], y[:1], marker="o", ms=8, mfc="white", mec=color, mew=1.8,
+                      zorder=6)
+            c.ax.plot(x[-1:], y[-1:], marker="X", ms=9, mfc=color, mec="white", mew=1.0,
+                      zorder=6)
 
 
 def draw_flows(c: Canvas) -> None:

@@ -54,9 +54,9 @@ def add_marks(fl: Field, traces: list[dict[str, Any]]) -> None:
                        "marker": {"symbol": "star", "size": 16, "color": "white",
                                   "line": {"color": "black", "width": 1}},
                        "hoverinfo": "skip"})
-    if marks.paths is not None:
-        path = marks.paths
-        for i, r in enumerate(np.unique(path.run)):
+    i = 0
+    for method, path in marks.paths:
+        for r in np.unique(path.run):
             rows = path.run == r
             x, y = _line(fl, path.X[rows], path.f[rows])
             text = [f"step {int(k)}<br>" + "<br>".join(
@@ -64,11 +64,12 @@ def add_marks(fl: Field, traces: list[dict[str, Any]]) -> None:
                 + f"<br>f = {_num(fv)}<br>|grad f| = {_num(g)}"
                 for k, p, fv, g in zip(path.step[rows], path.X[rows], path.f[rows],
                                        path.gnorm[rows], strict=True)]
+            i += 1
             traces.append({"type": "scatter", "mode": "lines+markers",
-                           "name": html.escape(f"{marks.path_method} from "
+                           "name": html.escape(f"{method} from "
                                                f"{point_text(path.X[rows][0])}"),
                            "x": x, "y": y, "text": text,
-                           "line": {"color": PALETTE[(i + 1) % 10], "width": 2},
+                           "line": {"color": PALETTE[i % 10], "width": 2},
                            "marker": {"size": 3}, "hovertemplate": "%{text}<extra></extra>"})
     if marks.flows is not None:
         flows = marks.flows

@@ -64,8 +64,10 @@ class PlotOptions:
     path_from: tuple[dict[str, Any], ...] = ()  # parsed --path-from points
     flow_from: tuple[dict[str, Any], ...] = ()
     basins: bool = False
-    method: str | None = None  # the optimiser: gd for paths, newton for basins by default
-    lr: float | None = None
+    # the optimisers: gd for paths, newton for basins by default; several --method give
+    # each --path-from start a path per method, the k-th --lr going with the k-th method
+    method: tuple[str, ...] = ()
+    lr: tuple[float, ...] = ()
     momentum: float | None = None
     dampening: float | None = None
     nesterov: bool = False
@@ -80,12 +82,19 @@ class PlotOptions:
     tol: float | None = None
     t: tuple[float, float, int] | None = None  # the flows' time grid
 
-    def descent(self, default_method: str) -> Any:
-        """The optimiser settings of --path-from (default gd) or --basins (newton)."""
-        from ..evaluation.fields.optim import settings
+    def descents(self, default_method: str) -> list[Any]:
+        """The optimiser settings of --path-from (default gd) or --basins (newton): one
+        per --method."""
+        from ..evaluation.fields.optim import each_settings
 
-        return settings(self.method or default_method,
-                        **{name: getattr(self, name) for name in HYPER})
+        return each_settings(self.method or (default_method,), self.lr,
+                             **{name: getattr(self, name) for name in HYPER if name != "lr"})
+
+    def descent(self, default_method: str) -> Any:
+        """The one optimiser of --basins."""
+        if len(self.method) > 1:
+            raise EvaluationError("--basins colours by one descent: give one --method")
+        return self.descents(default_method)[0]
 
     def times(self) -> Any:
         """The flows' time grid (--t)."""
@@ -154,8 +163,10 @@ class PlotOptions:
                                   "add one of them")
         if self.t is not None and not self.flow_from:
             raise EvaluationError("--t is the time grid of --flow-from: add --flow-from POINT")
-        if descent:
-            self.descent("newton" if self.basins and not self.path_from else "gd")
+        if self.path_from:
+            self.descents("gd")
+        if self.basins:
+            self.descent("newton")
         if not used:
             return
         if self.animate is not None or self.slice is not None:
@@ -180,7 +191,7 @@ _FIELD_DEFAULTS = {f.name: f.default for f in fields(PlotOptions)}
 #: PlotOptions' own, with --arrows spelled as on the command line and the repeatable
 #: start points as not given
 OPTION_DEFAULTS: dict[str, Any] = _FIELD_DEFAULTS | {
-    "arrows": "arrows", "path_from": None, "flow_from": None}
+    "arrows": "arrows", "path_from": None, "flow_from": None, "method": None, "lr": None}
 
 
 def parse_options(**raw: Any) -> PlotOptions:
@@ -208,6 +219,10 @@ def parse_options(**raw: Any) -> PlotOptions:
         values["animate"] = parse_animate(values["animate"])
     for name, flag in (("path_from", "--path-from"), ("flow_from", "--flow-from")):
         values[name] = tuple(parse_point(spec, flag) for spec in values[name] or ())
+    for name in ("method", "lr"):  # repeatable: a list as typed, or one value from Python
+        value = values[name]
+        values[name] = () if value is None else tuple(value) if isinstance(
+            value, (list, tuple)) else (value,)
     if values["betas"] is not None:
         values["betas"] = parse_betas(values["betas"])
     if values["t"] is not None and not isinstance(values["t"], tuple):

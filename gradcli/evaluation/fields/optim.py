@@ -18,6 +18,7 @@ exactly the path that start alone would.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -27,7 +28,7 @@ from ..binding import EvaluationError
 from .defaults import METHODS
 
 __all__ = ["METHODS", "Settings", "settings", "make_optimizer", "APPLIES", "DEFAULTS",
-           "parse_betas"]
+           "parse_betas", "each_settings"]
 
 #: torch.optim's defaults per method (momentum 0.9 for ``momentum``, whose torch default of
 #: 0 would make it gd; newton's lr is the first trial step of its line search)
@@ -99,6 +100,27 @@ def settings(method: str = "gd", **given: Any) -> Settings:
         values[name] = parse_betas(value) if name == "betas" else value
     out = replace(Settings(method=method, maximize=bool(given.get("maximize"))), **values)
     _check(out)
+    return out
+
+
+def each_settings(methods: Sequence[str], lrs: Sequence[float] = (),
+                  **given: Any) -> list[Settings]:
+    """One Settings per method (several paths in one picture): the k-th learning rate goes
+    with the k-th method (one rate goes with all); any other hyper-parameter goes to the
+    methods that take it, and must suit at least one of them."""
+    if len(lrs) > 1 and len(lrs) != len(methods):
+        raise EvaluationError(f"{len(lrs)} --lr for {len(methods)} --method: give one --lr, "
+                              "or one per --method in the same order")
+    out = []
+    for k, method in enumerate(methods):
+        lr = lrs[k] if len(lrs) > 1 else (lrs[0] if lrs else None)
+        mine = {name: v for name, v in given.items()
+                if name == "maximize" or method in APPLIES.get(name, ())}
+        out.append(settings(method, lr=lr, **mine))
+    for name, value in given.items():
+        if value not in (None, False) and name != "maximize" and \
+                not any(m in APPLIES[name] for m in methods):
+            settings(methods[0], **{name: value})  # raises: no method takes it
     return out
 
 
