@@ -174,6 +174,9 @@ def test_bad_requests(capsys):
     assert "critical needs a scalar formula f or a vector field" in capsys.readouterr().err
     assert main(["critical", "x^2"]) == 2
     assert "no seeds given" in capsys.readouterr().err
+    assert main(["critical", "x^2 + y^2", "--grid", "x=-1:1:3"]) == 2
+    assert ("variable 'y' is not bound (sample it with --grid y=START:STOP:COUNT, or hold it "
+            "fixed with --at y=VALUE)") in capsys.readouterr().err
     assert main(["critical", "x^2", "--grid", "x=0:1:3", "-o", "out.txt"]) == 2
     assert "unknown output extension" in capsys.readouterr().err
 

@@ -194,7 +194,9 @@ def test_other_bad_requests(capsys):
     assert "descend needs a scalar formula f" in capsys.readouterr().err
     assert main(["descend", "x*a", "--from", "x=1"]) == 2
     err = capsys.readouterr().err
-    assert "variable 'a' is not bound" in err and "^" in err
+    assert "  x*a\n    ^\n" in err
+    assert ("variable 'a' is not bound (give it a start in --from (...,a=VALUE) or "
+            "--from-grid, or hold it fixed with --at a=VALUE)") in err
     assert main(["descend", "x^2", "--from", "x=1", "--from", "y=2"]) == 2
     assert "every point must bind the same variables" in capsys.readouterr().err
 

@@ -205,3 +205,12 @@ def test_plot_options_default_to_no_marks():
     opts = PlotOptions()
     assert not (opts.mark_critical or opts.path_from or opts.flow_from or opts.basins)
     assert opts.descent("gd").method == "gd" and opts.descent("newton").lr == 1.0
+
+
+def test_basins_where_no_descent_ends_draw_f_with_a_note(capsys, tmp_path):
+    target = tmp_path / "plane.png"
+    assert main(["plot", "x + y", "--grid", "x=-1:1:21", "--grid", "y=-1:1:21", "--basins",
+                 "-o", str(target)]) == 0
+    assert "--basins: no descent from the grid ends at a critical point" in \
+        capsys.readouterr().err
+    assert target.exists()

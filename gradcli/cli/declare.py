@@ -302,12 +302,18 @@ HOLD = Option(
     "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
     help="Hold these variables fixed at these values (the formula's parameters).",
     example='--at "b=0.5"')
-FIELDS_OUTPUT = Option(
-    "output", ("--output", "-o"), "text", None, metavar="FILE",
-    help="Write to FILE (atomically); its extension picks the format: .csv .json .npz "
-    "(one array per column).",
-    example="-o path.csv")
+FIELDS_OUTPUT = replace(
+    OUTPUT, help="Write to FILE (atomically); its extension picks the format: .csv .json "
+    ".npz (one array per column).", example="-o path.csv")
 FIELDS_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"))
+SEED_GRID = replace(
+    GRID, help="start:stop:count per variable: every point is a seed, and the box is "
+    "searched; z=0.5 holds z fixed; a bare --grid seeds every variable on -5:5.",
+    example="--grid x=-3:3:13")
+SEED_POINTS = replace(
+    POINTS, help="CSV file (or - for stdin) of seeds, its header naming the variables "
+    "(other columns are ignored); every converged point is kept.",
+    example="--points seeds.csv")
 FIELDS_WRITE = (FORMAT, FIELDS_OUTPUT, PRECISION, QUIET, MAX_POINTS)
 _METHODS = fields_defaults.METHODS
 DESCEND_METHOD = Option(
@@ -474,7 +480,8 @@ COMMANDS: tuple[Command, ...] = (
         "type (minimum, maximum, saddle, degenerate); for a field |F|, re[i], im[i] and "
         "type (stable/unstable node or focus, saddle, center, degenerate).",
         run=f"{RUN_FIELDS}:run_critical",
-        options=(GRID, POINTS, HOLD, *FIELDS_WRITE), group="fields", files=FIELDS_FILES,
+        options=(SEED_GRID, SEED_POINTS, HOLD, *FIELDS_WRITE), group="fields",
+        files=FIELDS_FILES,
         examples=('gradcli critical "x^3 - 3x + y^3 - 3y" --grid x=-3:3:13 --grid y=-3:3:13',
                   'gradcli critical "[y, -sin(x) - 0.5y]" --grid x=-7:7:29 --grid y=-3:3:13',
                   'gradcli critical "x^2 + a*y^2" --grid x=-1:1:5 --grid y=-1:1:5 --at a=-1')),

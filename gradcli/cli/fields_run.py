@@ -79,10 +79,20 @@ def _write(columns: dict[str, Any], req: dict[str, Any], command: str) -> None:
             say(note)
 
 
-def _function(expression: str, variables: dict[str, Any], held: dict[str, Any]) -> Any:
+#: how each command binds a variable, for the unbound-variable message
+_UNBOUND = {
+    "critical": "sample it with --grid {name}=START:STOP:COUNT, or hold it fixed with "
+                "--at {name}=VALUE",
+    "starts": "give it a start in --from (...,{name}=VALUE) or --from-grid, or hold it "
+              "fixed with --at {name}=VALUE",
+}
+
+
+def _function(expression: str, variables: dict[str, Any], held: dict[str, Any],
+              how: str = "starts") -> Any:
     from ..evaluation.fields.function import FieldFunction
 
-    return FieldFunction(expression, variables, held)
+    return FieldFunction(expression, variables, held, unbound=_UNBOUND[how])
 
 
 def run_critical(what: str, expression: str, grid: list[str], points: str | None,
@@ -104,7 +114,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
                 raise UsageProblem(f"--points {points}: no column names a variable of the "
                                    "formula")
             first = {n: np.asarray(v)[0].tolist() for n, v in table.variables.items()}
-            function = _function(expression, first, held)
+            function = _function(expression, first, held, "critical")
             seeds = np.column_stack([np.asarray(v, dtype=float).reshape(len(v), -1)
                                      for v in table.variables.values()])
             box = None
@@ -116,7 +126,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
             axes = {n: v for n, v in spec.items() if isinstance(v, tuple)}
             held |= {n: v for n, v in spec.items() if not isinstance(v, tuple)}
             starts = _lattice(axes, max_points)
-            function = _function(expression, starts.variables, held)
+            function = _function(expression, starts.variables, held, "critical")
             seeds, box = starts.X, _box(axes)
         found = find_critical(function, seeds, box)
     columns: dict[str, Any] = {c: found.X[:, j] for j, c in enumerate(found.columns)}

@@ -110,6 +110,10 @@ def with_marks(fl: Field, opts: PlotOptions,
             raise EvaluationError("--basins colours where descent on a scalar f leads; this "
                                   "formula is a vector field")
         marks.basins = _basins(fl, function, opts)
+        if not len(marks.basins.points):
+            marks.basins = None
+            marks.notes.append("--basins: no descent from the grid ends at a critical point "
+                               "(drawn without basins; try more --steps or another --method)")
     return replace(fl, marks=marks)
 
 

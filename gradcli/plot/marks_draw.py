@@ -49,12 +49,9 @@ def basin_colors(k: int) -> list[tuple[float, float, float, float]]:
 def draw_basins(c: Canvas) -> None:
     basins = c.field.marks.basins
     image, bar = c.drawn.image, c.drawn.colorbar
+    if basins is None or image is None or bar is None:  # none found: f is drawn (a note)
+        return
     k = len(basins.points)
-    if image is None or bar is None:
-        return
-    if k == 0:
-        c.drawn.notes.append("--basins: no descent ended near a critical point")
-        return
     image.set_cmap(ListedColormap(basin_colors(k)))
     image.set_norm(BoundaryNorm(np.arange(k + 1) - 0.5, k))
     bar.update_normal(image)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.trace import Traced, trace, with_derivatives
+from ...lang import ExpressionError, Var, parse, walk
 from ...lang.compile import _flatten
 from .. import EvaluationError, prepare
 from ..kernels import _env
@@ -29,6 +30,16 @@ from ..kernels import _env
 __all__ = ["FieldFunction"]
 
 _CACHED = 8  # traced programs kept per function (orders x batch sizes)
+
+
+def _check_bound(expression: str, names: list[str], hint: str) -> None:
+    """An unbound variable as an error at its place, with ``hint`` (``{name}`` filled in)
+    saying how this command binds one."""
+    tree = parse(expression)
+    for node in walk(tree):
+        if isinstance(node, Var) and node.name not in names:
+            raise ExpressionError(f"variable '{node.name}' is not bound", expression, node.pos,
+                                  hint=hint.format(name=node.name))
 
 
 class FieldFunction:
@@ -42,12 +53,15 @@ class FieldFunction:
     """
 
     def __init__(self, expression: str, variables: Mapping[str, Any],
-                 held: Mapping[str, Any] | None = None) -> None:
+                 held: Mapping[str, Any] | None = None, *,
+                 unbound: str = "give it a value, or hold it fixed with --at {name}=VALUE"
+                 ) -> None:
         held = dict(held or {})
         both = next((n for n in variables if n in held), None)
         if both is not None:
             raise EvaluationError(f"'{both}' is both a start variable and held fixed: "
                                   "give it only one way")
+        _check_bound(expression, [*variables, *held], unbound)
         self.expression = expression
         self.held = held
         self.variables = list(variables)
