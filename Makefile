@@ -8,13 +8,13 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 BENCH_ARGS ?=
 FUZZ_MINUTES ?= 10
 
-.PHONY: demo test test-all test-browser browser-deps lint bench bench-peers samples fuzz readme \
-	clean
+.PHONY: demo test test-all test-dist dist test-browser browser-deps lint bench bench-peers samples fuzz \
+	readme clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,html]' --config-settings editable_mode=compat
+	$(PY) -m pip install --quiet -e '.[test,html,data,dask]' --config-settings editable_mode=compat
 	$(PY) -m compileall -q gradcli
 	touch $(STAMP)
 
@@ -24,8 +24,21 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-test-all: $(STAMP)
+test-all: $(STAMP) dist
 	$(PY) -m pytest -q -m ''
+
+# The installed form: `python -m build` makes the sdist, then the wheel from the sdist
+# (dist/); a second wheel straight from the tree (dist/from-tree/) lets the test check that
+# both carry the same files. test-dist installs the wheel with every extra into a fresh
+# venv and runs it from outside the checkout (tests/test_dist.py).
+dist: $(STAMP)
+	$(PY) -m pip install --quiet 'build>=1.2'
+	rm -rf dist build  # a stale build/lib would leak deleted modules into the wheel
+	$(PY) -m build --outdir dist .
+	$(PY) -m build --wheel --outdir dist/from-tree .
+
+test-dist: dist
+	$(PY) -m pytest -q -m dist tests/test_dist.py
 
 # The interactive page in a real browser: Debian's Chromium (installed with apt-get when
 # missing and this is root) driven by the Python playwright package (a test extra, so
@@ -80,5 +93,5 @@ $(BENCH_STAMP): pyproject.toml
 bench-peers: $(BENCH_STAMP)
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(BENCH_VENV) build dist *.egg-info .pytest_cache
 	find gradcli tests benchmarks -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -32,7 +32,8 @@ from benchmarks.cold import COLD_LINES, cold_name, cold_rows, plot_rows, scale_r
 from benchmarks.measure import ROOT, Row, run_worker  # noqa: E402
 from benchmarks.worker import LIBRARY, PLAN  # noqa: E402
 
-SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "io", "fields", "scale")
+SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "io", "data", "dask", "fields",
+            "scale")
 
 
 def machine() -> dict[str, str]:
@@ -166,6 +167,16 @@ def main(argv: list[str] | None = None) -> int:
         for key, rows in io.items():
             tables[key] = rows
             print(report.table(TITLES[key], rows, rows[0].tool, "gradcli"), flush=True)
+    if "data" in args.sections or "dask" in args.sections:
+        _progress("  data formats, .zarr at scale, Dask (issues 18, 19) ...")
+        from benchmarks.data_speed import TITLES as DATA_TITLES
+        from benchmarks.data_speed import data_tables
+
+        data, _ = data_tables(args.quick, args.sections)
+        for key, rows in data.items():
+            tables[key] = rows
+            print(report.table(DATA_TITLES[key], rows, rows[0].tool, "the first row"),
+                  flush=True)
     if "fields" in args.sections:
         _progress("  fields (descend against torch.optim, critical) ...")
         from benchmarks.fields_speed import TITLES as FIELD_TITLES
@@ -181,10 +192,12 @@ def main(argv: list[str] | None = None) -> int:
         print(report.table("Scale (fresh process, one run)", [row], row.tool, "itself"), flush=True)
     keys = {c.workload: c.key for c in workloads.cases(args.quick)}
     w1_big = [c.key for c in workloads.cases(args.quick) if c.workload == "W1"][-1]
+    from benchmarks.data_speed import data_goals
+
     text, goal_data = report.goals_section(
         report.goals(w1_big, keys["W2"], keys["W3"], keys["W6"], args.scale_n,
                      [cold_name(line) for line in COLD_LINES], args.quick,
-                     facts.get("points_mib", 0.0)), tables)
+                     facts.get("points_mib", 0.0)) + data_goals(args.quick), tables)
     print(text, flush=True)
     print(f"_total wall time {time.perf_counter() - started:.0f} s_", flush=True)
     if args.json:

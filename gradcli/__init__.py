@@ -1,7 +1,8 @@
 """gradcli: derivatives from the command line, on a PyTorch-style autograd engine over numpy.
 
 ``import gradcli as gc`` gives the engine (``gc.tensor``, ``gc.sin``, ``gc.autograd.grad``,
-``gc.functional``...) and ``gc.evaluate``, the expression evaluator the CLI uses.
+``gc.functional``...), ``gc.evaluate``, the expression evaluator the CLI uses, and
+``gc.to_xarray`` for its results.
 """
 
 from typing import Any
@@ -10,7 +11,7 @@ from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 
 __version__ = "0.1.0"
-__all__ = [*_engine_all, "evaluate", "__version__"]  # noqa: F405 - evaluate is lazy
+__all__ = [*_engine_all, "evaluate", "to_xarray", "__version__"]  # noqa: F405 - lazy ones
 
 
 def __getattr__(name: str) -> Any:
@@ -19,6 +20,10 @@ def __getattr__(name: str) -> Any:
         from .evaluation import evaluate
 
         return evaluate
+    if name == "to_xarray":  # needs the data extra (xarray): imported on first use
+        from .output.dataset import to_xarray
+
+        return to_xarray
     # the console script's entry point (``gradcli:main``), imported only when asked for:
     # ``import gradcli`` as a library loads no command-line code
     if name == "main":

@@ -17,9 +17,13 @@ def test_format_from_extension() -> None:
     assert format_from_extension("a/b.csv") == "csv"
     assert format_from_extension("r.JSON") == "json"
     assert format_from_extension("g.npz") == "npz"
+    assert format_from_extension("g.nc") == "nc"
+    assert format_from_extension("s3://bucket/field.zarr/") == "zarr"
+    assert format_from_extension("t.parquet") == "parquet"
     with pytest.raises(ValueError) as info:
         format_from_extension("out.xyz")
-    assert str(info.value) == "unknown output extension '.xyz': use .csv, .json or .npz"
+    assert str(info.value) == ("unknown output extension '.xyz': use .csv, .json, .npz, .nc, "
+                               ".zarr or .parquet")
     with pytest.raises(ValueError, match="'.npy'"):
         format_from_extension("out.npy")
     with pytest.raises(ValueError, match="no extension"):

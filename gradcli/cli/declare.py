@@ -137,8 +137,9 @@ FORMAT = Option(
 OUTPUT = Option(
     "output", ("--output", "-o"), "text", None, metavar="FILE",
     help="Write to FILE (atomically); its extension picks the format: .csv .json .npz "
-    "(one array per column) .npy (one record array, streamed).",
-    example="-o grad.csv")
+    "(one array per column) .npy (one record array, streamed), and with gradcli[data] .nc "
+    "(NetCDF-4) .zarr (a Zarr store, streamed; a path or an fsspec URL) .parquet.",
+    example="-o grad.nc")
 PRECISION = Option(
     "precision", ("--precision",), "whole", 6, low=1, high=17, metavar="DIGITS",
     help="Significant digits in tables (files always hold exact values).",
@@ -159,8 +160,23 @@ DTYPE = Option(
     metavar="DTYPE", help="Floating-point type of the computation.",
     example="--dtype float32")
 
-NUMERIC = (AT, GRID, POINTS, FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS, DTYPE)
-NUMERIC_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"), (".npy", "npy"))
+# --- where to compute ---------------------------------------------------------------------
+SCHEDULER = Option(
+    "scheduler", ("--scheduler",), "text", None, metavar="ADDRESS",
+    shown_default="$GRADCLI_SCHEDULER, else this process's threads",
+    help="Run on a Dask cluster (needs gradcli[dask]): a scheduler's address, or local:N "
+    "for N local worker processes for this command; one task per block, results "
+    "identical to a local run. Large results go to -o FILE.zarr, written by the workers.",
+    example="--scheduler tcp://head:8786 -o field.zarr")
+SCHEDULER_TIMEOUT = Option(
+    "scheduler_timeout", ("--scheduler-timeout",), "real", 10.0, low=0, metavar="SECONDS",
+    help="How long to wait for the --scheduler to answer before giving up.",
+    example="--scheduler-timeout 30")
+
+NUMERIC = (AT, GRID, POINTS, FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS, DTYPE,
+           SCHEDULER, SCHEDULER_TIMEOUT)
+NUMERIC_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"), (".npy", "npy"),
+                 (".nc", "nc"), (".zarr", "zarr"), (".parquet", "parquet"))
 
 # --- --check ------------------------------------------------------------------------------
 #: --check's default relative tolerance per command and dtype: float32 results carry about
@@ -420,7 +436,11 @@ COMMANDS: tuple[Command, ...] = (
                   'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '-o grad.csv',
                   'gradcli grad "sin(x)*cos(y)" --grid',
-                  'gradcli grad "a*x^2" --points xs.csv --at a=3')),
+                  'gradcli grad "a*x^2" --points xs.csv --at a=3',
+                  'gradcli grad "sin(x)*cos(y)" --grid x=0:1:2000 --grid y=0:1:2000 '
+                  '-o field.nc',
+                  'gradcli grad "exp(-x^2-y^2)" --grid x=-2:2:4000 --grid y=-2:2:4000 '
+                  '--scheduler local:2 -o field.zarr')),
     Command(
         name="jacobian",
         help="Every derivative: the values, then df[i]/dx per component and variable.",

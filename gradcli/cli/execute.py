@@ -6,7 +6,10 @@ layer writes; ``--check`` compares the derivatives with central differences.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +44,8 @@ class Request:
     check_tol: float | None = None
     vector: str | None = None
     direction: str | None = None
+    scheduler: str | None = None
+    scheduler_timeout: float = 10.0
 
 
 def run_numeric(what: str, **options: Any) -> int:
@@ -115,20 +120,31 @@ def run_request(req: Request) -> int:
 
     prepared = build(req)
     fmt = choose_format(BY_NAME[req.what], req.fmt, req.output)
-    if fmt == "npz" and not req.output:
-        raise UsageProblem("npz output needs a file: add -o out.npz")
+    if fmt in ("npz", "nc", "zarr", "parquet") and not req.output:
+        raise UsageProblem(f"{fmt} output needs a file: add -o out.{fmt}")
     if fmt == "npy" and req.check:
         raise UsageProblem("--check needs the results in memory: use -o with .npz, .csv "
                            "or .json")
+    output.require_format(fmt)  # a missing extra is said now, not after the evaluation
+    scheduler = req.scheduler or os.environ.get("GRADCLI_SCHEDULER") or None
+    if scheduler and req.check:
+        raise UsageProblem("--check computes central differences in this process: drop "
+                           "--check, or --scheduler (and GRADCLI_SCHEDULER)")
+    history = command_line(req)
     values = prepared.binding.size * max(1, len(prepared.plan.columns()))
     to_file = bool(req.output) or not sys.stdout.isatty()
-    with RunProgress(wanted(req.quiet, values, fmt in ("csv", "json") and to_file)) as bar:
+    with RunProgress(wanted(req.quiet, values, fmt in ("csv", "json") and to_file)) as bar, \
+            _cluster(scheduler, req.scheduler_timeout) as client:
         stream = None
         if fmt in ("npz", "npy") and not req.check:
             from ..output.stream_sink import StreamSink
 
             stream = StreamSink(req.output or "", fmt)
-        columns = prepared.run(stream, progress=bar.stage("computing"))
+        elif fmt == "zarr" and not req.check:
+            from ..output.zarr_sink import ZarrSink
+
+            stream = ZarrSink(req.output or "", prepared.origin(history), history)
+        columns = prepared.run(stream, progress=bar.stage("computing"), client=client)
         status = _run_check(prepared, columns, req) if req.check else ExitStatus.OK
         if stream is not None:
             bad = stream.nonfinite
@@ -138,7 +154,8 @@ def run_request(req: Request) -> int:
                     columns, fmt=fmt, path=req.output, expression=req.expression,
                     variables=list(prepared.binding.names), notes=_notes(prepared),
                     precision=req.precision, stdout=sys.stdout,
-                    progress=bar.stage(f"writing {req.output or 'standard output'}"))
+                    progress=bar.stage(f"writing {req.output or 'standard output'}"),
+                    origin=prepared.origin(history), history=history)
             if not req.quiet:
                 for note in notes:
                     say(note)
@@ -150,6 +167,43 @@ def run_request(req: Request) -> int:
         if req.strict:
             return ExitStatus.FAIL
     return status
+
+
+@contextmanager
+def _cluster(scheduler: str | None, timeout: float) -> Iterator[Any]:
+    """A Dask client for ``--scheduler`` (None: compute in this process), closed (and a
+    ``local:N`` cluster stopped) when the command ends."""
+    if not scheduler:
+        yield None
+        return
+    from ..evaluation.cluster import connect
+
+    client, close = connect(scheduler, timeout)
+    try:
+        yield client
+    finally:
+        close()
+
+
+def command_line(req: Request) -> str:
+    """The command as it could be typed again, for a file's ``history``: the command, the
+    expression, then every option given (declared order), quoted for a POSIX shell."""
+    import shlex
+
+    words = ["gradcli", req.what, req.expression]
+    for option in BY_NAME[req.what].options:
+        value = getattr(req, option.name, None)
+        if value is None or value == [] or value is False or value == option.default_value:
+            continue
+        flag = option.flags[0]
+        if option.kind == "flag":
+            words.append(flag)
+        elif option.repeat:
+            for item in value:
+                words += [flag] if item == option.bare else [flag, str(item)]
+        else:
+            words += [flag, str(value)]
+    return shlex.join(words)
 
 
 def _notes(prepared: Prepared) -> list[str]:

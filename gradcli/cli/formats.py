@@ -22,7 +22,7 @@ def choose_format(command: Command, fmt: str, output: str | None) -> str:
             return command.auto[0] if sys.stdout.isatty() else command.auto[1]
         return fmt
     files = dict(command.files)
-    ext = os.path.splitext(output)[1]
+    ext = os.path.splitext(output.rstrip("/"))[1]  # a directory store: field.zarr/
     by_ext = files.get(ext.lower())
     if by_ext is None:
         accepted = ", ".join(files)

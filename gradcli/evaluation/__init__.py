@@ -33,6 +33,7 @@ from .binding import (
 )
 from .blocks import Result
 from .kernels import WHATS, Plan
+from .origin import Evaluated, Origin, describe_call
 from .runner import ArraySink, Sink, run
 
 # Sweeps x recorded operations bounds the Python-level work per point: a hessian of a
@@ -40,7 +41,7 @@ from .runner import ArraySink, Sink, run
 MAX_SWEEP_OPS = 100_000_000
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
-           "output_names", "Prepared", "parse_constant"]
+           "output_names", "Prepared", "parse_constant", "Origin", "Evaluated"]
 
 
 def output_names(shape: tuple[int, ...]) -> list[str]:
@@ -60,6 +61,9 @@ class Prepared:
         self.expression, self.program, self.binding = expression, program, binding
         self.plan, self.dtype = plan, dtype
         self.carry = dict(carry or {})
+        # the request's own arguments besides the points (plain numbers and text): what a
+        # Dask worker needs to prepare the same evaluation from the expression's text
+        self.request: dict[str, Any] = {}
         n = binding.size
         for name, col in self.carry.items():
             if binding.kind != "points" or len(col) != n:
@@ -77,12 +81,28 @@ class Prepared:
             raise EvaluationError(f"the points file's column '{clash[0]}' has the name of a "
                                   "result column: rename it in the file")
 
+    def origin(self, call: str = "") -> Origin:
+        """How this result was asked for (dimension names and labels for .nc/.zarr)."""
+        binding = self.binding
+        return Origin(self.expression, self.plan.what, binding.kind, tuple(binding.axes),
+                      tuple((n, tuple(binding.shapes[n])) for n in binding.names),
+                      tuple(self.plan.outputs), tuple(c for c, _, _ in self.plan.inputs), call,
+                      tuple(self.request.get("fixed") or ()))
+
     def run(self, sink: Sink | None = None, *, threads: int | None = None,
             block_size: int | None = None,
-            progress: Callable[[int, int], None] | None = None) -> Result:
+            progress: Callable[[int, int], None] | None = None,
+            client: Any = None) -> Result:
         """Compute every block; return the carried columns, the variables, then the results
-        (a Result: a mapping of scalar columns whose ``arrays`` are the blocks)."""
+        (a Result: a mapping of scalar columns whose ``arrays`` are the blocks).
+
+        With ``client`` (a ``distributed.Client``) every block is a task on its cluster
+        (``cluster.run_on_cluster``), computed by the same kernel."""
         sink = sink or ArraySink()
+        if client is not None:
+            from .cluster import run_on_cluster
+
+            return run_on_cluster(self, sink, client, progress)
         run(self.plan, self.binding, sink, dtype=self.dtype, threads=threads,
             block_size=block_size, progress=progress, layout=self.layout, inputs=self.inputs)
         return sink.result()
@@ -158,7 +178,10 @@ def prepare(expression: str, what: str = "eval", *,
             f"{count_text(program.op_count)} operations, over the limit of "
             f"{MAX_SWEEP_OPS:,} operations per point: ask for a product instead "
             "(vjp --vector, jvp --direction) or use fewer vector components")
-    return Prepared(expression, program, binding, plan, dt, carry)
+    prepared = Prepared(expression, program, binding, plan, dt, carry)
+    prepared.request = {"grid": grid, "fixed": dict(fixed or {}), "vector": vector,
+                        "direction": direction, "dtype": dt.name, "max_points": max_points}
+    return prepared
 
 
 def _free(tree: Any) -> list[str]:
@@ -211,7 +234,8 @@ def evaluate(expression: str, what: str = "eval", *,
              fixed: Mapping[str, Any] | None = None, vector: Any = None,
              direction: Mapping[str, Any] | None = None, dtype: Any = None,
              max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
-             block_size: int | None = None) -> dict[str, Any]:
+             block_size: int | None = None, scheduler: Any = None,
+             scheduler_timeout: float = 10.0) -> dict[str, Any]:
     """Evaluate ``expression`` and its derivatives; return ``{name: array}``, one array per
     block.
 
@@ -233,8 +257,23 @@ def evaluate(expression: str, what: str = "eval", *,
 
     CSV, JSON and tables show each component as its own column: ``df/dx[k]`` is
     ``result["df/dx"][..., k]``, ``d2f/dx[i]dy[j]`` is ``result["d2f/dxdy"][..., i, j]``.
+
+    ``scheduler`` (a Dask scheduler's address ``tcp://host:8786``, ``"local:N"`` for a
+    LocalCluster of N processes kept until exit, or a ``distributed.Client``) makes the
+    results lazy dask arrays, one task per block, of the same names and shapes (needs
+    ``pip install 'gradcli[dask]'``); ``scheduler_timeout`` bounds the wait for it.
+    ``gradcli.to_xarray(result)`` labels any result as a dataset.
     """
     prepared = prepare(expression, what, at=at, grid=grid, points=points, fixed=fixed,
                        vector=vector, direction=direction, dtype=dtype,
                        max_points=max_points)
-    return dict(prepared.run(threads=threads, block_size=block_size).arrays)
+    if scheduler is not None:  # checked and compiled above: errors come before any task
+        from .cluster import lazy_result, shared_client
+
+        shared_client(scheduler, scheduler_timeout)
+        result = lazy_result(prepared)
+    else:
+        result = prepared.run(threads=threads, block_size=block_size)
+    call = describe_call(expression, what, at=at, grid=grid, points=points, fixed=fixed,
+                         vector=vector, direction=direction, dtype=dtype)
+    return Evaluated(result.arrays, result, prepared.origin(call))

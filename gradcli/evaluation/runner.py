@@ -159,6 +159,31 @@ def blocks_for(shape: tuple[int, ...], block_size: int) -> list[tuple[int, int]]
     return [(r, min(r + step, rows)) for r in range(0, rows, step)]
 
 
+def own_arrays(binding: Binding) -> set[int]:
+    """The ids of the variables' own arrays: for points, the caller's (f = x returns x),
+    so they reach sinks as views and no sink can keep one as a result."""
+    return {id(c) for comps in binding.components.values() for c in comps}
+
+
+def block_values(plan: Plan, binding: Binding, start: int, end: int, shared: Any,
+                 dtype: np.dtype, own: set[int], columns: list[str] | None = None) -> list[Any]:
+    """Rows ``start:end`` of every scalar result column (``plan.columns()`` order): the
+    block kernel's arrays at the rows' batch shape, or None for an identically zero
+    column. The one computation of a block, on a thread here or on a Dask worker."""
+    shape = binding.batch_shape
+    values = compute_block(plan, binding.block(start, end), shared)
+    block_shape = (end - start,) + shape[1:] if shape else ()
+    out = []
+    for col in columns or plan.columns():
+        v = values.get(col)
+        if v is None or (isinstance(v, np.ndarray) and v.shape == block_shape
+                         and v.dtype == dtype and id(v) not in own):
+            out.append(v)  # already the block's own array: a sink may keep it
+        else:
+            out.append(np.broadcast_to(np.asarray(v, dtype=dtype), block_shape))
+    return out
+
+
 def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         threads: int | None = None, block_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
@@ -174,16 +199,16 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     shape = binding.batch_shape
     columns = plan.columns()
     layout = layout or result_layout(plan, binding)
-    ranges = blocks_for(shape, block_size or DEFAULT_BLOCK)
+    # a sink may fix the block size: a Zarr store's chunks are the blocks' rows, so every
+    # block must fill whole chunks
+    ranges = blocks_for(shape, getattr(sink, "block_size", None) or block_size or DEFAULT_BLOCK)
     if len(ranges) > 1 and isinstance(sink, ArraySink) and _output_bound(plan, binding):
         ranges = [(0, shape[0])]
     if len(ranges) > 1:  # block temporaries are reused: keep them off the page-fault path
         keep_freed_memory()
     stop = threading.Event()
     sequential = getattr(sink, "sequential", False)
-    # the variables' own arrays (for points, the caller's: f = x returns x) reach sinks as
-    # views, so no sink can keep one as a result
-    own = {id(c) for comps in binding.components.values() for c in comps}
+    own = own_arrays(binding)
     try:
         sink.open(layout, shape, dtype, inputs or input_result(binding))
         shared = None
@@ -193,18 +218,8 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         def compute(bounds: tuple[int, int]) -> list[Any]:
             if stop.is_set():
                 raise Cancelled
-            start, end = bounds
-            values = compute_block(plan, binding.block(start, end), shared)
-            block_shape = (end - start,) + shape[1:] if shape else ()
-            out = []
-            for col in columns:
-                v = values.get(col)
-                if v is None or (isinstance(v, np.ndarray) and v.shape == block_shape
-                                 and v.dtype == dtype and id(v) not in own):
-                    out.append(v)  # already the block's own array: a sink may keep it
-                else:
-                    out.append(np.broadcast_to(np.asarray(v, dtype=dtype), block_shape))
-            return out
+            return block_values(plan, binding, bounds[0], bounds[1], shared, dtype, own,
+                                columns)
 
         def emit(bounds: tuple[int, int], values: list[Any]) -> None:
             sink.write(bounds[0], bounds[1], values)

@@ -1,4 +1,4 @@
-"""Output layer: tables, CSV/JSON/NPZ writers and atomic files.
+"""Output layer: tables, CSV/JSON/NPZ/NetCDF/Zarr/Parquet writers and atomic files.
 
 Why a single ``write`` entry point: the CLI only decides the format (from
 ``--format`` or the ``-o`` extension) and hands over the result columns; all
@@ -6,10 +6,11 @@ knowledge of file formats, atomic replacement and error messages lives here.
 Importing this package loads only numpy (rich is imported when a table is
 rendered).
 
-Formats: ``table`` (rich, stdout or a text file), ``csv``, ``json`` and
-``npz`` (file only).  ``.npy`` is refused by ``format_from_extension``: one
-array cannot carry several named columns; use ``.npz``, or ``NpyStream``
-directly for a single huge column.
+Formats: ``table`` (rich, stdout or a text file), ``csv``, ``json``, and the file-only
+``npz``, ``nc`` (NetCDF-4), ``zarr`` (a Zarr v3 store: a directory or an fsspec URL) and
+``parquet``; the last three need the ``data`` extra (``evaluation.extras``). ``.npy`` is
+refused by ``format_from_extension``: one array cannot carry several named columns; use
+``.npz``, or ``NpyStream`` directly for a single huge column.
 
 What is written is a ``gradcli.evaluation.blocks.Result`` (blocks: one array per
 derivative block, text columns carried through from a points file) or any mapping of
@@ -35,6 +36,8 @@ _LAZY = {
     "csv_header": "csv_writer", "write_csv": "csv_writer", "write_csv_path": "csv_writer",
     "write_json": "json_writer", "write_json_path": "json_writer",
     "NpyStream": "npz_writer", "write_npz": "npz_writer",
+    "write_netcdf": "netcdf_writer", "write_parquet": "parquet_writer",
+    "write_zarr": "zarr_sink", "ZarrSink": "zarr_sink", "to_xarray": "dataset",
 }
 
 
@@ -47,6 +50,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "FORMATS",
+    "FILE_FORMATS",
     "OutputError",
     "NpyStream",
     "atomic_open",
@@ -54,37 +58,56 @@ __all__ = [
     "count_nonfinite",
     "csv_header",
     "format_from_extension",
+    "require_format",
     "row_count",
+    "to_xarray",
     "write",
     "write_csv",
     "write_csv_path",
     "write_json",
     "write_json_path",
+    "write_netcdf",
     "write_npz",
+    "write_parquet",
+    "write_zarr",
+    "ZarrSink",
 ]
 
-FORMATS = ("table", "csv", "json", "npz")
-_EXTENSIONS = {".csv": "csv", ".json": "json", ".npz": "npz"}
+FORMATS = ("table", "csv", "json", "npz", "nc", "zarr", "parquet")
+FILE_FORMATS = ("npz", "nc", "zarr", "parquet")  # binary or a directory: never stdout
+_EXTENSIONS = {".csv": "csv", ".json": "json", ".npz": "npz", ".nc": "nc", ".zarr": "zarr",
+               ".parquet": "parquet"}
+_SUGGESTED = ".csv, .json, .npz, .nc, .zarr or .parquet"
+
+
+def require_format(fmt: str) -> None:
+    """Raise ``MissingExtra`` (exit 2, naming the extra) when ``fmt`` needs an optional
+    dependency that is not installed: check before evaluating, not after."""
+    if fmt in ("nc", "zarr", "parquet"):
+        from ..evaluation.extras import require
+
+        require(fmt)
 
 
 def format_from_extension(path: str | os.PathLike[str]) -> str:
-    """Output format implied by a file name: ``.csv``, ``.json`` or ``.npz``.
+    """Output format implied by a file name: ``.csv``, ``.json``, ``.npz``, ``.nc``,
+    ``.zarr`` (also an fsspec URL) or ``.parquet``.
 
     Raises ValueError for anything else (the message suggests the valid ones).
     """
-    ext = os.path.splitext(os.fspath(path))[1]
+    ext = os.path.splitext(os.fspath(path).rstrip("/"))[1]
     fmt = _EXTENSIONS.get(ext.lower())
     if fmt is not None:
         return fmt
     if ext.lower() == ".npy":
         raise ValueError(
-            "unknown output extension '.npy': use .npz (one array per column), .csv or .json"
+            f"unknown output extension '.npy': use .npz (one array per column), {_SUGGESTED}"
         )
     if not ext:
         raise ValueError(
-            f"output file '{os.fspath(path)}' has no extension: use .csv, .json or .npz"
+            f"output file '{os.fspath(path)}' has no extension: use {_SUGGESTED}"
         )
-    raise ValueError(f"unknown output extension '{ext}': use .csv, .json or .npz")
+    raise ValueError(f"unknown output extension '{ext}': use {_SUGGESTED}")
 
 
 def write(
@@ -101,6 +124,8 @@ def write(
     max_rows: int = 40,
     title: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    origin: Any = None,
+    history: str = "",
 ) -> list[str]:
     """Write a result in format ``fmt`` to ``path`` (atomically) or to stdout; return
     the notes the user should see on stderr (a table too wide for the terminal says how
@@ -110,19 +135,21 @@ def write(
     ``stdout`` defaults to ``sys.stdout``; ``console`` (a rich Console) is used
     for tables on stdout and created on demand.  ``precision`` and
     ``max_rows`` affect tables only: files always hold exact values.
-    ``progress(rows written, total rows)`` follows CSV and JSON writing.
-    Raises ValueError for an unknown format or npz without a path, and
-    OutputError when the file cannot be written.
+    ``progress(rows written, total rows)`` follows CSV, JSON and Parquet writing.
+    ``origin`` (``gradcli.evaluation.Origin``: dimensions, labels, the expression) and
+    ``history`` (the command line) describe a ``.nc``/``.zarr``/``.parquet`` file.
+    Raises ValueError for an unknown format or a file format without a path,
+    MissingExtra when the format's extra is not installed, and OutputError when the file
+    cannot be written.
     """
     notes = list(notes or ())
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format '{fmt}': use one of {', '.join(FORMATS)}")
-    if fmt == "npz":
+    if fmt in FILE_FORMATS:
         if path is None:
-            raise ValueError("npz output needs -o FILE")
-        from .npz_writer import write_npz
-
-        write_npz(path, result_columns)
+            raise ValueError(f"{fmt} output needs -o FILE")
+        _write_file(fmt, os.fspath(path), result_columns, origin, history or "",
+                    expression, progress)
         return []
     out = stdout if stdout is not None else sys.stdout
     meta = {"expression": expression, "variables": list(variables), "notes": notes}
@@ -157,3 +184,27 @@ def write(
     else:
         write_json_path(path, result_columns, progress=progress, **meta)
     return []
+
+
+def _write_file(fmt: str, path: str, columns: Mapping[str, Any], origin: Any, history: str,
+                expression: str, progress: Callable[[int, int], None] | None) -> None:
+    """The file-only formats: one writer each."""
+    require_format(fmt)
+    if fmt == "npz":
+        from .npz_writer import write_npz
+
+        write_npz(path, columns)
+    elif fmt == "nc":
+        from .netcdf_writer import write_netcdf
+
+        write_netcdf(path, columns, origin, history)
+    elif fmt == "zarr":
+        from ..evaluation.blocks import as_result
+        from .zarr_sink import write_zarr
+
+        write_zarr(path, as_result(columns), origin, history)
+    else:
+        from .parquet_writer import write_parquet
+
+        title = origin.expression if origin is not None else expression
+        write_parquet(path, columns, title=title, history=history, progress=progress)

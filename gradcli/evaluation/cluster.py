@@ -1,0 +1,379 @@
+"""Evaluate on a Dask cluster: one task per gradcli block, calling the same block kernel.
+
+Pointwise derivatives need no halo, so the batch is cut into the local path's blocks
+(``runner.blocks_for``) and each block is one task of ``block_task``, which computes it
+with ``runner.block_values``, the computation every local thread runs. Results are
+therefore the local path's bit for bit.
+
+What travels to a worker is a ``Job``: the expression as text and the request's numbers
+(grid specs, vector, direction, dtype), plus, for a point set, that block's points. The
+worker parses and compiles the text itself with gradcli's own parser (once per process
+for a grid) and the task functions are this module's, referenced by name: no closure of
+user code is pickled and nothing is ever ``eval``-ed. Workers need ``pip install
+'gradcli[dask]'`` and nothing else.
+
+Where results go is the sink's business (``runner.Sink``): a sink with a ``writer`` (the
+``.zarr`` store) has each worker write its own block to the store, so the client never
+holds the grid; any other sink receives the blocks on the client as they finish, which
+is allowed only when the results fit in the client's memory. ``lazy_result`` builds the
+same tasks as a dask.array graph instead (``gradcli.evaluate(..., scheduler=...)``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .allocator import keep_freed_memory
+from .binding import EvaluationError, count_text
+from .blocks import Result
+from .runner import DEFAULT_BLOCK, ArraySink, Sink, block_values, blocks_for, own_arrays
+
+__all__ = ["Job", "block_task", "write_task", "blocks_task", "run_on_cluster",
+           "lazy_result", "RETRIES"]
+
+RETRIES = 2  # a task that raises is tried again (a dead worker's tasks are rerun anyway)
+_WINDOW_PER_WORKER = 4  # point-set tasks in flight per worker (their points travel along)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A request as text and numbers: everything a worker needs to prepare it."""
+
+    expression: str
+    what: str
+    request: tuple[tuple[str, Any], ...]  # prepare()'s keyword arguments besides points
+    key: str                              # the same text for the same request
+
+    def prepare(self, points: Mapping[str, Any] | None = None) -> Any:
+        """Parse, bind and compile on this process (grid, or ``points``)."""
+        from . import prepare
+
+        kwargs = dict(self.request)
+        if points is not None:
+            kwargs["grid"] = None
+        return prepare(self.expression, self.what, points=points, **kwargs)
+
+
+def job_for(prepared: Any) -> Job:
+    """The Job of a prepared request (the client side)."""
+    request = tuple(sorted(prepared.request.items()))
+    return Job(prepared.expression, prepared.plan.what, request,
+               repr((prepared.expression, prepared.plan.what, request)))
+
+
+_GRIDS: OrderedDict[str, tuple[Any, Any, set[int], list[str]]] = OrderedDict()
+_GRIDS_LOCK = threading.Lock()
+
+
+def _grid_state(job: Job) -> tuple[Any, Any, set[int], list[str]]:
+    """A worker's prepared grid and its hoisted shared work, made once per process."""
+    with _GRIDS_LOCK:
+        if job.key in _GRIDS:
+            _GRIDS.move_to_end(job.key)
+            return _GRIDS[job.key]
+        from .kernels import hoist
+
+        prepared = job.prepare()
+        binding = prepared.binding
+        shared = hoist(prepared.plan, binding.components, binding.axes[0]) \
+            if binding.axes else None
+        state = (prepared, shared, own_arrays(binding), prepared.plan.columns())
+        _GRIDS[job.key] = state
+        while len(_GRIDS) > 4:
+            _GRIDS.popitem(last=False)
+        return state
+
+
+def block_task(job: Job, start: int, stop: int,
+               part: Mapping[str, Any] | None = None) -> list[Any]:
+    """Rows ``start:stop`` of every result column (a Dask task). A grid's rows are cut
+    from the grid; a point set's block arrives as ``part`` (its points)."""
+    keep_freed_memory()  # as the local runner does: reused block temporaries stay mapped
+    if part is None:
+        prepared, shared, own, columns = _grid_state(job)
+        return block_values(prepared.plan, prepared.binding, start, stop, shared,
+                            prepared.dtype, own, columns)
+    prepared = job.prepare(points=part)
+    return block_values(prepared.plan, prepared.binding, 0, stop - start, None,
+                        prepared.dtype, own_arrays(prepared.binding))
+
+
+def write_task(job: Job, start: int, stop: int, part: Mapping[str, Any] | None,
+               writer: Any) -> int:
+    """Compute a block and write it with ``writer`` (the store's ChunkWriter); return how
+    many values written were nan or inf."""
+    return int(writer.write(start, stop, block_task(job, start, stop, part)))
+
+
+def blocks_task(job: Job, start: int, stop: int, part: Mapping[str, Any] | None,
+                layout: Any, rows: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """A block's rows as one array per result block (for the lazy dask.array graph)."""
+    prepared = job.prepare(points=part) if part is not None else _grid_state(job)[0]
+    sink = ArraySink()
+    sink.open(layout, rows, prepared.dtype, Result(layout.subset([]), {}, rows))
+    sink.write(0, stop - start, block_task(job, start, stop, part))
+    return sink.arrays
+
+
+def _part(prepared: Any, start: int, stop: int) -> dict[str, np.ndarray] | None:
+    """A point set's rows ``start:stop`` as ``points=`` arrays; None for a grid."""
+    binding = prepared.binding
+    if binding.kind == "grid":
+        return None
+    n = stop - start
+    comps = binding.block(start, stop)
+    held = prepared.request.get("fixed") or {}  # travel in the Job, not with each block
+    out = {}
+    for name in binding.names:
+        if name in held:
+            continue
+        cols = [np.broadcast_to(c, (n,)) for c in comps[name]]
+        out[name] = cols[0].copy() if binding.shapes[name] == () else np.stack(cols, -1)
+    return out
+
+
+def physical_memory() -> int:
+    """Bytes of memory on this machine."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 8 << 30
+
+
+def _check_fits(prepared: Any) -> None:
+    """Results gathered on the client must fit in half its memory."""
+    columns = len(prepared.plan.columns())
+    need = prepared.binding.size * columns * prepared.dtype.itemsize
+    limit = physical_memory() // 2
+    if need > limit:
+        raise EvaluationError(
+            f"the results ({count_text(prepared.binding.size)} points x {columns} columns, "
+            f"{need / 2**30:.3g} GiB) do not fit in half of this machine's memory "
+            f"({limit / 2**30:.3g} GiB): with --scheduler, write them to a Zarr store that "
+            "every worker can reach: -o FILE.zarr (or an fsspec URL such as "
+            "s3://bucket/field.zarr)")
+
+
+def run_on_cluster(prepared: Any, sink: Sink, client: Any,
+                   progress: Callable[[int, int], None] | None = None) -> Result:
+    """Run every block of ``prepared`` as a task on ``client``'s cluster into ``sink``."""
+    from distributed import as_completed
+
+    binding = prepared.binding
+    shape = binding.batch_shape
+    ranges = blocks_for(shape, getattr(sink, "block_size", None) or DEFAULT_BLOCK)
+    sink.open(prepared.layout, shape, prepared.dtype, prepared.inputs)
+    writer = getattr(sink, "writer", None)
+    if writer is None:
+        _check_fits(prepared)
+    job = job_for(prepared)
+    token = _token()
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    window = len(ranges) if binding.kind == "grid" else _WINDOW_PER_WORKER * workers
+    where: dict[str, int] = {}
+    futures: list[Any] = []
+
+    def submit(i: int) -> Any:
+        start, stop = ranges[i]
+        key = f"gradcli-{prepared.plan.what}-{token}-{i}"
+        args = (job, start, stop, _part(prepared, start, stop))
+        fut = (client.submit(write_task, *args, writer, key=key, retries=RETRIES, pure=False)
+               if writer is not None else
+               client.submit(block_task, *args, key=key, retries=RETRIES, pure=False))
+        where[fut.key] = i
+        futures.append(fut)
+        return fut
+
+    try:
+        queue = as_completed([submit(i) for i in range(min(window, len(ranges)))])
+        following, done, next_row = len(futures), 0, 0
+        waiting: dict[int, Any] = {}  # a sequential sink's blocks that came early
+        for fut in queue:
+            i = where.pop(fut.key)
+            value = fut.result()
+            fut.release()
+            if writer is not None:
+                sink.add_nonfinite(value)  # type: ignore[attr-defined]
+            elif getattr(sink, "sequential", False):
+                waiting[i] = value
+                while next_row in waiting:
+                    sink.write(*ranges[next_row], waiting.pop(next_row))
+                    next_row += 1
+            else:
+                sink.write(*ranges[i], value)
+            done += 1
+            if following < len(ranges):
+                queue.add(submit(following))
+                following += 1
+            if progress:
+                progress(done, len(ranges))
+        return sink.result()
+    except BaseException:
+        client.cancel(futures)
+        abort = getattr(sink, "abort", None)
+        if abort is not None:
+            abort()
+        raise
+
+
+def _token() -> str:
+    import uuid
+
+    return uuid.uuid4().hex[:12]
+
+
+def lazy_result(prepared: Any) -> Result:
+    """The result as dask arrays (the inputs stay numpy): the same blocks, names and
+    shapes as the local path, computed by the tasks of ``blocks_task`` when asked."""
+    import dask
+    import dask.array as da
+
+    binding, layout = prepared.binding, prepared.layout
+    shape = binding.batch_shape
+    job, token = job_for(prepared), _token()
+    arrays: dict[str, list[Any]] = {b.name: [] for b in layout.blocks}
+    for i, (start, stop) in enumerate(blocks_for(shape, DEFAULT_BLOCK)):
+        rows = (stop - start,) + shape[1:] if shape else ()
+        task = dask.delayed(blocks_task, pure=True)(
+            job, start, stop, _part(prepared, start, stop), layout, rows,
+            dask_key_name=f"gradcli-{prepared.plan.what}-{token}-{i}")
+        for block in layout.blocks:
+            arrays[block.name].append(da.from_delayed(task[block.name], rows + block.shape,
+                                                      dtype=prepared.dtype))
+    lazy = {name: (parts[0] if not shape else da.concatenate(parts, axis=0))
+            for name, parts in arrays.items()}
+    inputs = prepared.inputs
+    from .blocks import Layout
+
+    return Result(Layout.concat(inputs.layout, layout), {**inputs.arrays, **lazy},
+                  inputs.batch_shape)
+
+
+# --- connecting --------------------------------------------------------------------------
+
+DEFAULT_TIMEOUT = 10.0
+_KEPT: dict[str, Any] = {}  # clients kept for lazy results, by scheduler; closed at exit
+_CLOSERS: list[Callable[[], None]] = []
+
+
+def parse_local(spec: str) -> int | None:
+    """``local`` -> the number of cores, ``local:N`` -> N; None for an address."""
+    if spec != "local" and not spec.startswith("local:"):
+        return None
+    count = spec.partition(":")[2]
+    if not count:
+        from .runner import default_threads
+
+        return default_threads()
+    if not count.isdigit() or not 1 <= int(count) <= 1024:
+        raise EvaluationError(f"--scheduler '{spec}': local:N needs a number of worker "
+                              "processes from 1 to 1024, e.g. local:2")
+    return int(count)
+
+
+def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Callable[[], None]]:
+    """A ``distributed.Client`` for ``scheduler`` (an address such as
+    ``tcp://host:8786``, ``local[:N]`` for a LocalCluster of N worker processes, or a
+    Client) and the function that closes what was started here."""
+    from .extras import require
+
+    require("dask")
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    if not isinstance(scheduler, str):
+        return scheduler, lambda: None
+    if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+        raise EvaluationError(f"the scheduler timeout must be a number of seconds > 0, "
+                              f"got {timeout}")
+    workers = parse_local(scheduler)
+    if workers is not None:
+        # one thread per worker process: each task is one block on one core, as locally;
+        # the HTTP server on a free port, so a second cluster never warns about 8787
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.ERROR)
+        client = Client(cluster, timeout=timeout)
+
+        def close_local() -> None:
+            client.close()
+            cluster.close()
+
+        return client, close_local
+    try:
+        client = Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError) as err:
+        raise EvaluationError(f"cannot reach the Dask scheduler at {scheduler} within "
+                              f"{timeout:g} s (--scheduler-timeout): {err}") from None
+    except ValueError as err:  # an address distributed cannot parse
+        raise EvaluationError(f"--scheduler '{scheduler}': {err}") from None
+    try:
+        _check_workers(client, scheduler, timeout)
+    except BaseException:
+        client.close()
+        raise
+    return client, client.close
+
+
+def worker_version() -> str:
+    """gradcli's version on this process (run on every worker before any task)."""
+    from .. import __version__
+
+    return __version__
+
+
+def _check_workers(client: Any, scheduler: str, timeout: float) -> None:
+    """At least one worker, and every worker runs this gradcli: else a clear error now
+    rather than tasks that wait forever or fail one by one."""
+    from .. import __version__
+
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError):
+        raise EvaluationError(f"the Dask scheduler at {scheduler} has no workers (waited "
+                              f"{timeout:g} s): start some with 'dask worker {scheduler}'"
+                              ) from None
+    try:
+        versions = client.run(worker_version)
+    except Exception as err:  # noqa: BLE001 - a worker that cannot import gradcli
+        raise EvaluationError(f"a worker of {scheduler} cannot run gradcli ({err}): pip "
+                              "install 'gradcli[dask]' on every worker") from None
+    other = {addr: v for addr, v in versions.items() if v != __version__}
+    if other:
+        addr, version = next(iter(other.items()))
+        raise EvaluationError(f"worker {addr} runs gradcli {version}, this is "
+                              f"{__version__}: install the same version everywhere")
+
+
+def shared_client(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """A client for lazy results, kept (and reused for the same ``scheduler``) until the
+    interpreter exits: the results are computed after ``evaluate`` has returned."""
+    if not isinstance(scheduler, str):
+        return scheduler
+    client = _KEPT.get(scheduler)
+    if client is not None and client.status == "running":
+        return client
+    client, close = connect(scheduler, timeout)
+    if not _KEPT:
+        import atexit
+
+        atexit.register(_close_kept)
+    _KEPT[scheduler] = client
+    _CLOSERS.append(close)
+    return client
+
+
+def _close_kept() -> None:
+    for close in reversed(_CLOSERS):
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - the interpreter is exiting
+            pass

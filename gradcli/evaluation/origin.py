@@ -1,0 +1,74 @@
+"""Where a result came from: what the gridded-data writers need beyond the arrays.
+
+A ``.nc``/``.zarr`` file or an ``xarray.Dataset`` names its dimensions after the grid's
+sampled variables (or one ``point`` dimension), keeps held variables as scalar
+coordinates, labels Jacobian rows by output component and columns by input, and records
+the expression and how it was asked for. The arrays alone cannot tell a 1-D grid from a
+point set, or which variables were sampled; ``Origin`` says so. ``Evaluated`` is what
+``gradcli.evaluate`` returns: the plain ``{block name: array}`` dict it always was, which
+also carries its Result and Origin so ``gradcli.to_xarray`` can label it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .blocks import Result
+
+__all__ = ["Origin", "Evaluated", "describe_call"]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """How a result was asked for.
+
+    ``kind`` is ``"grid"`` or ``"points"``; ``axes`` the sampled grid variables in axis
+    order (the others of a grid are held); ``variables`` each variable's name and shape
+    (``()`` scalar, ``(n,)`` vector); ``outputs`` the output components (``f``, ``f[0]``,
+    ...); ``inputs`` the input components (``x``, ``x[0]``, ...); ``call`` a one-line
+    description of the request, the default ``history`` of a file.
+    """
+
+    expression: str
+    what: str
+    kind: str
+    axes: tuple[str, ...]
+    variables: tuple[tuple[str, tuple[int, ...]], ...]
+    outputs: tuple[str, ...]
+    inputs: tuple[str, ...]
+    call: str = ""
+    held: tuple[str, ...] = ()
+
+
+class Evaluated(dict):  # type: ignore[type-arg]
+    """``{block name: array}`` (a dict, as ``gradcli.evaluate`` has always returned) that
+    also keeps the Result it was made from and its Origin."""
+
+    def __init__(self, arrays: Any, result: Result | None = None,
+                 origin: Origin | None = None) -> None:
+        super().__init__(arrays)
+        self.result = result
+        self.origin = origin
+
+
+def _short(value: Any) -> str:
+    """``repr`` of an argument, with arrays summarised (history stays one short line)."""
+    if isinstance(value, type):  # dtype=numpy.float32
+        return repr(value.__name__)
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and int(getattr(value, "size", 0)) > 8:
+        return f"<array {tuple(shape)}>"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_short(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)) and len(value) > 8:
+        return f"<{len(value)} values>"
+    return repr(value)
+
+
+def describe_call(expression: str, what: str, **kwargs: Any) -> str:
+    """``gradcli.evaluate('sin(x)', 'grad', grid={'x': (0, 1, 11)})``: the library's
+    equivalent of a command line, for a file's ``history``."""
+    args = [repr(expression), repr(what)]
+    args += [f"{k}={_short(v)}" for k, v in kwargs.items() if v is not None]
+    return f"gradcli.evaluate({', '.join(args)})"

@@ -1,0 +1,247 @@
+"""A result as a CF-style dataset: dimensions, coordinates, variables and attributes.
+
+One description serves the ``.nc`` file, the ``.zarr`` store and ``gradcli.to_xarray``,
+so the three agree by construction. Nothing here imports xarray or zarr.
+
+- Dimensions: one per sampled grid variable, named after it, in grid order; a point set
+  has one ``point`` dimension. Held grid variables are scalar coordinates; a point set's
+  variables (and the text columns carried from a points file) are coordinates along
+  ``point``.
+- Names follow CF (letters, digits, underscores, a letter first: ``df/dx`` -> ``df_dx``),
+  with the original in ``long_name``.
+- A vector-valued f has a ``component`` dimension (string labels ``f[0]``, ``f[1]``...);
+  a Jacobian is one variable ``jacobian`` over (``component``, ``wrt``) and a Hessian one
+  ``hessian`` over (``wrt``, ``wrt2``), ``wrt`` labelling the input components (``x``,
+  ``x[1]``): the CSV column ``df[i]/dy`` is ``jacobian.sel(component="f[i]", wrt="y")``.
+  Any other block (``df/dx``, ``vjp/dx``, a future command's column) is a variable of
+  its own; a vector variable's axis is ``<name>_index``.
+- A variable is a set of the layout's scalar columns arranged on its extra dimensions
+  (``columns``), so the same plan writes from whole arrays or from rows as they arrive.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..evaluation.blocks import INPUT, TEXT, Layout, Result
+from ..evaluation.origin import Origin
+
+__all__ = ["Coord", "DataVar", "DatasetPlan", "cf_name", "plan_dataset", "gather",
+           "global_attrs"]
+
+CONVENTIONS = "CF-1.11"
+POINT, COMPONENT, WRT, WRT2 = "point", "component", "wrt", "wrt2"
+
+
+def cf_name(text: str) -> str:
+    """``text`` as a CF name: every other character becomes ``_``; a letter first."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", text)
+    return name if name[:1].isalpha() else "v" + name
+
+
+@dataclass
+class Coord:
+    """A coordinate variable: its dimensions, values and attributes."""
+
+    name: str
+    dims: tuple[str, ...]
+    values: np.ndarray
+    attrs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class DataVar:
+    """A data variable over the batch dimensions and ``extra`` ones: element ``k`` of its
+    extra axes is the layout's scalar column ``columns[k]``."""
+
+    name: str
+    dims: tuple[str, ...]
+    columns: np.ndarray  # intp, shaped like the extra axes
+    attrs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def extra(self) -> tuple[int, ...]:
+        return tuple(self.columns.shape)
+
+
+@dataclass
+class DatasetPlan:
+    """Everything a gridded-data writer needs besides the result values."""
+
+    dims: tuple[str, ...]
+    batch_shape: tuple[int, ...]
+    coords: list[Coord]
+    variables: list[DataVar]
+    attrs: dict[str, str]
+
+    def coordinates_of(self, var: DataVar) -> list[str]:
+        """The non-dimension coordinates that belong to ``var`` (CF ``coordinates``)."""
+        dims = set(var.dims)
+        return [c.name for c in self.coords
+                if c.dims != (c.name,) and set(c.dims) <= dims]
+
+
+class _Names:
+    """Unique CF names; the shared dimension names are taken first."""
+
+    def __init__(self) -> None:
+        self.taken = {POINT, COMPONENT, WRT, WRT2}
+
+    def new(self, original: str) -> str:
+        base = cf_name(original)
+        name, n = base, 1
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+
+def global_attrs(title: str, history: str) -> dict[str, str]:
+    """The file's global attributes: no timestamps, so the same command gives the same
+    bytes."""
+    from .. import __version__
+
+    return {"Conventions": CONVENTIONS, "title": title, "source": f"gradcli {__version__}",
+            "history": history}
+
+
+def _labels(values: Sequence[str]) -> np.ndarray:
+    return np.array(list(values), dtype=object)
+
+
+def plan_dataset(layout: Layout, inputs: Result, origin: Origin | None,
+                 history: str = "") -> DatasetPlan:
+    """The dataset of a result: ``layout`` its computed blocks, ``inputs`` the carried
+    text and the variables' own blocks, ``origin`` how it was asked for (None: a plain
+    table, every block a variable over ``point`` or ``dim_0``, ``dim_1``...)."""
+    names = _Names()
+    batch = tuple(inputs.batch_shape)
+    axes = list(origin.axes) if origin is not None and origin.kind == "grid" else []
+    if axes:
+        dims = tuple(names.new(a) for a in axes)
+    elif len(batch) == 1:
+        dims = (POINT,)
+    else:
+        dims = tuple(names.new(f"dim_{i}") for i in range(len(batch)))
+    vectors = {n: s for n, s in origin.variables if s} if origin is not None else {}
+    held = set(origin.held) if origin is not None else set()
+    coords = _input_coords(inputs, axes, held, dims, names)
+    variables, extra_coords = _result_vars(layout, origin, dims, vectors, names)
+    title = origin.expression if origin is not None else ""
+    history = history or (origin.call if origin is not None else "")
+    return DatasetPlan(dims, batch, coords + extra_coords, variables,
+                       global_attrs(title, history))
+
+
+def _input_coords(inputs: Result, axes: list[str], held: set[str], dims: tuple[str, ...],
+                  names: _Names) -> list[Coord]:
+    coords = []
+    batch = inputs.batch_shape
+    for block in inputs.blocks:
+        arr = np.asarray(inputs.arrays[block.name])
+        attrs = {"long_name": block.name}
+        if block.name in axes:
+            dim = dims[axes.index(block.name)]
+            coords.append(Coord(dim, (dim,), arr.reshape(-1), attrs))
+            continue
+        name = names.new(block.name)
+        own = tuple(f"{cf_name(block.name)}_index{'' if k == 0 else k}"
+                    for k in range(len(block.shape)))
+        if block.kind == INPUT and (block.name in held or axes):  # one value everywhere
+            one = np.broadcast_to(arr, batch + block.shape)[(0,) * len(batch)]
+            coords.append(Coord(name, own, np.array(one), attrs))
+            continue
+        values = np.broadcast_to(arr, batch + block.shape)
+        if block.kind == TEXT:
+            values = np.asarray(values, dtype=object)
+        coords.append(Coord(name, dims + own, values, attrs))
+    return coords
+
+
+def _result_vars(layout: Layout, origin: Origin | None, dims: tuple[str, ...],
+                 vectors: dict[str, tuple[int, ...]], names: _Names
+                 ) -> tuple[list[DataVar], list[Coord]]:
+    position = {name: i for i, name in enumerate(layout.column_names())}
+    used: set[int] = set()
+    variables: list[DataVar] = []
+    labels: dict[str, list[str]] = {}
+
+    def group(name: str, long_name: str, axes: list[tuple[str, list[str]]],
+              column: Callable[..., str]) -> None:
+        """A variable over ``axes`` (dimension, labels) if every column it needs exists."""
+        cells = np.empty(tuple(len(lab) for _, lab in axes), dtype=np.intp)
+        for idx in np.ndindex(*cells.shape):
+            col = column(*(lab[i] for (_, lab), i in zip(axes, idx, strict=True)))
+            if col not in position:
+                return
+            cells[idx] = position[col]
+        used.update(int(c) for c in cells.reshape(-1))
+        for dim, lab in axes:
+            labels[dim] = lab
+        variables.append(DataVar(names.new(name), dims + tuple(d for d, _ in axes), cells,
+                                 {"long_name": long_name}))
+
+    if origin is not None:
+        outs, ins = list(origin.outputs), list(origin.inputs)
+        comp = [(COMPONENT, outs)] if outs != ["f"] else []
+        group("f", "f", comp, lambda o="f": o)
+        group("jvp", "jvp" if not comp else "jvp[i]: J·u for component f[i]", comp,
+              lambda o="f": "jvp" + o[1:])
+        if origin.what == "jacobian":
+            group("jacobian", "d{component}/d{wrt}" if comp else "df/d{wrt}",
+                  [*comp, (WRT, ins)], lambda *ow: f"d{ow[0]}/d{ow[1]}" if comp
+                  else f"df/d{ow[0]}")
+        if origin.what == "hessian":
+            group("hessian", "d2f/d{wrt}d{wrt2}", [(WRT, ins), (WRT2, ins)],
+                  lambda a, b: f"d2f/d{a}d{b}")
+    for block, cols in zip(layout.blocks, layout.sources(), strict=True):
+        if any(int(c) in used for c in cols):
+            continue
+        own = tuple(_block_dim(block.name, block.shape, k, vectors)
+                    for k in range(len(block.shape)))
+        variables.append(DataVar(names.new(block.name), dims + own,
+                                 np.asarray(cols, dtype=np.intp).reshape(block.shape),
+                                 {"long_name": block.name}))
+    extra = [Coord(dim, (dim,), _labels(lab), {"long_name": _LABEL_NAMES[dim]})
+             for dim, lab in labels.items()]
+    return variables, extra
+
+
+_LABEL_NAMES = {COMPONENT: "component of f", WRT: "differentiated by",
+                WRT2: "then differentiated by"}
+
+
+def _block_dim(block: str, shape: tuple[int, ...], k: int,
+               vectors: dict[str, tuple[int, ...]]) -> str:
+    """The dimension of axis ``k`` of a per-variable block (``df/dx`` of a vector x:
+    ``x_index``), else one of its own."""
+    if len(shape) == 1:
+        for var, vshape in sorted(vectors.items(), key=lambda kv: -len(kv[0])):
+            if block.endswith(var) and vshape == shape:
+                return f"{cf_name(var)}_index"
+    return f"{cf_name(block)}_index{'' if k == 0 else k}"
+
+
+def gather(var: DataVar, column: Callable[[int], Any], batch: tuple[int, ...],
+           dtype: Any, stack: Callable[..., Any] = np.stack) -> Any:
+    """The values of ``var`` over ``batch``: ``column(i)`` gives scalar column i (an array
+    broadcastable to ``batch``, or None for zeros). ``stack`` is ``numpy.stack`` (or
+    ``dask.array.stack`` for lazy columns)."""
+    def one(i: int) -> Any:
+        v = column(i)
+        if v is None:
+            return np.zeros(batch, dtype=dtype)
+        if isinstance(v, np.ndarray) or np.isscalar(v):
+            v = np.asarray(v, dtype=dtype)
+            return v if v.shape == batch else np.broadcast_to(v, batch)
+        return v  # a lazy (dask) column: already batch-shaped
+    if not var.extra:
+        return one(int(var.columns))
+    flat = [one(int(i)) for i in var.columns.reshape(-1)]
+    return stack(flat, axis=-1).reshape(batch + var.extra)
