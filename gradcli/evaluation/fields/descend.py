@@ -156,8 +156,9 @@ def _settle(function: FieldFunction, P: np.ndarray, f: np.ndarray, G: np.ndarray
     if cols.size:
         f, G, gn = f.copy(), G.copy(), gn.copy()
         H = None if H is None else H.copy()
-        what = "hessian" if order == 2 else "grad"
-        got = function.engine_values(P[:, cols], what)
+        got = function.engine_values(P[:, cols], "grad")
+        if H is not None:
+            got |= function.engine_values(P[:, cols], "hessian")
         names = function.columns
         f[cols] = got["f"]
         for j, a in enumerate(names):
