@@ -7,8 +7,9 @@ returns a function that also gives the gradients of fn's outputs (and, for ``ord
 the gradients of those), taken by ``autograd.grad(create_graph=True)``: the reverse
 sweeps run the rule table's VJP rules on tensors, so they land on the tape like any other
 operation. The tape becomes a straight-line :class:`Traced` program: steps no output needs
-are dropped, repeated steps shared, multiplications by the constant 1 (a sweep's seed) and
-reshapes to the same shape removed, and steps whose operands are all constants folded.
+are dropped, repeated steps shared, multiplications by the constant 1 (a sweep's seed),
+powers of 1 and reshapes to the same shape removed, and steps whose operands are all
+constants folded.
 Replaying it calls each primitive's numpy forward code on plain arrays, with no Tensor,
 node or graph walk per call: what an optimiser taking 10,000 steps needs (``jax.jit``'s
 idea; ``torch.jit.trace``'s name).
@@ -37,6 +38,9 @@ __all__ = ["Traced", "trace", "with_derivatives"]
 
 #: primitives that return their input unchanged when the output has the input's shape
 _SAME_SHAPE_IDENTITY = frozenset({"broadcast_to", "reshape", "sum_to"})
+#: primitives that are the identity for these parameters (x ** 1 is x in IEEE arithmetic,
+#: nan, infinities and -0 included): the first-order rule of every square
+_IDENTITY_PARAMS = {"pow_scalar": ("exponent", 1.0)}
 
 
 class _Const:
@@ -142,7 +146,7 @@ def _build(leaves: list[Tensor], tape: list[tuple], outs: list[Any]) -> Traced:
         if not regs:  # every operand known now: the traced value is the constant
             where[id(result)] = _Const(result.arr)
             continue
-        alias = _identity_operand(prim.name, specs, values, result.arr)
+        alias = _identity_operand(prim.name, specs, values, result.arr, params)
         if alias is not None:
             where[id(result)] = alias
             continue
@@ -160,9 +164,10 @@ def _build(leaves: list[Tensor], tape: list[tuple], outs: list[Any]) -> Traced:
     return _assemble(n, values, steps, outputs, [t.shape for t in leaves])
 
 
-def _identity_operand(name: str, specs: list[Any], values: list[Any], out: Any) -> int | None:
+def _identity_operand(name: str, specs: list[Any], values: list[Any], out: Any,
+                      params: dict) -> int | None:
     """The register a step merely passes on: ``1 * a`` or ``a * 1`` (a sweep's unit seed),
-    a reshape or broadcast to a's own shape. Only when a's shape and dtype are the
+    ``a ** 1``, a reshape or broadcast to a's own shape. Only when a's shape and dtype are the
     result's, so the replayed value is bit for bit the recorded one."""
     out = np.asarray(out)
     if name == "mul" and len(specs) == 2:
@@ -173,6 +178,10 @@ def _identity_operand(name: str, specs: list[Any], values: list[Any], out: Any) 
     if name in _SAME_SHAPE_IDENTITY and isinstance(specs[0], int) \
             and _same(values[specs[0]], out):
         return specs[0]
+    if name in _IDENTITY_PARAMS and isinstance(specs[0], int) and _same(values[specs[0]], out):
+        key, value = _IDENTITY_PARAMS[name]
+        if params.get(key) == value:
+            return specs[0]
     return None
 
 

@@ -16,6 +16,7 @@ before the start counts as diverged (see ``engine.trace``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -92,24 +93,31 @@ def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: 
         for k in range(steps + 1):
             f, G, H = _derivatives(function, P, s.order)
             gn = column_norms(G)
-            bad = active & ~(np.isfinite(f) & np.isfinite(gn) & np.isfinite(P).all(0))
-            if bad.any():
-                bad, f, G, H, gn = _settle(function, P, f, G, H, gn, bad, s.order)
-            ending = bad.copy()
-            stop[ids[bad]] = "diverged"
-            if tol is not None:
-                reached = active & ~bad & (gn <= tol)
-                ending |= reached
-                stop[ids[reached]] = "tol"
-            if k == steps:
-                rest = active & ~ending
-                ending |= rest
-                stop[ids[rest]] = "steps"
-            _finish(ending, k, ids, stop_step, final, gn)
-            take = active if k % every == 0 else ending
-            if take.any():
-                kept.append((ids[take], k, P[:, take].copy(), f[take].copy(), gn[take].copy()))
-            active &= ~ending
+            # one cheap sum finds the common case, every value finite (an overflowing sum
+            # only sends a step to the exact test)
+            finite = math.isfinite(float(f.sum() + gn.sum() + P.sum()))
+            if finite and tol is None and k < steps:  # nothing can end at this step
+                if k % every == 0:
+                    kept.append(_row(ids, k, P, f, gn, active))
+            else:
+                bad = active & ~(np.isfinite(f) & np.isfinite(gn) & np.isfinite(P).all(0))
+                if bad.any():
+                    bad, f, G, H, gn = _settle(function, P, f, G, H, gn, bad, s.order)
+                ending = bad.copy()
+                stop[ids[bad]] = "diverged"
+                if tol is not None:
+                    reached = active & ~bad & (gn <= tol)
+                    ending |= reached
+                    stop[ids[reached]] = "tol"
+                if k == steps:
+                    rest = active & ~ending
+                    ending |= rest
+                    stop[ids[rest]] = "steps"
+                _finish(ending, k, ids, stop_step, final, gn)
+                take = active if k % every == 0 else ending
+                if take.any():
+                    kept.append(_row(ids, k, P, f, gn, take))
+                active &= ~ending
             if progress is not None:
                 progress(k, steps)
             if not active.any():
@@ -120,12 +128,11 @@ def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: 
                     stop[ids[stalled]] = "stalled"
                     _finish(stalled, k, ids, stop_step, final, gn)
                     if k % every:
-                        kept.append((ids[stalled], k, P[:, stalled].copy(), f[stalled].copy(),
-                                     gn[stalled].copy()))
+                        kept.append(_row(ids, k, P, f, gn, stalled))
                     active &= ~stalled
             else:
                 opt.step(P, G)
-            if active.sum() * 2 <= len(active) and len(active) >= _COMPACT_MIN:
+            if len(active) >= _COMPACT_MIN and active.sum() * 2 <= len(active):
                 P, ids, active = _compact(P, ids, active, opt)
     return _assemble(function.columns, kept, stop_step, stop, final)
 
@@ -134,11 +141,21 @@ def column_norms(A: np.ndarray) -> np.ndarray:
     """The 2-norm of each column of A (n, N), without overflow where the squares would
     overflow but the norm does not (|∇f| = 2.6e154 is finite)."""
     norms = np.sqrt(np.einsum("ij,ij->j", A, A))
+    if not np.isinf(norms).any():
+        return norms
     big = np.isinf(norms) & np.isfinite(A).all(0)
     if big.any():
         top = np.abs(A[:, big]).max(0)
         norms[big] = top * np.sqrt(np.einsum("ij,ij->j", A[:, big] / top, A[:, big] / top))
     return norms
+
+
+def _row(ids: np.ndarray, k: int, P: np.ndarray, f: np.ndarray, gn: np.ndarray,
+         take: np.ndarray) -> tuple:
+    """The recorded rows of step k: the columns ``take`` (copies: P changes in place)."""
+    if take.all():
+        return ids, k, P.copy(), np.array(f), gn.copy()
+    return ids[take], k, P[:, take], f[take], gn[take]
 
 
 def _derivatives(function: FieldFunction, P: np.ndarray, order: int) -> tuple:

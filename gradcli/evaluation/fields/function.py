@@ -114,7 +114,8 @@ class FieldFunction:
         inside ``grad_mode.quiet()``."""
         N = X.shape[1]
         got = self.traced(order, N).replay(list(X))
-        return [np.zeros(N) if o is None else np.broadcast_to(o, (N,)) for o in got]
+        return [o if getattr(o, "shape", None) == (N,) else
+                np.zeros(N) if o is None else np.broadcast_to(o, (N,)) for o in got]
 
     def value(self, X: np.ndarray) -> np.ndarray:
         """f (N,) for a scalar formula, F (m, N) for a vector one."""

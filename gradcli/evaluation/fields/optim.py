@@ -165,9 +165,21 @@ class _Optimizer:
     def __init__(self, s: Settings, shape: tuple[int, int]) -> None:
         self.s, self.shape = s, shape
         self.state: dict[str, np.ndarray] = {}
+        self._scratch: list[np.ndarray] = []
 
     def keep(self, columns: np.ndarray) -> None:
         self.state = {k: np.ascontiguousarray(v[:, columns]) for k, v in self.state.items()}
+        self._scratch = []
+
+    def scratch(self, i: int, like: np.ndarray) -> np.ndarray:
+        """Work array ``i`` shaped like the points, kept between steps: the formulas below
+        write into these (``out=``, in place) rather than allocate at every step; the
+        values are those of the written-out expressions, operation for operation."""
+        while len(self._scratch) <= i:
+            self._scratch.append(np.empty_like(like))
+        if self._scratch[i].shape != like.shape:
+            self._scratch[i] = np.empty_like(like)
+        return self._scratch[i]
 
     def _grad(self, P: np.ndarray, G: np.ndarray) -> np.ndarray:
         return -G if self.s.maximize else G
@@ -213,9 +225,12 @@ class Adam(_Optimizer):
             else:
                 g = g + s.weight_decay * P
         exp_avg, exp_avg_sq = self.state["exp_avg"], self.state["exp_avg_sq"]
-        _lerp(exp_avg, g, 1 - beta1)
+        a, b = self.scratch(0, P), self.scratch(1, P)
+        _lerp(exp_avg, g, 1 - beta1, a)
         exp_avg_sq *= beta2
-        exp_avg_sq += ((1 - beta2) * g) * g
+        np.multiply(g, 1 - beta2, out=a)  # exp_avg_sq += ((1 - beta2)·g)·g
+        a *= g
+        exp_avg_sq += a
         step = float(self.step_count)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
@@ -224,10 +239,14 @@ class Adam(_Optimizer):
         if s.amsgrad:
             top = self.state["max_exp_avg_sq"]
             np.maximum(top, exp_avg_sq, out=top)
-            denom = np.sqrt(top) / bias_correction2_sqrt + s.eps
         else:
-            denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt + s.eps
-        P += ((-step_size) * exp_avg) / denom
+            top = exp_avg_sq
+        np.sqrt(top, out=b)  # denom = sqrt(·)/bias_correction2_sqrt + eps
+        b /= bias_correction2_sqrt
+        b += s.eps
+        np.multiply(exp_avg, -step_size, out=a)  # P += ((-step_size)·exp_avg)/denom
+        a /= b
+        P += a
 
 
 class RMSprop(_Optimizer):
@@ -265,12 +284,18 @@ class RMSprop(_Optimizer):
             P += ((-s.lr) * g) / avg
 
 
-def _lerp(a: np.ndarray, end: np.ndarray, weight: float) -> None:
-    """``a.lerp_(end, weight)`` with torch's two formulas (exact at either end)."""
-    if abs(weight) < 0.5:
-        a += weight * (end - a)
-    else:
-        a[...] = end - (end - a) * (1 - weight)
+def _lerp(a: np.ndarray, end: np.ndarray, weight: float, work: np.ndarray | None = None
+          ) -> None:
+    """``a.lerp_(end, weight)`` with torch's two formulas (exact at either end); ``work``
+    an array like ``a`` to compute in."""
+    work = np.empty_like(a) if work is None else work
+    np.subtract(end, a, out=work)
+    if abs(weight) < 0.5:  # a + w·(end − a)
+        work *= weight
+        a += work
+    else:  # end − (end − a)·(1 − w)
+        work *= 1 - weight
+        np.subtract(end, work, out=a)
 
 
 class Newton(_Optimizer):
