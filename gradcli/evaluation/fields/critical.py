@@ -4,13 +4,15 @@ Every seed runs a Levenberg-Marquardt-damped Newton iteration on the residual F 
 scalar f, the field itself for a vector field) with its exact Jacobian J (f's Hessian, or
 the field's Jacobian), all seeds as one vectorised computation:
 
-    (JᵀJ + μI) d = −JᵀF,   accept x + d when it lowers |F|;   μ ÷ 4 on success, × 4 otherwise
+    (JᵀJ + μI) d = −JᵀF,   accept x + d when it lowers |F|;   μ ÷ 4 on success,
+    μ × 4 (at least 1e-4·|J|²) otherwise
 
 μ starts at 1e-15·|J|² (Newton's step wherever J is regular; quadratic convergence) and
 grows where a step fails, which keeps the iteration alive at singular Jacobians (a
 degenerate point such as the monkey saddle's, reached linearly). A seed settles when its
-step is below 1e-15 of the box's size (or |F| is 0); it counts as converged when |F| is
-then at most 1e-8 of the median |F| over the seeds. Converged points outside the box (the
+step is below 1e-15 of the box's size, |F| is 0, or μ passes 1e8·|J|² (a minimum of |F|
+that is not a zero); it counts as converged when |F| is then at most 1e-8 of the median
+|F| over the seeds. Converged points outside the box (the
 grid's bounds, widened by 1e-9 of its size) are dropped, and points within 1e-6 of the
 box's diagonal of each other are one point: the one with the smallest |F|.
 
@@ -38,7 +40,9 @@ VECTOR_TYPES = ("stable node", "unstable node", "saddle", "stable focus", "unsta
                 "center", "degenerate")
 MAX_ITERATIONS = 200
 STEP_TOL, RESIDUAL_TOL, MERGE_TOL, BOX_TOL, ZERO_TOL = 1e-15, 1e-8, 1e-6, 1e-9, 1e-6
-_MU_FLOOR = 1e-15
+# μ in units of |J|²: where a step starts (Newton's), where a failed one restarts, and past
+# which a seed is stuck at a minimum of |F| that is no zero (about 20 failures in a row)
+_MU_FLOOR, _MU_FAIL, _MU_GIVE_UP = 1e-15, 1e-4, 1e8
 
 
 @dataclass
@@ -151,10 +155,10 @@ def _iterate(function: FieldFunction, X: np.ndarray, size: float) -> np.ndarray:
         better = live & np.isfinite(phit) & ((phit < phi) | (phit == 0))
         work[:, better] = trial[:, better]
         step = np.sqrt(np.einsum("ij,ij->j", d, d))
-        mu = np.where(better, mu / 4, mu * 4)
+        mu = np.where(better, mu / 4, np.maximum(mu * 4, _MU_FAIL * scale))
         mu = np.where(mu < _MU_FLOOR * scale, 0.0, mu)
-        done = live & (bad | (phi == 0) | (better & (step <= STEP_TOL * size)) |
-                       (mu > 1e30 * (scale + 1e-300)) | ~np.isfinite(phi))
+        done = live & (bad | (phi == 0) | (step <= STEP_TOL * size) |
+                       (mu > _MU_GIVE_UP * (scale + 1e-300)) | ~np.isfinite(phi))
         out[:, idx[done]] = work[:, done]
         live &= ~done
         if live.sum() * 2 <= live.size and live.size >= 64:
