@@ -24,7 +24,8 @@ import numpy as np
 from ...engine.trace import Traced, trace, with_derivatives
 from ...lang import ExpressionError, Var, parse, walk
 from ...lang.compile import _flatten
-from .. import EvaluationError, prepare
+from .. import MAX_SWEEP_OPS, EvaluationError, prepare
+from ..binding import count_text
 from ..kernels import _env
 
 __all__ = ["FieldFunction"]
@@ -101,12 +102,25 @@ class FieldFunction:
         batch of ``points`` points (traced on first use, then kept)."""
         key = (order, points)
         if key not in self._cache:
+            self._check_work(order)
             fn = self._call if order == 0 else with_derivatives(self._call, order)
             examples = [np.zeros(points) for _ in self.columns]
             if len(self._cache) >= _CACHED:  # batches that shrank: the oldest goes
                 del self._cache[next(iter(self._cache))]
             self._cache[key] = trace(fn, *examples, batch_ndim=1)
         return self._cache[key]
+
+    def _check_work(self, order: int) -> None:
+        """Refuse derivatives that would take hours to record (a Hessian of a long vector:
+        one sweep per component), as ``prepare`` refuses them for the other commands."""
+        outputs = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        sweeps = 0 if order == 0 else outputs * (1 + self.n) if order == 2 else outputs
+        work = sweeps * max(1, self.program.op_count)
+        if work > MAX_SWEEP_OPS:
+            raise EvaluationError(
+                f"the derivatives here need {count_text(sweeps)} sweeps over "
+                f"{count_text(self.program.op_count)} operations, over the limit of "
+                f"{MAX_SWEEP_OPS:,} operations per point: use fewer vector components")
 
     def outputs(self, X: np.ndarray, order: int) -> list[np.ndarray]:
         """Every output of the order-``order`` program at the points ``X`` (n, N), each
