@@ -16,7 +16,7 @@ variables' components, in order), one column per point.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,35 @@ from ..kernels import _env
 __all__ = ["FieldFunction"]
 
 _CACHED = 8  # traced programs kept per function (orders x batch sizes)
+
+
+def _inputs(prepared: Any, held: Mapping[str, Any]
+            ) -> tuple[list[str], dict[str, int | None], Callable[[Sequence[Any]], Any]]:
+    """The free input columns of a prepared request, each free variable's width (None: a
+    scalar), and the function from one value per free column to the program's
+    environment (held variables as constants).
+
+    The one place that knows how the compiler takes its variables (``kernels._env``: a
+    scalar's value, or a list of component values for a vector variable); a compiler that
+    takes a vector variable as one array needs only this function changed.
+    """
+    plan = prepared.plan
+    slots: list[Any] = []  # per plan input: the free column's index, or a constant
+    columns: list[str] = []
+    widths: dict[str, int | None] = {}
+    for column, variable, k in plan.inputs:
+        if variable in held:
+            value = prepared.binding.components[variable][0 if k is None else k]
+            slots.append(np.float64(np.asarray(value).reshape(-1)[0]))
+        else:
+            slots.append(len(columns))
+            columns.append(column)
+            widths[variable] = None if k is None else k + 1
+
+    def env(leaves: Sequence[Any]) -> Any:
+        return _env(plan, [leaves[s] if isinstance(s, int) else s for s in slots])
+
+    return columns, widths, env
 
 
 def _check_bound(expression: str, names: list[str], hint: str) -> None:
@@ -67,18 +96,9 @@ class FieldFunction:
         self.held = held
         self.variables = list(variables)
         prepared = prepare(expression, "eval", at={**variables, **held})
-        self.plan = prepared.plan
         self.program = prepared.program
         self.shape: tuple[int, ...] = prepared.program.shape
-        self._slots: list[Any] = []  # per plan input: the free column's index, or a constant
-        self.columns: list[str] = []
-        for column, variable, k in self.plan.inputs:
-            if variable in held:
-                value = prepared.binding.components[variable][0 if k is None else k]
-                self._slots.append(np.float64(np.asarray(value).reshape(-1)[0]))
-            else:
-                self._slots.append(len(self.columns))
-                self.columns.append(column)
+        self.columns, self.widths, self._env = _inputs(prepared, held)
         n = len(self.columns)
         if self.shape == ():
             self.kind = "scalar"
@@ -94,8 +114,7 @@ class FieldFunction:
         return len(self.columns)
 
     def _call(self, *leaves: Any) -> list[Any]:
-        values = [leaves[s] if isinstance(s, int) else s for s in self._slots]
-        return _flatten(self.program.run(_env(self.plan, values)))
+        return _flatten(self.program.run(self._env(leaves)))
 
     def traced(self, order: int, points: int) -> Traced:
         """The recorded program of the value and its derivatives up to ``order`` for a
@@ -159,11 +178,9 @@ class FieldFunction:
         the points ``X`` (n, N): the answer a replay is checked against."""
         points: dict[str, Any] = {}
         j = 0
-        for variable in self.variables:
-            width = sum(1 for _, v, _ in self.plan.inputs if v == variable)
-            comps = X[j:j + width]
-            scalar = any(v == variable and k is None for _, v, k in self.plan.inputs)
-            points[variable] = comps[0] if scalar else comps.T
-            j += width
+        for variable, width in self.widths.items():
+            comps = X[j:j + (width or 1)]
+            points[variable] = comps[0] if width is None else comps.T
+            j += width or 1
         result = prepare(self.expression, what, points=points, fixed=self.held).run()
         return {name: np.asarray(result[name]) for name in result}
