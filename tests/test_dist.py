@@ -126,7 +126,8 @@ def test_data_extra_writes_netcdf_that_xarray_reads(env: dict[str, Path]) -> Non
              "print(ds['df_dx'].values.tolist(), ds['df_dy'].values.tolist())")
     out = _run([env["bin"] / "python", "-c", check, target], env["work"]).stdout
     # df/dx = y, df/dy = x on x = 0, 0.5, 1 (first axis) and y = 0, 2
-    assert out.strip() == "[[0.0, 2.0], [0.0, 2.0], [0.0, 2.0]] [[0.0, 0.0], [0.5, 0.5], [1.0, 1.0]]"
+    assert out.strip() == ("[[0.0, 2.0], [0.0, 2.0], [0.0, 2.0]] "
+                           "[[0.0, 0.0], [0.5, 0.5], [1.0, 1.0]]")
 
 
 def test_dask_extra_runs_on_a_local_cluster(env: dict[str, Path]) -> None:
