@@ -117,6 +117,7 @@ def goals(w1: str, w2: str, w3: str, w6: str, scale_n: int, cold_lines: list[str
         Goal("plot -o field.html ≤ 1.5× the PNG's time", "plot", "gradcli plot -o field.html",
              ("gradcli plot",), 1.5),
         *io_goals(quick, points_mib),
+        *fields_goals(quick),
         Goal(f"scale: {scale_n}×{scale_n} grad to .npy, peak RSS ≤ 1024 MiB", "scale", "", (),
              1024.0, "rss"),
     ]
@@ -141,6 +142,22 @@ def io_goals(quick: bool, points_mib: float) -> list[Goal]:
              n["vector_row"], (), 2.0),
         Goal(f"12.23: {n['wide']} columns take ≤ 5× the time of {n['narrow']} (linear)", "wide",
              n["wide_row"], (n["narrow_row"],), 5.0),
+    ]
+
+
+def fields_goals(quick: bool) -> list[Goal]:
+    """Issue 16: descent paths against torch.optim, critical points from a cold start."""
+    from .fields_speed import names
+
+    n = names(quick)
+    return [
+        Goal(f"16: {n['adam']} on Rosenbrock from one start ≤ 0.5× torch's loop", "adam",
+             "gradcli descend", ("torch (loop)",), 0.5),
+        Goal(f"16: {n['grid']} (Adam) ≤ 1.0× the vectorised torch loop", "grid",
+             "gradcli descend", ("torch (x, y of shape (N,))", "torch (one (N, 2) parameter)"),
+             1.0),
+        Goal("16: critical on Himmelblau, 50 × 50 seeds, fresh process ≤ 0.5 s", "critical",
+             "gradcli critical", (), 0.5),
     ]
 
 

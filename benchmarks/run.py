@@ -32,7 +32,8 @@ from benchmarks.cold import COLD_LINES, cold_name, cold_rows, plot_rows, scale_r
 from benchmarks.measure import ROOT, Row, run_worker  # noqa: E402
 from benchmarks.worker import LIBRARY, PLAN  # noqa: E402
 
-SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "calculus", "io", "data", "dask", "scale")
+SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "calculus", "io", "data", "dask",
+            "fields", "scale")
 
 
 def machine() -> dict[str, str]:
@@ -184,6 +185,14 @@ def main(argv: list[str] | None = None) -> int:
             tables[key] = rows
             print(report.table(DATA_TITLES[key], rows, rows[0].tool, "the first row"),
                   flush=True)
+    if "fields" in args.sections:
+        _progress("  fields (descend against torch.optim, critical) ...")
+        from benchmarks.fields_speed import TITLES as FIELD_TITLES
+        from benchmarks.fields_speed import fields_tables
+
+        for key, rows in fields_tables(args.quick, min(args.repeat, 3)).items():
+            tables[key] = rows
+            print(report.table(FIELD_TITLES[key], rows, rows[0].tool, "gradcli"), flush=True)
     if "scale" in args.sections:
         _progress(f"  scale {args.scale_n}² ...")
         row = scale_row(args.scale_n, args.scale_timeout, args.scale_rss_limit)

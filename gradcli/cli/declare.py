@@ -9,10 +9,11 @@ typer or click: the argv rewrites and the README read it without them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..evaluation.binding import DEFAULT_MAX_POINTS
+from ..evaluation.fields import defaults as fields_defaults
 
 #: value kinds: how an option's text becomes its value (``values.py`` converts them)
 KINDS = ("flag", "text", "choice", "whole", "real")
@@ -356,6 +357,120 @@ PLOT_DRAWING = (
            "each 0 to 30).", example="--taylor x=0 --order 2,4,6"),
 )
 
+# --- critical, descend, flow: where the field leads ---------------------------------------
+START = Option(
+    "start", ("--from",), "text", None, repeat=True, metavar="POINT",
+    help="A start point; repeat for more starts, numbered by a leading run column. A vector "
+    "variable takes a list.",
+    example="--from x=-1.2,y=1")
+START_GRID = Option(
+    "start_grid", ("--from-grid",), "text", None, repeat=True, metavar="SPEC",
+    help="start:stop:count per variable: a lattice of starts (first variable slowest), one "
+    "run each; y=0 starts every run at y = 0.",
+    example="--from-grid x=-2:2:21")
+HOLD = Option(
+    "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
+    help="Hold these variables fixed at these values (the formula's parameters).",
+    example='--at "b=0.5"')
+FIELDS_OUTPUT = replace(
+    OUTPUT, help="Write to FILE (atomically); its extension picks the format: .csv .json "
+    ".npz (one array per column).", example="-o path.csv")
+FIELDS_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"))
+SEED_GRID = replace(
+    GRID, help="start:stop:count per variable: every point is a seed, and the box is "
+    "searched; z=0.5 holds z fixed; a bare --grid seeds every variable on -5:5.",
+    example="--grid x=-3:3:13")
+SEED_POINTS = replace(
+    POINTS, help="CSV file (or - for stdin) of seeds, its header naming the variables "
+    "(other columns are ignored); every converged point is kept.",
+    example="--points seeds.csv")
+FIELDS_WRITE = (FORMAT, FIELDS_OUTPUT, PRECISION, QUIET, MAX_POINTS)
+_METHODS = fields_defaults.METHODS
+DESCEND_METHOD = Option(
+    "method", ("--method", "-m"), "choice", "gd", choices=_METHODS, metavar="METHOD",
+    help="gd and momentum (torch.optim.SGD), adam (Adam), adamw (AdamW), rmsprop (RMSprop), "
+    "newton (damped, exact Hessian).",
+    example="--method adam")
+#: torch.optim's hyper-parameters; None (or off) means the method's own default
+HYPER = (
+    Option("lr", ("--lr",), "real", None, low=0, metavar="LR",
+           shown_default="1e-3 (gd, momentum, adam, adamw), 1e-2 (rmsprop), 1 (newton)",
+           help="Learning rate (lr); for newton the first trial step of its line search.",
+           example="--lr 1e-2"),
+    Option("momentum", ("--momentum",), "real", None, low=0, metavar="M",
+           shown_default="0.9 (momentum), 0 (rmsprop)",
+           help="Momentum factor (SGD's and RMSprop's momentum).", example="--momentum 0.5"),
+    Option("dampening", ("--dampening",), "real", None, metavar="D", shown_default="0",
+           help="Dampening of the momentum (SGD's dampening).", example="--dampening 0.1"),
+    Option("nesterov", ("--nesterov",), "flag", False,
+           help="Nesterov momentum (SGD's nesterov; needs zero dampening).",
+           example="--method momentum --nesterov"),
+    Option("weight_decay", ("--weight-decay",), "real", None, low=0, metavar="WD",
+           shown_default="0; 1e-2 (adamw)",
+           help="L2 penalty (weight_decay), decoupled for adamw.",
+           example="--weight-decay 1e-4"),
+    Option("betas", ("--betas",), "text", None, metavar="B1,B2", shown_default="0.9,0.999",
+           help="Adam's and AdamW's betas: the running averages' coefficients.",
+           example="--betas 0.8,0.99"),
+    Option("eps", ("--eps",), "real", None, low=0, metavar="EPS", shown_default="1e-8",
+           help="Added to the denominator (eps) of adam, adamw and rmsprop.",
+           example="--eps 1e-10"),
+    Option("amsgrad", ("--amsgrad",), "flag", False,
+           help="The AMSGrad variant of adam and adamw (amsgrad).", example="--amsgrad"),
+    Option("alpha", ("--alpha",), "real", None, low=0, metavar="A", shown_default="0.99",
+           help="RMSprop's smoothing constant (alpha).", example="--alpha 0.9"),
+    Option("centered", ("--centered",), "flag", False,
+           help="RMSprop normalised by the gradient's estimated variance (centered).",
+           example="--method rmsprop --centered"),
+    Option("maximize", ("--maximize",), "flag", False,
+           help="Climb instead: maximise f (torch.optim's maximize).", example="--maximize"),
+)
+STEPS = Option(
+    "steps", ("--steps",), "whole", fields_defaults.STEPS, low=0, high=10**9, metavar="N",
+    help="Updates at most, per run.", example="--steps 5000")
+TOL = Option(
+    "tol", ("--tol",), "real", None, low=0, metavar="TOL",
+    help="Stop a run at the first step where |grad f| <= TOL.", example="--tol 1e-8")
+STEP_EVERY = Option(
+    "every", ("--every",), "whole", 1, low=1, metavar="K",
+    help="Write every K-th step (time), plus each run's last.", example="--every 100")
+FLOW_METHOD = Option(
+    "method", ("--method", "-m"), "choice", "rk4", choices=fields_defaults.FLOW_METHODS,
+    metavar="METHOD", help="rk4 (classical Runge-Kutta) or euler, with the grid's fixed steps.",
+    example="--method euler")
+_T0, _T1, _TN = fields_defaults.TIMES
+TIMES = Option(
+    "t", ("--t",), "text", None, metavar="START:STOP:COUNT",
+    shown_default=f"{_T0:g}:{_T1:g}:{_TN}",
+    help="The time grid: COUNT times from START to STOP (COUNT-1 fixed steps).",
+    example="--t 0:20:2001")
+#: the picture's overlays of where the field leads (gradcli.plot.PlotOptions fields)
+PLOT_FIELDS = (
+    Option("mark_critical", ("--mark-critical",), "flag", PLOT_DEFAULT,
+           help="Mark each critical point (from the grid's points as seeds) with a symbol "
+           "per type, and a legend; on the curve for one variable.", example="--mark-critical"),
+    Option("path_from", ("--path-from",), "text", PLOT_DEFAULT, repeat=True, metavar="POINT",
+           help="Overlay the descent path from POINT (repeat for more), with start and end "
+           "markers; --method, --lr, --steps and the other descend options apply.",
+           example="--path-from x=-1.2,y=1 --method adam --lr 1e-2"),
+    Option("flow_from", ("--flow-from",), "text", PLOT_DEFAULT, repeat=True, metavar="POINT",
+           help="Overlay the trajectory of the field (-grad f for a scalar f) from POINT "
+           "(repeat for more), by RK4 over --t.", example="--flow-from x=2,y=0"),
+    Option("basins", ("--basins",), "flag", PLOT_DEFAULT,
+           help="Colour each grid point by the point its descent reaches (--method newton "
+           "unless given), and mark those points.", example="--basins --method gd --lr 1e-2"),
+    Option("method", ("--method", "-m"), "choice", PLOT_DEFAULT, choices=_METHODS,
+           metavar="METHOD", repeat=True,
+           help="The optimiser of --path-from (default gd) and --basins (default newton), as "
+           "descend's; repeat for a path per method from each start.",
+           example="--method gd --method adam"),
+    replace(HYPER[0], default=PLOT_DEFAULT, repeat=True,
+            help="Learning rate (lr); repeated, the k-th goes with the k-th --method.",
+            example="--method gd --lr 1e-3 --method adam --lr 1e-2"),
+    *(replace(o, default=PLOT_DEFAULT) for o in (*HYPER[1:], STEPS, TOL, TIMES)),
+)
+RUN_FIELDS = "gradcli.cli.fields_run"
+
 #: the function every numeric command runs: it hands the command's name to
 #: ``gradcli.evaluate`` as ``what``
 RUN_NUMERIC = "gradcli.cli.execute:run_numeric"
@@ -463,7 +578,8 @@ COMMANDS: tuple[Command, ...] = (
         "arrows (one variable), a heatmap with gradient arrows or streamlines (two), a slice "
         "or interactive cones (three), an animation, or a terminal preview.",
         run="gradcli.cli.plot_run:run_plot",
-        options=(PLOT_OUTPUT, PLOT_GRID, *PLOT_DRAWING, QUIET, MAX_POINTS), group="plot",
+        options=(PLOT_OUTPUT, PLOT_GRID, *PLOT_DRAWING, *PLOT_FIELDS, QUIET, MAX_POINTS),
+        group="plot",
         examples=('gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '-o field.png',
                   'gradcli plot "sin(x)" --grid x=0:2pi:100 --derivative -o sin.svg',
@@ -477,7 +593,45 @@ COMMANDS: tuple[Command, ...] = (
                   'gradcli plot "sin(x)*cos(y)*exp(-(x^2+y^2)/8)" --grid x=-4:4:81 '
                   '--grid y=-4:4:81 --color laplacian -o laplacian.png',
                   'gradcli plot "cos(x)" --grid x=-4:4:400 --taylor x=0 --order 2,4,6 '
-                  '-o taylor.png')),
+                  '-o taylor.png',
+                  'gradcli plot "(x^2+y-11)^2 + (x+y^2-7)^2" --grid x=-5:5:101 --grid '
+                  'y=-5:5:101 --basins --mark-critical -o basins.png',
+                  'gradcli plot "(1-x)^2 + 100(y-x^2)^2" --grid x=-2:2:101 --grid y=-1:3:101 '
+                  '--path-from x=-1.2,y=1 --method adam --lr 1e-2 --log -o path.png')),
+    Command(
+        name="critical", help="Critical points: where grad f = 0 (or F = 0 for a vector "
+        "field [P, Q, ...]), by damped Newton from the grid's points (or --points) as seeds; "
+        "columns: the variables, f, |grad f|, eig[i] (the Hessian's eigenvalues, ascending), "
+        "type (minimum, maximum, saddle, degenerate); for a field |F|, re[i], im[i] and "
+        "type (stable/unstable node or focus, saddle, center, degenerate).",
+        run=f"{RUN_FIELDS}:run_critical",
+        options=(SEED_GRID, SEED_POINTS, HOLD, *FIELDS_WRITE), group="fields",
+        files=FIELDS_FILES,
+        examples=('gradcli critical "x^3 - 3x + y^3 - 3y" --grid x=-3:3:13 --grid y=-3:3:13',
+                  'gradcli critical "[y, -sin(x) - 0.5y]" --grid x=-7:7:29 --grid y=-3:3:13',
+                  'gradcli critical "x^2 + a*y^2" --grid x=-1:1:5 --grid y=-1:1:5 --at a=-1')),
+    Command(
+        name="descend", help="Descent paths, iterate for iterate as torch.optim: columns "
+        "[run,] step, the variables, f, |grad f|; step 0 is the start. Stops after --steps, "
+        "at |grad f| <= --tol, or on a non-finite value (exit 1); the reason goes to stderr.",
+        run=f"{RUN_FIELDS}:run_descend",
+        options=(START, START_GRID, HOLD, DESCEND_METHOD, *HYPER, STEPS, TOL, STEP_EVERY,
+                 *FIELDS_WRITE), group="fields", files=FIELDS_FILES,
+        examples=('gradcli descend "(1-x)^2 + 100(y-x^2)^2" --from x=-1.2,y=1 --method adam '
+                  '--lr 1e-3 --steps 5000 --every 500',
+                  'gradcli descend "x^2 + 10y^2" --from x=1,y=1 --from x=-1,y=2 --method '
+                  'momentum --nesterov --tol 1e-8',
+                  'gradcli descend "(x^2+y-11)^2 + (x+y^2-7)^2" --from-grid x=-5:5:11 '
+                  '--from-grid y=-5:5:11 --method newton --every 1000 -o ends.csv')),
+    Command(
+        name="flow", help="Trajectories x' = F(x) of a vector field (or -grad f of a scalar "
+        "f) by fixed-step RK4 on the time grid --t: columns [run,] t, the variables, |F|.",
+        run=f"{RUN_FIELDS}:run_flow",
+        options=(START, START_GRID, HOLD, TIMES, FLOW_METHOD, STEP_EVERY, *FIELDS_WRITE),
+        group="fields", files=FIELDS_FILES,
+        examples=('gradcli flow "[y, -sin(x) - 0.5y]" --from x=2,y=0 --t 0:20:2001',
+                  'gradcli flow "[-y, x]" --from-grid x=0.5:2:4 --from-grid y=0 --t 0:2pi:629 '
+                  '--every 157')),
 )
 
 BY_NAME = {c.name: c for c in COMMANDS}

@@ -17,6 +17,7 @@ from .declare import COMMANDS, Command, Option
 BEGIN = "<!-- options: generated from gradcli/cli/declare.py by `make readme` -->"
 END = "<!-- options: end -->"
 _TITLES = {"numeric": "Options of the numeric commands", "graph": "Options of `graph`",
+           "fields": "Options of the commands for where the field leads",
            "plot": "Options of `plot`"}
 
 

@@ -1,4 +1,5 @@
-"""Thread-local switches: recording, forward mode, per-point sweeps, and numpy's error state.
+"""Thread-local switches: recording, forward mode, per-point sweeps, taping, and numpy's error
+state.
 
 Every switch is thread-local (as PyTorch's grad mode is) because the evaluation layer
 records and sweeps graphs on worker threads while the caller's thread may sit inside
@@ -121,6 +122,23 @@ def batch_axes(ndim: int) -> Iterator[None]:
         yield
     finally:
         _state.batch = prev
+
+
+def active_tape() -> list | None:
+    """The list that ``trace`` is appending applied primitives to on this thread, or None."""
+    return getattr(_state, "tape", None)
+
+
+@contextmanager
+def taping(tape: list) -> Iterator[None]:
+    """Append every primitive applied to a tensor on this thread to ``tape`` as
+    ``(primitive, args, params, result)``, comparisons and masks included (``trace``)."""
+    prev = active_tape()
+    _state.tape = tape
+    try:
+        yield
+    finally:
+        _state.tape = prev
 
 
 def quiet() -> Any:

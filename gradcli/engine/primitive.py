@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .core import AccumulateGrad, Tensor, raw
-from .grad_mode import forward_level, is_grad_enabled, quiet
+from .grad_mode import active_tape, forward_level, is_grad_enabled, quiet
 
 _seq = itertools.count()
 
@@ -165,6 +165,9 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Tensor:
                 ctx = Ctx(arrays, out, params, tuple(np.shape(a) for a in arrays))
                 with quiet():
                     result.tangent = prim.jvp(ctx, tangents)
+    tape = active_tape()
+    if tape is not None:
+        tape.append((prim, args, params, result))
     return result
 
 

@@ -105,13 +105,17 @@ HEATS: dict[str, tuple[Callable[[Field], np.ndarray], Callable[[Field], str], bo
                    True),
     "curl": (_curl, lambda fl: "curl F = ∂v/∂{} − ∂u/∂{}".format(*fl.names[:2]), True),
     "normal": (_normal, _normal_label, True),
+    # --basins: the index of the point each grid point's descent reaches (marks.py)
+    "basins": (lambda fl: fl.marks.basins.labels, lambda fl: "basin", False),
 }
 
 
 def heat_name(fl: Field, color: str | None) -> str | None:
-    """Which entry of HEATS a 2-D field paints: the --color asked for, else a slice's
-    normal component, a scalar's f, or none for a bare vector field (its arrows are
-    coloured instead)."""
+    """Which entry of HEATS a 2-D field paints: its basins when drawn, the --color asked
+    for, else a slice's normal component, a scalar's f, or none for a bare vector field
+    (its arrows are coloured instead)."""
+    if getattr(fl.marks, "basins", None) is not None:
+        return "basins"
     if color is not None:
         return color
     if fl.normal is not None:

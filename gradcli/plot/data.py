@@ -58,6 +58,7 @@ class Field:
         for c in coefficients[:order + 1][::-1]:  # Horner
             total = total * h + c
         return total
+    marks: Any = None  # critical points, paths, flows, basins drawn on top (marks.Marks)
 
     def divergence(self) -> np.ndarray:
         """∂u/∂x + ∂v/∂y from the engine's Jacobian."""

@@ -29,6 +29,7 @@ from .arrows import clip_note, fit_plane, plane_lattice
 from .colors import color_scale, heat, heat_name, held_text, short
 from .data import Field
 from .layout import choose_aspect, clamp_every, default_every, fit_arrows, lattice, y_range
+from .marks_page import add_marks
 from .options import PlotOptions
 
 __all__ = ["write_page", "plotly_js", "hover_lines", "DIV_ID", "page_spec"]
@@ -321,6 +322,7 @@ def page_spec(fl: Field, opts: PlotOptions) -> tuple[dict[str, Any], list[str]]:
     check_page_size(fl)
     build = _curve if fl.kind == "curve" else _cones if len(fl.names) == 3 else _plane
     traces, layout, notes = build(fl, opts)
+    add_marks(fl, traces)
     layout |= {"title": {"text": _title(fl, opts)}, "width": WIDTH, "height": HEIGHT,
                "margin": MARGIN, "template": None, "font": {"family": "sans-serif"}}
     config = {"displaylogo": False, "responsive": False,

@@ -15,6 +15,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..evaluation import EvaluationError, parse_constant
+from ..evaluation.fields import defaults as fields_defaults
+from ..evaluation.fields.optim import parse_betas
+from ..evaluation.fields.starts import parse_times
 from ..evaluation.specs import parse_grid, parse_point, split_top
 
 __all__ = ["PlotOptions", "image_format", "parse_size", "parse_options", "FORMATS",
@@ -62,9 +65,52 @@ class PlotOptions:
     taylor: tuple[str, float] | None = None  # (variable, point): Taylor polynomials of f
     order: tuple[int, ...] | None = None  # their orders (default 1, 2, 3)
 
+    # where the field leads (drawn by plot/marks.py): critical points, paths, flows, basins
+    mark_critical: bool = False
+    path_from: tuple[dict[str, Any], ...] = ()  # parsed --path-from points
+    flow_from: tuple[dict[str, Any], ...] = ()
+    basins: bool = False
+    # the optimisers: gd for paths, newton for basins by default; several --method give
+    # each --path-from start a path per method, the k-th --lr going with the k-th method
+    method: tuple[str, ...] = ()
+    lr: tuple[float, ...] = ()
+    momentum: float | None = None
+    dampening: float | None = None
+    nesterov: bool = False
+    weight_decay: float | None = None
+    betas: tuple[float, float] | None = None
+    eps: float | None = None
+    amsgrad: bool = False
+    alpha: float | None = None
+    centered: bool = False
+    maximize: bool = False
+    steps: int = fields_defaults.STEPS
+    tol: float | None = None
+    t: tuple[float, float, int] | None = None  # the flows' time grid
+
     def taylor_orders(self) -> tuple[int, ...]:
         """The orders of the --taylor polynomials (1, 2 and 3 unless --order says)."""
         return self.order or (1, 2, 3)
+
+    def descents(self, default_method: str) -> list[Any]:
+        """The optimiser settings of --path-from (default gd) or --basins (newton): one
+        per --method."""
+        from ..evaluation.fields.optim import each_settings
+
+        return each_settings(self.method or (default_method,), self.lr,
+                             **{name: getattr(self, name) for name in HYPER if name != "lr"})
+
+    def descent(self, default_method: str) -> Any:
+        """The one optimiser of --basins."""
+        if len(self.method) > 1:
+            raise EvaluationError("--basins colours by one descent: give one --method")
+        return self.descents(default_method)[0]
+
+    def times(self) -> Any:
+        """The flows' time grid (--t)."""
+        import numpy as np
+
+        return np.linspace(*(self.t or fields_defaults.TIMES))
 
     def check(self, n_vars: int | None = None) -> None:
         """Reject contradictory or out-of-range choices (EvaluationError, exit 2)."""
@@ -112,6 +158,7 @@ class PlotOptions:
         if self.taylor is not None and n_vars is not None and n_vars != 1:
             raise EvaluationError("--taylor draws Taylor polynomials over a curve: it needs "
                                   f"one grid variable, this plot has {n_vars}")
+        self._check_marks(n_vars)
         if n_vars is not None and n_vars >= 2:
             if self.derivative:
                 raise EvaluationError("--derivative draws f' next to f for one grid "
@@ -121,10 +168,48 @@ class PlotOptions:
                                       "variable); for a heatmap's colours use --vmin/--vmax")
 
 
+    def _check_marks(self, n_vars: int | None) -> None:
+        """What the overlays of critical points, paths, flows and basins need."""
+        drawn = {"--mark-critical": self.mark_critical, "--path-from": bool(self.path_from),
+                 "--flow-from": bool(self.flow_from), "--basins": self.basins}
+        used = [flag for flag, on in drawn.items() if on]
+        descent = bool(self.path_from) or self.basins
+        tuned = [f"--{n.replace('_', '-')}" for n in (*HYPER, "method", "steps", "tol")
+                 if getattr(self, n) != _FIELD_DEFAULTS[n]]
+        if tuned and not descent:
+            raise EvaluationError(f"{tuned[0]} sets the descent of --path-from and --basins: "
+                                  "add one of them")
+        if self.t is not None and not self.flow_from:
+            raise EvaluationError("--t is the time grid of --flow-from: add --flow-from POINT")
+        if self.path_from:
+            self.descents("gd")
+        if self.basins:
+            self.descent("newton")
+        if not used:
+            return
+        if self.animate is not None or self.slice is not None:
+            which = "--animate" if self.animate is not None else "--slice"
+            raise EvaluationError(f"{used[0]} draws on a still picture of one or two "
+                                  f"variables: not with {which}")
+        if n_vars is not None and n_vars >= 3:
+            raise EvaluationError(f"{used[0]} needs one or two grid variables; this plot has "
+                                  f"{n_vars}")
+        if n_vars == 1:
+            for flag in ("--flow-from", "--basins"):
+                if drawn[flag]:
+                    raise EvaluationError(f"{flag} needs two grid variables (a plane); this "
+                                          "plot has one")
+
+
+#: the hyper-parameters of the descents (torch.optim's names), as PlotOptions fields
+HYPER = ("lr", "momentum", "dampening", "nesterov", "weight_decay", "betas", "eps", "amsgrad",
+         "alpha", "centered", "maximize")
+_FIELD_DEFAULTS = {f.name: f.default for f in fields(PlotOptions)}
 #: the command line's option values as typed, before parse_options (the CLI's defaults):
-#: PlotOptions' own, with --arrows spelled as on the command line
-OPTION_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(PlotOptions)} | {
-    "arrows": "arrows"}
+#: PlotOptions' own, with --arrows spelled as on the command line and the repeatable
+#: start points as not given
+OPTION_DEFAULTS: dict[str, Any] = _FIELD_DEFAULTS | {
+    "arrows": "arrows", "path_from": None, "flow_from": None, "method": None, "lr": None}
 
 
 def parse_options(**raw: Any) -> PlotOptions:
@@ -153,6 +238,16 @@ def parse_options(**raw: Any) -> PlotOptions:
         values["taylor"] = parse_held(values["taylor"], "--taylor")
     if values["order"] is not None:
         values["order"] = parse_orders(values["order"])
+    for name, flag in (("path_from", "--path-from"), ("flow_from", "--flow-from")):
+        values[name] = tuple(parse_point(spec, flag) for spec in values[name] or ())
+    for name in ("method", "lr"):  # repeatable: a list as typed, or one value from Python
+        value = values[name]
+        values[name] = () if value is None else tuple(value) if isinstance(
+            value, (list, tuple)) else (value,)
+    if values["betas"] is not None:
+        values["betas"] = parse_betas(values["betas"])
+    if values["t"] is not None and not isinstance(values["t"], tuple):
+        values["t"] = parse_times(values["t"])
     options = PlotOptions(**values)
     options.check()
     return options

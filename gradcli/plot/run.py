@@ -21,6 +21,7 @@ import numpy as np
 from ..engine.grad_mode import quiet
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
 from .data import Field, compute_field, flat_error, sampled_names
+from .marks import with_marks
 from .options import PlotOptions, check_target, output_kind
 
 __all__ = ["PlotResult", "run_plot_request", "nonfinite_count"]
@@ -93,7 +94,10 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
                        animate=options.animate, taylor=taylor_request(options),
                        max_points=max_points)
     options.check(len(fl.names))
+    fl = with_marks(fl, options, max_points)
     result = PlotResult(fl, nonfinite=nonfinite_count(fl))
+    if fl.marks is not None and kind != "image":  # a picture's notes come with what it drew
+        result.notes += fl.marks.notes
     # nan/inf samples (log(x) at x <= 0) are left blank; their count is reported instead
     with quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
