@@ -141,6 +141,30 @@ def taping(tape: list) -> Iterator[None]:
         _state.tape = prev
 
 
+def reuse_table() -> dict | None:
+    """The values kept by ``reused_values`` on this thread (None outside it)."""
+    return getattr(_state, "reuse", None)
+
+
+@contextmanager
+def reused_values() -> Iterator[None]:
+    """Inside, an elementwise function of the table applied again to the very same arrays
+    returns the value it computed the first time (``primitive.Primitive.__call__``).
+
+    A Hessian's reverse sweeps each run every rule of the recorded gradient again, and the
+    rules recompute the same values of the point (sin's rule its cos x, cos's its sin x):
+    numpy's float64 sin and cos are its most expensive calls. The same function of the same
+    array is the same value, so nothing changes but the time; the arrays are kept alive
+    until the block ends, so an id is never reused while it is a key.
+    """
+    prev = reuse_table()
+    _state.reuse = {}
+    try:
+        yield
+    finally:
+        _state.reuse = prev
+
+
 def quiet() -> Any:
     """numpy's floating-point error state for arithmetic whose inf and nan are results
     (log(0), 1/0, inf*0): never a warning or an exception. The one place that says so."""

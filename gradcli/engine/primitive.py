@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .core import AccumulateGrad, Tensor, raw
-from .grad_mode import active_tape, forward_level, is_grad_enabled, quiet
+from .grad_mode import active_tape, forward_level, is_grad_enabled, quiet, reuse_table
 
 _seq = itertools.count()
 
@@ -80,7 +80,14 @@ class Primitive:
         for a in args:
             if isinstance(a, Tensor):
                 return apply(self, args, params)
-        return self.fwd(*args, **params)
+        table = reuse_table()
+        if table is None or self.kind != "function" or params:
+            return self.fwd(*args, **params)
+        key = (self.name, *map(id, args))
+        kept = table.get(key)
+        if kept is None:
+            kept = table[key] = (self.fwd(*args), args)  # args kept: ids stay theirs
+        return kept[0]
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"

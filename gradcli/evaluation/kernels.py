@@ -26,7 +26,7 @@ import numpy as np
 from ..engine.backward import run_backward
 from ..engine.core import Tensor, raw
 from ..engine.forward import Linearized, graph_nodes
-from ..engine.grad_mode import batch_axes, enable_grad, no_grad, quiet
+from ..engine.grad_mode import batch_axes, enable_grad, no_grad, quiet, reused_values
 from ..lang.compile import Program, _flatten
 
 WHATS = ("eval", "grad", "jacobian", "vjp", "jvp", "hessian")
@@ -254,11 +254,12 @@ def _hessian(plan: Plan, leaves: list[Tensor], outs: list[Any], num: type) -> li
         return [None] * (n * n)
     firsts = run_backward([f], [num(1.0)], True, True, leaves)
     values: list[Any] = []
-    for g in firsts:
-        if isinstance(g, Tensor) and g.requires_grad:
-            values += [raw(h) for h in run_backward([g], [num(1.0)], True, False, leaves)]
-        else:
-            values += [None] * n
+    with reused_values():  # the sweeps recompute the same cos(x), sin(x): once each
+        for g in firsts:
+            if isinstance(g, Tensor) and g.requires_grad:
+                values += [raw(h) for h in run_backward([g], [num(1.0)], True, False, leaves)]
+            else:
+                values += [None] * n
     return values
 
 
