@@ -98,12 +98,13 @@ def repeat_command(cmd: list[str], runs: int, **kw) -> tuple[list[Run], Run | No
 
 
 def run_worker(case_key: str, tool: str, *, quick: bool, warmup: int, repeat: int,
-               timeout: float = 1800.0) -> Row:
-    """Time one tool on one workload case in a fresh ``benchmarks.worker`` process."""
+               timeout: float = 1800.0, suite: str = "") -> Row:
+    """Time one tool on one workload case in a fresh ``benchmarks.worker`` process
+    (``suite``: the module whose cases these are, when not ``workloads``)."""
     with tempfile.TemporaryDirectory(prefix="gradcli-bench-") as tmp:
         out = os.path.join(tmp, "worker.json")
         spec = json.dumps({"case": case_key, "tool": tool, "quick": quick,
-                           "warmup": warmup, "repeat": repeat})
+                           "warmup": warmup, "repeat": repeat, "suite": suite})
         r = run_command([sys.executable, "-m", "benchmarks.worker", spec, out],
                         timeout=timeout)
         try:

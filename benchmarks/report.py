@@ -118,6 +118,7 @@ def goals(w1: str, w2: str, w3: str, w6: str, scale_n: int, cold_lines: list[str
              ("gradcli plot",), 1.5),
         *io_goals(quick, points_mib),
         *arrays_goals(quick),
+        *fields_goals(quick),
         Goal(f"scale: {scale_n}×{scale_n} grad to .npy, peak RSS ≤ 1024 MiB", "scale", "", (),
              1024.0, "rss"),
     ]
@@ -156,6 +157,22 @@ def arrays_goals(quick: bool) -> list[Goal]:
              "arrays", npy, (), 0.5),
         Goal("14: the same ≤ 1.0× torch's time (fresh processes)", "arrays", npy, (torch,),
              1.0),
+    ]
+
+
+def fields_goals(quick: bool) -> list[Goal]:
+    """Issue 16: descent paths against torch.optim, critical points from a cold start."""
+    from .fields_speed import names
+
+    n = names(quick)
+    return [
+        Goal(f"16: {n['adam']} on Rosenbrock from one start ≤ 0.5× torch's loop", "adam",
+             "gradcli descend", ("torch (loop)",), 0.5),
+        Goal(f"16: {n['grid']} (Adam) ≤ 1.0× the vectorised torch loop", "grid",
+             "gradcli descend", ("torch (x, y of shape (N,))", "torch (one (N, 2) parameter)"),
+             1.0),
+        Goal("16: critical on Himmelblau, 50 × 50 seeds, fresh process ≤ 0.5 s", "critical",
+             "gradcli critical", (), 0.5),
     ]
 
 

@@ -32,7 +32,8 @@ from benchmarks.cold import COLD_LINES, cold_name, cold_rows, plot_rows, scale_r
 from benchmarks.measure import ROOT, Row, run_worker  # noqa: E402
 from benchmarks.worker import LIBRARY, PLAN  # noqa: E402
 
-SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "io", "arrays", "data", "dask", "scale")
+SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "calculus", "io", "arrays", "data",
+            "dask", "fields", "scale")
 
 
 def machine() -> dict[str, str]:
@@ -157,6 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         text = report.table(f"Plot, 100×100 grid to PNG and HTML (fresh process, median of "
                             f"{args.plot_runs})", tables["plot"], "gradcli plot", "gradcli")
         print(text + (f"\nNote: {note}\n" if note else ""), flush=True)
+    if "calculus" in args.sections:
+        _progress("  calculus (W8 laplacian, W9 hessian, W10 diff, cold taylor) ...")
+        from benchmarks import calculus
+
+        for key, rows in calculus.calculus_tables(args, _installed, _progress).items():
+            tables[key] = rows
+            print(report.table(calculus.title(key), rows, rows[0].tool, rows[0].tool),
+                  flush=True)
     facts: dict[str, float] = {}
     if "io" in args.sections:
         _progress("  io (points files, CSV, .npz, wide files) ...")
@@ -184,6 +193,14 @@ def main(argv: list[str] | None = None) -> int:
             tables[key] = rows
             print(report.table(DATA_TITLES[key], rows, rows[0].tool, "the first row"),
                   flush=True)
+    if "fields" in args.sections:
+        _progress("  fields (descend against torch.optim, critical) ...")
+        from benchmarks.fields_speed import TITLES as FIELD_TITLES
+        from benchmarks.fields_speed import fields_tables
+
+        for key, rows in fields_tables(args.quick, min(args.repeat, 3)).items():
+            tables[key] = rows
+            print(report.table(FIELD_TITLES[key], rows, rows[0].tool, "gradcli"), flush=True)
     if "scale" in args.sections:
         _progress(f"  scale {args.scale_n}² ...")
         row = scale_row(args.scale_n, args.scale_timeout, args.scale_rss_limit)
@@ -191,12 +208,14 @@ def main(argv: list[str] | None = None) -> int:
         print(report.table("Scale (fresh process, one run)", [row], row.tool, "itself"), flush=True)
     keys = {c.workload: c.key for c in workloads.cases(args.quick)}
     w1_big = [c.key for c in workloads.cases(args.quick) if c.workload == "W1"][-1]
+    from benchmarks.calculus import goals as calculus_goals
     from benchmarks.data_speed import data_goals
 
     text, goal_data = report.goals_section(
         report.goals(w1_big, keys["W2"], keys["W3"], keys["W6"], args.scale_n,
                      [cold_name(line) for line in COLD_LINES], args.quick,
-                     facts.get("points_mib", 0.0)) + data_goals(args.quick), tables)
+                     facts.get("points_mib", 0.0)) + calculus_goals(args.quick)
+        + data_goals(args.quick), tables)
     print(text, flush=True)
     print(f"_total wall time {time.perf_counter() - started:.0f} s_", flush=True)
     if args.json:

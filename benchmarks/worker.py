@@ -16,6 +16,8 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Callable
+from typing import Any
 
 from . import peers, workloads
 from .workloads import Case
@@ -53,8 +55,15 @@ def _hwm_kib() -> int:
 
 
 def measure(case: Case, tool: str, warmup: int, repeat: int) -> dict:
+    return timed(lambda: TOOLS[tool](case), lambda r: workloads.check(case, r), warmup, repeat)
+
+
+def timed(make: Callable[[], Callable[[], Any]], check: Callable[[Any], tuple[bool, float, str]],
+          warmup: int, repeat: int) -> dict:
+    """Set up (``make``), run ``warmup`` times untimed, ``repeat`` times timed, then
+    ``check`` the last result: the report every worker writes."""
     try:
-        fn = TOOLS[tool](case)
+        fn = make()
     except ImportError as exc:
         return {"status": "not installed", "note": str(exc)}
     import_kib = _hwm_kib()
@@ -71,16 +80,22 @@ def measure(case: Case, tool: str, warmup: int, repeat: int) -> dict:
         if i < warmup + repeat - 1:
             del result
     peak_kib = _hwm_kib()  # before the check, whose temporaries are not the tool's
-    ok, rel, note = workloads.check(case, result)
+    ok, rel, note = check(result)
     return {"status": "ok", "times": times, "correct": ok, "rel_err": rel, "note": note,
             "import_kib": import_kib, "peak_kib": peak_kib}
 
 
 def main() -> None:
     spec = json.loads(sys.argv[1])
-    case = workloads.find_case(spec["case"], spec.get("quick", False))
     try:
-        report = measure(case, spec["tool"], spec.get("warmup", 1), spec.get("repeat", 3))
+        if spec.get("suite") == "calculus":  # issue 15's workloads, in their own module
+            from .calculus import measure_case as measure_suite
+
+            report = measure_suite(spec["case"], spec["tool"], spec.get("quick", False),
+                                   spec.get("warmup", 1), spec.get("repeat", 3))
+        else:
+            case = workloads.find_case(spec["case"], spec.get("quick", False))
+            report = measure(case, spec["tool"], spec.get("warmup", 1), spec.get("repeat", 3))
     except Exception as exc:  # a tool failing is a result, not a harness crash
         tb = traceback.format_exc().strip().splitlines()
         report = {"status": "error", "note": f"{type(exc).__name__}: {exc}"[:300],

@@ -61,24 +61,24 @@ def test_readme_option_tables_are_current() -> None:
 
 def test_a_new_command_and_option_are_one_entry_each(capsys) -> None:
     """What a later developer does: one Command (and its function), one Option."""
-    norm = Option("norm", ("--norm",), "flag", False, help="Also |grad f|.",
-                  example="--norm")
-    new = Command("twice", "Twice the value.", f"{__name__}:run_twice", (*NUMERIC, norm),
+    absolute = Option("absolute", ("--absolute",), "flag", False, help="Also |f|.",
+                      example="--absolute")
+    new = Command("twice", "Twice the value.", f"{__name__}:run_twice", (*NUMERIC, absolute),
                   ('gradcli twice "x" --at x=1',), "numeric")
     group = build(only="twice", commands=(*COMMANDS, new))
-    status = group.main(["twice", "x+1", "--at", "x=2", "--norm", "--max-points", "1e3"],
+    status = group.main(["twice", "x+1", "--at", "x=2", "--absolute", "--max-points", "1e3"],
                         prog_name="gradcli", standalone_mode=False)
     assert status == 7
-    assert CALLS[-1] == {"expression": "x+1", "at": ["x=2"], "norm": True,
+    assert CALLS[-1] == {"expression": "x+1", "at": ["x=2"], "absolute": True,
                          "max_points": 1000, "quiet": False, "fmt": "auto"}
-    assert "`--norm` | `twice` | off | Also \\|grad f\\|." in readme.render((*COMMANDS, new))
+    assert "`--absolute` | `twice` | off | Also \\|f\\|." in readme.render((*COMMANDS, new))
 
 
 CALLS: list[dict] = []
 
 
 def run_twice(what: str, **options) -> int:
-    CALLS.append({k: options[k] for k in ("expression", "at", "norm", "max_points",
+    CALLS.append({k: options[k] for k in ("expression", "at", "absolute", "max_points",
                                           "quiet", "fmt")})
     return 7 if what == "twice" else 0
 

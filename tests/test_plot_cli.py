@@ -88,7 +88,7 @@ def test_no_grid_samples_every_variable_on_minus5_5(tmp_path, capsys):
     ([*FIELD, "--vmin", "1", "--vmax", "0"], "--vmin 1 must be below --vmax 0"),
     ([*FIELD, "--scale", "0"], "--scale must be a finite number > 0"),
     ([*FIELD, "--animate", "t=0:1:1"], "number of frames"),
-    ([*FIELD, "--color", "curl"], "--color is for vector fields"),
+    ([*FIELD, "--color", "curl"], "--color curl is for vector fields"),
     ([*FIELD, "--stream", "--arrows", "none"], "--stream"),
     ([*FIELD, "--arrows", "sideways"], "--arrows"),
     ([*FIELD, "--size", "big"], "--size 'big'"),

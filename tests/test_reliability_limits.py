@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -102,12 +101,10 @@ def test_nesting_exactly_at_the_limit_differentiates() -> None:
     "[" * 201 + "x" + "]" * 201,
 ])
 def test_one_level_too_deep_is_the_documented_error(expr: str) -> None:
-    start = time.perf_counter()
     with pytest.raises(ExpressionError) as info:
         evaluate(expr, "grad", at=[{"x": 0.5}])
     assert info.value.reason == "expression nests deeper than 200 levels"
     assert info.value.position is not None
-    assert time.perf_counter() - start < 1.0
 
 
 def test_ten_thousand_deep_parentheses_are_refused_by_length(capsys) -> None:
@@ -146,9 +143,15 @@ def test_points_over_max_points_are_refused(capsys, tmp_path) -> None:
 
 # --- work limits: refused by cost, not by column count ------------------------------------------
 
-def test_hessian_of_a_long_vector_is_refused_by_its_size() -> None:
+def test_hessian_of_a_long_vector_is_refused_by_its_size(monkeypatch) -> None:
     """A hessian of a 20,000-vector is 4·10⁸ values per point: refused before any work
     starts (a vector variable is one leaf, so it is only 20,001 sweeps)."""
+    import gradcli.evaluation as evaluation
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("evaluation started")
+
+    monkeypatch.setattr(evaluation, "run", no_work)
     with pytest.raises(EvaluationError, match="values per point, over the limit"):
         evaluate("sum(x^2)", "hessian", at=[{"x": np.ones(20000)}])
 

@@ -9,10 +9,11 @@ typer or click: the argv rewrites and the README read it without them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..evaluation.binding import DEFAULT_MAX_POINTS
+from ..evaluation.fields import defaults as fields_defaults
 
 #: value kinds: how an option's text becomes its value (``values.py`` converts them)
 KINDS = ("flag", "text", "choice", "whole", "real")
@@ -216,11 +217,59 @@ DIRECTION = Option(
     "direction", ("--direction", "-d"), "text", None, required=True, metavar="U",
     help="The tangent u; variables not named get 0; a vector may come from a file "
     "(x=@u.npy).", example='--direction "x=1,y=0"')
-WRT = Option(
-    "wrt", ("--wrt",), "text", None, repeat=True, metavar="NAMES",
-    help="Differentiate by these variables or named steps only (comma-separated, or "
-    "repeat); by a step m, df/dm holds m's inputs fixed (PyTorch's retain_grad).",
-    example='gradcli grad "m = x^2; y = m + x; p = 4*y" --at x=3 --wrt m')
+
+
+def _wrt(help: str, example: str) -> Option:  # noqa: A002 - the declaration's field name
+    """The one --wrt option: names, comma-separated or repeated; what they mean is the
+    command's (its help says)."""
+    return Option("wrt", ("--wrt", "-w"), "text", None, repeat=True, metavar="NAMES",
+                  help=help, example=example)
+
+
+WRT = _wrt("Differentiate by these variables or named steps only (comma-separated, or "
+           "repeat); by a step m, df/dm holds m's inputs fixed (PyTorch's retain_grad).",
+           'gradcli grad "m = x^2; y = m + x; p = 4*y" --at x=3 --wrt m')
+UNIT = Option(
+    "unit", ("--unit",), "flag", False,
+    help="Normalise the direction to unit length: jvp is then the directional derivative "
+    "(hvp: H·u for the unit u).", example='--direction "x=3,y=4" --unit')
+NORM = Option(
+    "norm", ("--norm",), "flag", False,
+    help="Also write |grad f|, the Euclidean norm of the gradient, after the partials.",
+    example="--norm")
+
+# --- vector calculus and higher order -------------------------------------------------
+#: how the components of div's and curl's field pair with the variables
+PAIRING = ("Components pair with the variables in the order the command line binds them: "
+           "grid order, --at order, or points-file column order; --wrt x,y,z states the "
+           "pairing and takes precedence.")
+FIELD_WRT = _wrt(
+    "The variables the field's components pair with, in order (default: the bound "
+    "variables in binding order; a vector or matrix variable gives its components in "
+    "turn, v[0], v[1]...).", "--wrt x,y,z")
+LAPLACIAN_WRT = _wrt("Sum over these variables only (default: every bound variable; a "
+                     "vector variable is all its components, x[1] one of them).", "--wrt x,y")
+DIFF_WRT = _wrt(
+    "The variables of the partial: x,x,y is the third partial d3f/dx2dy; one variable "
+    "with --order k is d^k f/dx^k (default: the only bound variable; x[1] names a "
+    "component).", "--wrt x,x,y")
+DIFF_ORDER = Option(
+    "order", ("--order", "-k"), "whole", None, low=1, high=100, metavar="K",
+    shown_default="1, or the number of --wrt names",
+    help="The order k of the pure partial d^k f/dx^k of the one --wrt variable (1 to 100).",
+    example="--wrt x --order 3")
+TAYLOR_WRT = _wrt("The variables of the polynomial (default: every bound variable; the "
+                  "others keep their values).", "--wrt x,y")
+TAYLOR_ORDER = Option(
+    "order", ("--order", "-k"), "whole", 2, low=0, high=100, metavar="K",
+    help="The total order K: every multi-index with |alpha| <= K (0 to 100).",
+    example="--order 8")
+POLYNOMIAL = Option(
+    "polynomial", ("--polynomial",), "flag", False,
+    help="Print the Taylor polynomial instead, in gradcli's expression language in powers of "
+    "(x - a), one line per point; gradcli reads it back. -o FILE.txt saves it.",
+    example="--polynomial")
+TAYLOR_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"), (".txt", "text"))
 
 # --- graph --------------------------------------------------------------------------------
 GRAPH_AT = Option(
@@ -267,9 +316,10 @@ PLOT_DRAWING = (
            metavar="ARROWS", help="Draw the gradient arrows, or none.",
            example="--arrows none"),
     Option("color", ("--color",), "choice", PLOT_DEFAULT,
-           choices=("magnitude", "divergence", "curl"), metavar="QUANTITY",
-           help="Vector fields: this quantity as the heatmap (from the engine's Jacobian).",
-           example="--color curl"),
+           choices=("magnitude", "divergence", "curl", "laplacian"), metavar="QUANTITY",
+           help="This quantity as the heatmap, from the engine's derivatives: a vector field's "
+           "magnitude, divergence or curl; a scalar f's magnitude |grad f| or laplacian, under "
+           "the gradient arrows.", example="--color laplacian"),
     Option("cmap", ("--cmap",), "text", PLOT_DEFAULT, metavar="NAME",
            help="Colormap (default viridis; RdBu_r centred at 0 for divergence, curl and "
            "slices).", example="--cmap inferno"),
@@ -309,7 +359,127 @@ PLOT_DRAWING = (
     Option("preview", ("--preview",), "flag", PLOT_DEFAULT,
            help="Also draw the picture in the terminal (colours and arrow glyphs; honours "
            "NO_COLOR).", example="--preview"),
+    Option("taylor", ("--taylor",), "text", PLOT_DEFAULT, metavar="VAR=POINT",
+           help="One variable: also draw f's Taylor polynomials at that point (the y-range "
+           "stays f's).", example="--taylor x=0 --order 2,4,6"),
+    Option("order", ("--order",), "text", PLOT_DEFAULT, metavar="K,K,...",
+           help="The orders of the --taylor polynomials (default 1,2,3; up to 8 orders, "
+           "each 0 to 30).", example="--taylor x=0 --order 2,4,6"),
 )
+
+# --- critical, descend, flow: where the field leads ---------------------------------------
+START = Option(
+    "start", ("--from",), "text", None, repeat=True, metavar="POINT",
+    help="A start point; repeat for more starts, numbered by a leading run column. A vector "
+    "variable takes a list.",
+    example="--from x=-1.2,y=1")
+START_GRID = Option(
+    "start_grid", ("--from-grid",), "text", None, repeat=True, metavar="SPEC",
+    help="start:stop:count per variable: a lattice of starts (first variable slowest), one "
+    "run each; y=0 starts every run at y = 0.",
+    example="--from-grid x=-2:2:21")
+HOLD = Option(
+    "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
+    help="Hold these variables fixed at these values (the formula's parameters).",
+    example='--at "b=0.5"')
+FIELDS_OUTPUT = replace(
+    OUTPUT, help="Write to FILE (atomically); its extension picks the format: .csv .json "
+    ".npz (one array per column).", example="-o path.csv")
+FIELDS_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"))
+SEED_GRID = replace(
+    GRID, help="start:stop:count per variable: every point is a seed, and the box is "
+    "searched; z=0.5 holds z fixed; a bare --grid seeds every variable on -5:5.",
+    example="--grid x=-3:3:13")
+SEED_POINTS = replace(
+    POINTS, help="CSV file (or - for stdin) of seeds, its header naming the variables "
+    "(other columns are ignored); every converged point is kept.",
+    example="--points seeds.csv")
+FIELDS_WRITE = (FORMAT, FIELDS_OUTPUT, PRECISION, QUIET, MAX_POINTS)
+_METHODS = fields_defaults.METHODS
+DESCEND_METHOD = Option(
+    "method", ("--method", "-m"), "choice", "gd", choices=_METHODS, metavar="METHOD",
+    help="gd and momentum (torch.optim.SGD), adam (Adam), adamw (AdamW), rmsprop (RMSprop), "
+    "newton (damped, exact Hessian).",
+    example="--method adam")
+#: torch.optim's hyper-parameters; None (or off) means the method's own default
+HYPER = (
+    Option("lr", ("--lr",), "real", None, low=0, metavar="LR",
+           shown_default="1e-3 (gd, momentum, adam, adamw), 1e-2 (rmsprop), 1 (newton)",
+           help="Learning rate (lr); for newton the first trial step of its line search.",
+           example="--lr 1e-2"),
+    Option("momentum", ("--momentum",), "real", None, low=0, metavar="M",
+           shown_default="0.9 (momentum), 0 (rmsprop)",
+           help="Momentum factor (SGD's and RMSprop's momentum).", example="--momentum 0.5"),
+    Option("dampening", ("--dampening",), "real", None, metavar="D", shown_default="0",
+           help="Dampening of the momentum (SGD's dampening).", example="--dampening 0.1"),
+    Option("nesterov", ("--nesterov",), "flag", False,
+           help="Nesterov momentum (SGD's nesterov; needs zero dampening).",
+           example="--method momentum --nesterov"),
+    Option("weight_decay", ("--weight-decay",), "real", None, low=0, metavar="WD",
+           shown_default="0; 1e-2 (adamw)",
+           help="L2 penalty (weight_decay), decoupled for adamw.",
+           example="--weight-decay 1e-4"),
+    Option("betas", ("--betas",), "text", None, metavar="B1,B2", shown_default="0.9,0.999",
+           help="Adam's and AdamW's betas: the running averages' coefficients.",
+           example="--betas 0.8,0.99"),
+    Option("eps", ("--eps",), "real", None, low=0, metavar="EPS", shown_default="1e-8",
+           help="Added to the denominator (eps) of adam, adamw and rmsprop.",
+           example="--eps 1e-10"),
+    Option("amsgrad", ("--amsgrad",), "flag", False,
+           help="The AMSGrad variant of adam and adamw (amsgrad).", example="--amsgrad"),
+    Option("alpha", ("--alpha",), "real", None, low=0, metavar="A", shown_default="0.99",
+           help="RMSprop's smoothing constant (alpha).", example="--alpha 0.9"),
+    Option("centered", ("--centered",), "flag", False,
+           help="RMSprop normalised by the gradient's estimated variance (centered).",
+           example="--method rmsprop --centered"),
+    Option("maximize", ("--maximize",), "flag", False,
+           help="Climb instead: maximise f (torch.optim's maximize).", example="--maximize"),
+)
+STEPS = Option(
+    "steps", ("--steps",), "whole", fields_defaults.STEPS, low=0, high=10**9, metavar="N",
+    help="Updates at most, per run.", example="--steps 5000")
+TOL = Option(
+    "tol", ("--tol",), "real", None, low=0, metavar="TOL",
+    help="Stop a run at the first step where |grad f| <= TOL.", example="--tol 1e-8")
+STEP_EVERY = Option(
+    "every", ("--every",), "whole", 1, low=1, metavar="K",
+    help="Write every K-th step (time), plus each run's last.", example="--every 100")
+FLOW_METHOD = Option(
+    "method", ("--method", "-m"), "choice", "rk4", choices=fields_defaults.FLOW_METHODS,
+    metavar="METHOD", help="rk4 (classical Runge-Kutta) or euler, with the grid's fixed steps.",
+    example="--method euler")
+_T0, _T1, _TN = fields_defaults.TIMES
+TIMES = Option(
+    "t", ("--t",), "text", None, metavar="START:STOP:COUNT",
+    shown_default=f"{_T0:g}:{_T1:g}:{_TN}",
+    help="The time grid: COUNT times from START to STOP (COUNT-1 fixed steps).",
+    example="--t 0:20:2001")
+#: the picture's overlays of where the field leads (gradcli.plot.PlotOptions fields)
+PLOT_FIELDS = (
+    Option("mark_critical", ("--mark-critical",), "flag", PLOT_DEFAULT,
+           help="Mark each critical point (from the grid's points as seeds) with a symbol "
+           "per type, and a legend; on the curve for one variable.", example="--mark-critical"),
+    Option("path_from", ("--path-from",), "text", PLOT_DEFAULT, repeat=True, metavar="POINT",
+           help="Overlay the descent path from POINT (repeat for more), with start and end "
+           "markers; --method, --lr, --steps and the other descend options apply.",
+           example="--path-from x=-1.2,y=1 --method adam --lr 1e-2"),
+    Option("flow_from", ("--flow-from",), "text", PLOT_DEFAULT, repeat=True, metavar="POINT",
+           help="Overlay the trajectory of the field (-grad f for a scalar f) from POINT "
+           "(repeat for more), by RK4 over --t.", example="--flow-from x=2,y=0"),
+    Option("basins", ("--basins",), "flag", PLOT_DEFAULT,
+           help="Colour each grid point by the point its descent reaches (--method newton "
+           "unless given), and mark those points.", example="--basins --method gd --lr 1e-2"),
+    Option("method", ("--method", "-m"), "choice", PLOT_DEFAULT, choices=_METHODS,
+           metavar="METHOD", repeat=True,
+           help="The optimiser of --path-from (default gd) and --basins (default newton), as "
+           "descend's; repeat for a path per method from each start.",
+           example="--method gd --method adam"),
+    replace(HYPER[0], default=PLOT_DEFAULT, repeat=True,
+            help="Learning rate (lr); repeated, the k-th goes with the k-th --method.",
+            example="--method gd --lr 1e-3 --method adam --lr 1e-2"),
+    *(replace(o, default=PLOT_DEFAULT) for o in (*HYPER[1:], STEPS, TOL, TIMES)),
+)
+RUN_FIELDS = "gradcli.cli.fields_run"
 
 #: the function every numeric command runs: it hands the command's name to
 #: ``gradcli.evaluate`` as ``what``
@@ -324,9 +494,10 @@ COMMANDS: tuple[Command, ...] = (
                   'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json')),
     Command(
         name="grad", help="Gradient of a scalar formula: f, then df/dx for each variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, *_check("grad"), WRT), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, NORM, *_check("grad"), WRT), group="numeric",
         files=NUMERIC_FILES,
         examples=('gradcli grad "x^2 + 3x + 1" --at x=4',
+                  'gradcli grad "x^2 + y^2" --at x=3,y=4 --norm',
                   'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '-o grad.csv',
                   'gradcli grad "sin(x)*cos(y)" --grid',
@@ -357,14 +528,60 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         name="jvp", help="Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a "
         "vector f).",
-        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION), group="numeric", files=NUMERIC_FILES,
-        examples=('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',)),
+        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',
+                  'gradcli jvp "x*y" --direction "x=3,y=4" --unit --at x=1,y=2')),
     Command(
         name="hessian", help="Second derivatives of a scalar formula: f, then d2f/dadb for "
         "every ordered pair.",
         run=RUN_NUMERIC, options=(*NUMERIC, *_check("hessian")), group="numeric",
         files=NUMERIC_FILES,
         examples=('gradcli hessian "x^2*y + y^3" --at x=1,y=2',)),
+    Command(
+        name="div", help="Divergence of a vector field [P, Q, ...]: the components f[i], then "
+        "div = sum of df[i]/dx_i. " + PAIRING,
+        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT), group="numeric", files=NUMERIC_FILES,
+        examples=('gradcli div "[x*y, x-y, z^2]" --at x=1,y=2,z=3',
+                  'gradcli div "[-y, x]" --grid x=-1:1:5 --grid y=-1:1:5',
+                  'gradcli div "[a*x, a*y]" --at x=1,y=2,a=3 --wrt x,y')),
+    Command(
+        name="curl", help="Curl of a vector field: [P, Q] gives curl = dQ/dx - dP/dy; "
+        "[P, Q, R] gives curl[0], curl[1], curl[2]; other sizes are an error. " + PAIRING,
+        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT), group="numeric", files=NUMERIC_FILES,
+        examples=('gradcli curl "[-y, x]" --at x=1,y=2',
+                  'gradcli curl "[x*y, x-y, z^2]" --at x=1,y=2,z=3')),
+    Command(
+        name="laplacian", help="Laplacian: f, then laplacian = sum of d2f/dx_i2 over the "
+        "bound variables (or --wrt); f[i], laplacian[i] for a vector f. Taylor mode.",
+        run=RUN_NUMERIC, options=(*NUMERIC, LAPLACIAN_WRT), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli laplacian "exp(-(x^2+y^2))" --at x=0.5,y=0',
+                  'gradcli laplacian "x^2 - y^2" --grid x=-1:1:5 --grid y=-1:1:5')),
+    Command(
+        name="hvp", help="Hessian-vector product H·u by forward over reverse (the values of "
+        "torch.autograd.functional.hvp): f, then hvp/dx for each variable.",
+        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli hvp "x^2*y + y^3" --direction "x=1,y=0" --at x=1,y=2',)),
+    Command(
+        name="diff", help="A partial derivative of any order (Taylor mode): --wrt x --order 3 "
+        "gives d3f/dx3, --wrt x,x,y gives d3f/dx2dy; f first (f[i] for a vector f).",
+        run=RUN_NUMERIC, options=(*NUMERIC, DIFF_WRT, DIFF_ORDER), group="numeric",
+        files=NUMERIC_FILES,
+        examples=('gradcli diff "sin(x)*exp(y)" --wrt x --order 3 --at x=1,y=0',
+                  'gradcli diff "sin(x)*exp(y)" --wrt x,x,y --at x=1,y=0',
+                  'gradcli diff "exp(-x^2)" --order 4 --grid x=-2:2:9')),
+    Command(
+        name="taylor", help="Multivariate Taylor coefficients up to total order K (Taylor "
+        "mode): one row per multi-index in graded lexicographic order, with the point, "
+        "order, deg(x)..., coefficient (d^alpha f / alpha!) and derivative (d^alpha f); "
+        "--polynomial prints the polynomial instead.",
+        run=RUN_NUMERIC, options=(*NUMERIC, TAYLOR_WRT, TAYLOR_ORDER, POLYNOMIAL),
+        group="numeric", files=TAYLOR_FILES,
+        examples=('gradcli taylor "exp(x)*sin(y)" --at x=0,y=0 --order 3',
+                  'gradcli taylor "cos(x)" --at x=0 --order 6 --polynomial',
+                  'gradcli taylor "sqrt(1+x+y)" --at x=0,y=0 --order 2 -o coefficients.csv')),
     Command(
         name="graph", help="The computation graph at one point: each node's operation, "
         "inputs, value and adjoint ∂f/∂node.",
@@ -378,7 +595,8 @@ COMMANDS: tuple[Command, ...] = (
         "arrows (one variable), a heatmap with gradient arrows or streamlines (two), a slice "
         "or interactive cones (three), an animation, or a terminal preview.",
         run="gradcli.cli.plot_run:run_plot",
-        options=(PLOT_OUTPUT, PLOT_GRID, *PLOT_DRAWING, QUIET, MAX_POINTS), group="plot",
+        options=(PLOT_OUTPUT, PLOT_GRID, *PLOT_DRAWING, *PLOT_FIELDS, QUIET, MAX_POINTS),
+        group="plot",
         examples=('gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '-o field.png',
                   'gradcli plot "sin(x)" --grid x=0:2pi:100 --derivative -o sin.svg',
@@ -388,7 +606,49 @@ COMMANDS: tuple[Command, ...] = (
                   '-o field.html',
                   'gradcli plot "sin(x-t)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '--animate t=0:2pi:48 -o wave.gif',
-                  'gradcli plot "sin(x)*cos(y)" --grid --preview')),
+                  'gradcli plot "sin(x)*cos(y)" --grid --preview',
+                  'gradcli plot "sin(x)*cos(y)*exp(-(x^2+y^2)/8)" --grid x=-4:4:81 '
+                  '--grid y=-4:4:81 --color laplacian -o laplacian.png',
+                  'gradcli plot "cos(x)" --grid x=-4:4:400 --taylor x=0 --order 2,4,6 '
+                  '-o taylor.png',
+                  'gradcli plot "(x^2+y-11)^2 + (x+y^2-7)^2" --grid x=-5:5:101 --grid '
+                  'y=-5:5:101 --basins --mark-critical -o basins.png',
+                  'gradcli plot "(1-x)^2 + 100(y-x^2)^2" --grid x=-2:2:101 --grid y=-1:3:101 '
+                  '--path-from x=-1.2,y=1 --method adam --lr 1e-2 --log -o path.png')),
+    Command(
+        name="critical", help="Critical points: where grad f = 0 (or F = 0 for a vector "
+        "field [P, Q, ...]), by damped Newton from the grid's points (or --points) as seeds; "
+        "columns: the variables, f, |grad f|, eig[i] (the Hessian's eigenvalues, ascending), "
+        "type (minimum, maximum, saddle, degenerate); for a field |F|, re[i], im[i] and "
+        "type (stable/unstable node or focus, saddle, center, degenerate).",
+        run=f"{RUN_FIELDS}:run_critical",
+        options=(SEED_GRID, SEED_POINTS, HOLD, *FIELDS_WRITE), group="fields",
+        files=FIELDS_FILES,
+        examples=('gradcli critical "x^3 - 3x + y^3 - 3y" --grid x=-3:3:13 --grid y=-3:3:13',
+                  'gradcli critical "[y, -sin(x) - 0.5y]" --grid x=-7:7:29 --grid y=-3:3:13',
+                  'gradcli critical "x^2 + a*y^2" --grid x=-1:1:5 --grid y=-1:1:5 --at a=-1')),
+    Command(
+        name="descend", help="Descent paths, iterate for iterate as torch.optim: columns "
+        "[run,] step, the variables, f, |grad f|; step 0 is the start. Stops after --steps, "
+        "at |grad f| <= --tol, or on a non-finite value (exit 1); the reason goes to stderr.",
+        run=f"{RUN_FIELDS}:run_descend",
+        options=(START, START_GRID, HOLD, DESCEND_METHOD, *HYPER, STEPS, TOL, STEP_EVERY,
+                 *FIELDS_WRITE), group="fields", files=FIELDS_FILES,
+        examples=('gradcli descend "(1-x)^2 + 100(y-x^2)^2" --from x=-1.2,y=1 --method adam '
+                  '--lr 1e-3 --steps 5000 --every 500',
+                  'gradcli descend "x^2 + 10y^2" --from x=1,y=1 --from x=-1,y=2 --method '
+                  'momentum --nesterov --tol 1e-8',
+                  'gradcli descend "(x^2+y-11)^2 + (x+y^2-7)^2" --from-grid x=-5:5:11 '
+                  '--from-grid y=-5:5:11 --method newton --every 1000 -o ends.csv')),
+    Command(
+        name="flow", help="Trajectories x' = F(x) of a vector field (or -grad f of a scalar "
+        "f) by fixed-step RK4 on the time grid --t: columns [run,] t, the variables, |F|.",
+        run=f"{RUN_FIELDS}:run_flow",
+        options=(START, START_GRID, HOLD, TIMES, FLOW_METHOD, STEP_EVERY, *FIELDS_WRITE),
+        group="fields", files=FIELDS_FILES,
+        examples=('gradcli flow "[y, -sin(x) - 0.5y]" --from x=2,y=0 --t 0:20:2001',
+                  'gradcli flow "[-y, x]" --from-grid x=0.5:2:4 --from-grid y=0 --t 0:2pi:629 '
+                  '--every 157')),
 )
 
 BY_NAME = {c.name: c for c in COMMANDS}

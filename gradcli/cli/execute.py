@@ -47,7 +47,11 @@ class Request:
     check_tol: float | None = None
     vector: str | None = None
     direction: str | None = None
+    unit: bool = False
+    norm: bool = False
     wrt: list[str] | None = None
+    order: int | None = None
+    polynomial: bool = False
     scheduler: str | None = None
     scheduler_timeout: float = 10.0
 
@@ -117,7 +121,7 @@ def build(req: Request) -> Prepared:
     if req.wrt:
         kwargs["wrt"] = [name.strip() for spec in req.wrt for name in spec.split(",")]
     return prepare(req.expression, req.what, dtype=req.dtype, max_points=req.max_points,
-                   **kwargs)
+                   order=req.order, norm=req.norm, unit=req.unit, **kwargs)
 
 
 def run_request(req: Request) -> int:
@@ -126,6 +130,8 @@ def run_request(req: Request) -> int:
 
     prepared = build(req)
     fmt = choose_format(BY_NAME[req.what], req.fmt, req.output)
+    if req.what == "taylor":
+        return run_taylor(req, prepared, fmt)
     if fmt in ("npz", "nc", "zarr", "parquet") and not req.output:
         raise UsageProblem(f"{fmt} output needs a file: add -o out.{fmt}")
     if fmt == "npy" and req.check:
@@ -166,13 +172,60 @@ def run_request(req: Request) -> int:
                 for note in notes:
                     say(note)
             bad = output.count_nonfinite(columns, results_only=True)
+    return _nonfinite_status(bad, req) or status
+
+
+def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
+    """``taylor``: the per-point coefficients as one row per multi-index, or (with
+    ``--polynomial``) the polynomial at each point as text, one line per point."""
+    from .. import output
+    from ..evaluation.taylor_table import long_table, polynomials
+    from ..lang import MAX_LENGTH
+
+    if req.polynomial and (fmt != "text" if req.output else req.fmt != "auto"):
+        raise UsageProblem("--polynomial writes text: leave out -f, or write to -o FILE.txt")
+    if fmt == "text" and not req.polynomial:
+        raise UsageProblem("a .txt file holds the Taylor polynomial: add --polynomial")
+    if fmt == "npz" and not req.output:
+        raise UsageProblem("npz output needs a file: add -o out.npz")
+    scheduler = req.scheduler or os.environ.get("GRADCLI_SCHEDULER") or None
+    with _cluster(scheduler, req.scheduler_timeout) as client:
+        result = prepared.run(client=client)
+    bad = output.count_nonfinite(result, results_only=True)
+    if req.polynomial:
+        lines = polynomials(result, prepared.plan)
+        text = "".join(line + "\n" for line in lines)
+        if req.output:
+            with output.atomic_open(req.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            with writing_stdout():
+                sys.stdout.write(text)
+        longest = max((len(line) for line in lines), default=0)
+        if longest > MAX_LENGTH and not req.quiet:
+            say(f"note: the polynomial is {longest:,} characters long, over the "
+                f"{MAX_LENGTH:,} gradcli reads back as an expression")
+    else:
+        table = long_table(result, prepared.plan)
+        with writing_stdout():
+            notes = output.write(table, fmt=fmt, path=req.output,
+                                 expression=req.expression,
+                                 variables=list(prepared.binding.names),
+                                 precision=req.precision, stdout=sys.stdout)
+        if not req.quiet:
+            for note in notes:
+                say(note)
+    return _nonfinite_status(bad, req)
+
+
+def _nonfinite_status(bad: int, req: Request) -> int:
     if bad:
         if not req.quiet or req.strict:
             say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} "
                 "(nan or inf) in the output")
         if req.strict:
             return ExitStatus.FAIL
-    return status
+    return ExitStatus.OK
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from .declare import COMMANDS, Command, Option
 BEGIN = "<!-- options: generated from gradcli/cli/declare.py by `make readme` -->"
 END = "<!-- options: end -->"
 _TITLES = {"numeric": "Options of the numeric commands", "graph": "Options of `graph`",
+           "fields": "Options of the commands for where the field leads",
            "plot": "Options of `plot`"}
 
 
@@ -44,6 +45,23 @@ def _flags(option: Option) -> str:
     return f"{names} {option.metavar}" if option.metavar else names
 
 
+def helps(uses: Sequence[tuple[Command, Option]]) -> dict[str, list[str]]:
+    """An option's help texts and the commands declaring each (one option name may mean
+    something different per command: --wrt)."""
+    out: dict[str, list[str]] = {}
+    for command, variant in uses:
+        out.setdefault(variant.help, []).append(command.name)
+    return out
+
+
+def _per_command(by_text: dict[str, list[str]]) -> str:
+    """One text, or each text after the commands it is for."""
+    if len(by_text) == 1:
+        return next(iter(by_text))
+    return "; ".join(f"{', '.join(names)}: {text.rstrip('.')}"
+                     for text, names in by_text.items())
+
+
 def _table(title: str, commands: Sequence[Command]) -> list[str]:
     rows: dict[str, list[tuple[Command, Option]]] = {}
     for command in commands:
@@ -60,9 +78,8 @@ def _table(title: str, commands: Sequence[Command]) -> list[str]:
         defaults: dict[str, list[str]] = {}
         for command, variant in uses:
             defaults.setdefault(_default(variant), []).append(command.name)
-        default = next(iter(defaults)) if len(defaults) == 1 else "; ".join(
-            f"{', '.join(names)}: {text}" for text, names in defaults.items())
-        lines.append(f"| {_flags(option)} | {which}{_cell(default)} | {_cell(option.help)} "
+        default, help_ = (_per_command(by_text) for by_text in (defaults, helps(uses)))
+        lines.append(f"| {_flags(option)} | {which}{_cell(default)} | {_cell(help_)} "
                      f"| `{_cell(option.example)}` |")
     return [*lines, ""]
 

@@ -1,4 +1,5 @@
-"""Thread-local switches: recording, forward mode, per-point sweeps, and numpy's error state.
+"""Thread-local switches: recording, forward mode, per-point sweeps, taping, and numpy's error
+state.
 
 Every switch is thread-local (as PyTorch's grad mode is) because the evaluation layer
 records and sweeps graphs on worker threads while the caller's thread may sit inside
@@ -121,6 +122,47 @@ def batch_axes(ndim: int) -> Iterator[None]:
         yield
     finally:
         _state.batch = prev
+
+
+def active_tape() -> list | None:
+    """The list that ``trace`` is appending applied primitives to on this thread, or None."""
+    return getattr(_state, "tape", None)
+
+
+@contextmanager
+def taping(tape: list) -> Iterator[None]:
+    """Append every primitive applied to a tensor on this thread to ``tape`` as
+    ``(primitive, args, params, result)``, comparisons and masks included (``trace``)."""
+    prev = active_tape()
+    _state.tape = tape
+    try:
+        yield
+    finally:
+        _state.tape = prev
+
+
+def reuse_table() -> dict | None:
+    """The values kept by ``reused_values`` on this thread (None outside it)."""
+    return getattr(_state, "reuse", None)
+
+
+@contextmanager
+def reused_values() -> Iterator[None]:
+    """Inside, an elementwise function of the table applied again to the very same arrays
+    returns the value it computed the first time (``primitive.Primitive.__call__``).
+
+    A Hessian's reverse sweeps each run every rule of the recorded gradient again, and the
+    rules recompute the same values of the point (sin's rule its cos x, cos's its sin x):
+    numpy's float64 sin and cos are its most expensive calls. The same function of the same
+    array is the same value, so nothing changes but the time; the arrays are kept alive
+    until the block ends, so an id is never reused while it is a key.
+    """
+    prev = reuse_table()
+    _state.reuse = {}
+    try:
+        yield
+    finally:
+        _state.reuse = prev
 
 
 def quiet() -> Any:

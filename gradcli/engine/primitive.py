@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .core import AccumulateGrad, Tensor, raw
-from .grad_mode import forward_level, is_grad_enabled, quiet
+from .grad_mode import active_tape, forward_level, is_grad_enabled, quiet, reuse_table
 
 _seq = itertools.count()
 
@@ -39,11 +39,12 @@ class Ctx:
 class Primitive:
     """One differentiable operation: numpy forward code plus its derivative rules.
 
-    Each rule kind is a keyword argument, so a new kind (a Taylor-mode rule) is one more
-    keyword beside these:
+    Each rule kind is a keyword argument:
 
     * ``vjp(ctx, g)`` -> one cotangent (or None) per input: reverse mode;
-    * ``jvp(ctx, tangents)`` -> the output's tangent (None = zero): forward mode.
+    * ``jvp(ctx, tangents)`` -> the output's tangent (None = zero): forward mode;
+    * ``jet(ctx, series)`` -> the output's Taylor coefficients 1..K (None = zero) from the
+      inputs' truncated Taylor series: Taylor mode (``taylor.py``).
 
     Rules receive raw numpy arrays when no higher-order graph is wanted, and Tensors when it
     is; they are written with primitives, so they work for both. ``kind`` places the
@@ -52,7 +53,7 @@ class Primitive:
     (``+ - * / ^`` and unary minus), ``compare`` (``<`` ...; no gradient) or ``internal``.
     """
 
-    __slots__ = ("name", "fwd", "vjp", "jvp", "kind", "arity", "nondiff", "saves",
+    __slots__ = ("name", "fwd", "vjp", "jvp", "jet", "kind", "arity", "nondiff", "saves",
                  "grad_name")
 
     def __init__(
@@ -62,13 +63,14 @@ class Primitive:
         *,
         vjp: Callable[[Ctx, Any], list] | None = None,
         jvp: Callable[[Ctx, list], Any] | None = None,
+        jet: Callable[[Any, list], Any] | None = None,
         kind: str = "internal",
         arity: int | None = None,
         nondiff: bool = False,
         saves: bool = True,
         grad_name: str | None = None,
     ) -> None:
-        self.name, self.fwd, self.vjp, self.jvp = name, fwd, vjp, jvp
+        self.name, self.fwd, self.vjp, self.jvp, self.jet = name, fwd, vjp, jvp, jet
         self.kind, self.arity, self.nondiff, self.saves = kind, arity, nondiff, saves
         camel = "".join(p[:1].upper() + p[1:] for p in name.split("_"))
         self.grad_name = grad_name or f"{camel}Backward0"
@@ -78,7 +80,14 @@ class Primitive:
         for a in args:
             if isinstance(a, Tensor):
                 return apply(self, args, params)
-        return self.fwd(*args, **params)
+        table = reuse_table()
+        if table is None or self.kind != "function" or params:
+            return self.fwd(*args, **params)
+        key = (self.name, *map(id, args))
+        kept = table.get(key)
+        if kept is None:
+            kept = table[key] = (self.fwd(*args), args)  # args kept: ids stay theirs
+        return kept[0]
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -163,6 +172,9 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Tensor:
                 ctx = Ctx(arrays, out, params, tuple(np.shape(a) for a in arrays))
                 with quiet():
                     result.tangent = prim.jvp(ctx, tangents)
+    tape = active_tape()
+    if tape is not None:
+        tape.append((prim, args, params, result))
     return result
 
 

@@ -11,6 +11,11 @@ arithmetic. A linear primitive declares its transpose (``linear``); the others n
 VJP and JVP. Rules are written with primitives, so the same line serves plain numpy
 arrays (first order) and Tensors (recorded, for higher orders).
 
+Each entry also names its Taylor-mode rule, ``jet=`` (``taylor.py``): higher derivatives
+through truncated Taylor series, mostly one of the generic forms there (every coefficient
+through the first-order rule, a Cauchy product, y' = w(y)·u' or y' = w(u)·u' with w in
+series arithmetic). A primitive without one is refused by Taylor mode, naming it.
+
 Adding a function is one entry here plus its test: ``kind="function"`` makes it ``gc.NAME``,
 ``Tensor.NAME`` and a function of the expression language.
 """
@@ -24,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from . import taylor as T
 from .core import raw
 from .grad_mode import batch_ndim
 from .primitive import Ctx, Primitive
@@ -80,7 +86,8 @@ def linear(name: str, fwd: Callable, transpose: Callable[[Ctx, Any], Any],
     def jvp(ctx: Ctx, tangents: list) -> Any:
         return prim(broadcast_to(tangents[0], shape=ctx.shapes[0]), **ctx.params)
 
-    prim = Primitive(name, fwd, vjp=vjp, jvp=jvp, arity=1, saves=False, **kw)
+    prim = Primitive(name, fwd, vjp=vjp, jvp=jvp, jet=T.per_coefficient, arity=1,
+                     saves=False, **kw)
     return prim
 
 
@@ -129,43 +136,85 @@ def _pow_base(g: Any, a: Any, b: Any, y: Any) -> Any:
     return where(logical_and(b == 0, logical_not(isfinite(g * p))), 0.0, g * (b * p))
 
 
+def _pow_jet(ctx: T.JetCtx, us: list) -> list:
+    """a^b: a constant exponent through u^r; otherwise y' = y·(b·log a)'."""
+    a, b = ctx.inputs
+    if us[1] is None:
+        r = float(np.asarray(b).reshape(-1)[0]) if np.size(b) == 1 else b
+        return T.power_rule(lambda c: r)(ctx, us)
+    base = T.full_series(us[0], a, ctx.order)
+    inverse, slope = (1.0 / T.Series(base)).c, T.weighted(base)
+    loga = T.Series([np.log(a)] + [T.integral(slope, inverse, k)
+                                   for k in range(1, ctx.order + 1)])
+    y = [ctx.out, T.first(ctx, us)]
+    T.ode_fill(T.weighted((T.Series(us[1]) * loga).c), y, 0.0, 1.0, 0.0, ctx.order)
+    return y[1:]
+
+
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 # --- operators ----------------------------------------------------------------------------
 # name                  numpy forward     d/da applied to g          d/db applied to g
 add = binary("add", np.add, lambda g, a, b, y: g, lambda g, a, b, y: g, kind="operator",
-             saves=False)
+             saves=False, jet=T.per_coefficient)
 sub = binary("sub", np.subtract, lambda g, a, b, y: g, lambda g, a, b, y: -g,
-             kind="operator", saves=False)
+             kind="operator", saves=False, jet=T.per_coefficient)
 mul = binary("mul", np.multiply, lambda g, a, b, y: g * b, lambda g, a, b, y: g * a,
-             kind="operator")
+             kind="operator", jet=T.product())
 div = binary("div", np.true_divide, lambda g, a, b, y: g / b,
-             lambda g, a, b, y: -g * ((a / b) / b), kind="operator")
+             lambda g, a, b, y: -g * ((a / b) / b), kind="operator", jet=T.quotient)
 # ∂/∂b is 0 where a = 0 and b >= 0 (PyTorch masks the log(0) there)
 pow = binary("pow", np.power, _pow_base,  # noqa: A001 - mirrors torch.pow
              lambda g, a, b, y: g * where(logical_and(a == 0, b >= 0), 0.0, y * log(a)),
-             kind="operator", grad_name="PowBackward1")
-neg = unary("neg", np.negative, lambda g, x, y: -g, kind="operator", saves=False)
+             kind="operator", grad_name="PowBackward1", jet=_pow_jet)
+neg = unary("neg", np.negative, lambda g, x, y: -g, kind="operator", saves=False,
+            jet=T.per_coefficient)
 # a constant exponent: x**0 has derivative 0 everywhere (zeros, as PyTorch)
+# x² (the common case) as g·(2x): x**1.0 is x, so the same values, one pass fewer per order
 pow_scalar = unary("pow_scalar", lambda a, exponent: np.power(a, exponent),
                    lambda g, x, y, exponent: zeros(g, np.shape(g)) if exponent == 0 else
-                   g * (exponent * x ** (exponent - 1.0)), grad_name="PowBackward0")
-rsqrt = unary("rsqrt", lambda a: 1.0 / np.sqrt(a), lambda g, x, y: -0.5 * g * y ** 3.0)
+                   g * (2.0 * x) if exponent == 2 else
+                   g * (exponent * x ** (exponent - 1.0)), grad_name="PowBackward0",
+                   jet=T.power_rule(lambda ctx: ctx.params["exponent"]))
+rsqrt = unary("rsqrt", lambda a: 1.0 / np.sqrt(a), lambda g, x, y: -0.5 * g * y ** 3.0,
+              jet=T.power_rule(lambda ctx: -0.5))
 
 # --- elementwise functions of two inputs ----------------------------------------------------
 # ties split the gradient evenly; elsewhere the losing input gets exactly 0 (selected)
 minimum = binary("minimum", np.minimum,
                  lambda g, a, b, y: where(a > b, 0.0, where(a == b, g / 2.0, g)),
                  lambda g, a, b, y: where(a < b, 0.0, where(a == b, g / 2.0, g)),
-                 kind="function")
+                 kind="function", jet=T.per_coefficient)
 maximum = binary("maximum", np.maximum,
                  lambda g, a, b, y: where(a < b, 0.0, where(a == b, g / 2.0, g)),
                  lambda g, a, b, y: where(a > b, 0.0, where(a == b, g / 2.0, g)),
-                 kind="function")
+                 kind="function", jet=T.per_coefficient)
+
+
+def _atan2_jet(ctx: T.JetCtx, us: list) -> list:
+    """atan2(a, b): y' = (b·a' - a·b') / (a² + b²), y₁ from the first-order rule."""
+    y1 = T.first(ctx, us)
+    if ctx.order == 1:
+        return [y1]
+    a, b = (T.Series(T.full_series(u, x, ctx.order)) for u, x in zip(us, ctx.inputs,
+                                                                       strict=True))
+    top = ctx.order - 1
+    rate = (b.truncated(top) * a.derivative() - a.truncated(top) * b.derivative()) / (
+        a.truncated(top) * a.truncated(top) + b.truncated(top) * b.truncated(top))
+    return [y1] + [None if rate[k - 1] is None else rate[k - 1] / k
+                   for k in range(2, ctx.order + 1)]
+
+
+def _squares(ctx: T.JetCtx, us: list) -> list:
+    a, b = (T.Series(T.full_series(u, x, ctx.order)) for u, x in zip(us, ctx.inputs,
+                                                                       strict=True))
+    return (a * a + b * b).c
+
+
 atan2 = binary("atan2", np.arctan2, lambda g, a, b, y: g * b * _recip_r2(a, b),
-               lambda g, a, b, y: g * -a * _recip_r2(a, b), kind="function")
+               lambda g, a, b, y: g * -a * _recip_r2(a, b), kind="function", jet=_atan2_jet)
 hypot = binary("hypot", np.hypot, lambda g, a, b, y: g * a / y, lambda g, a, b, y: g * b / y,
-               kind="function")
+               kind="function", jet=T.sqrt_rule(_squares))
 
 
 def _recip_r2(a: Any, b: Any) -> Any:
@@ -177,31 +226,47 @@ def _recip_r2(a: Any, b: Any) -> Any:
 
 # --- elementwise functions of one input ----------------------------------------------------
 # name                        numpy forward      derivative applied to g         edge case
-sin = unary("sin", np.sin, lambda g, x, y: g * cos(x), kind="function")
-cos = unary("cos", np.cos, lambda g, x, y: g * -sin(x), kind="function")
-tan = unary("tan", np.tan, lambda g, x, y: g * (1.0 + y ** 2.0), kind="function")
+sin = unary("sin", np.sin, lambda g, x, y: g * cos(x), kind="function",
+            jet=T.sin_cos(np.cos, is_sin=True))
+cos = unary("cos", np.cos, lambda g, x, y: g * -sin(x), kind="function",
+            jet=T.sin_cos(np.sin, is_sin=False))
+tan = unary("tan", np.tan, lambda g, x, y: g * (1.0 + y ** 2.0), kind="function",
+            jet=T.via_output(1.0, 0.0, 1.0))
 asin = unary("asin", np.arcsin, lambda g, x, y: g * rsqrt(1.0 - x * x),   # ±inf at |x| = 1
-             kind="function")
-acos = unary("acos", np.arccos, lambda g, x, y: g * -rsqrt(1.0 - x * x), kind="function")
-atan = unary("atan", np.arctan, lambda g, x, y: g / (x * x + 1.0), kind="function")
-sinh = unary("sinh", np.sinh, lambda g, x, y: g * cosh(x), kind="function")
-cosh = unary("cosh", np.cosh, lambda g, x, y: g * sinh(x), kind="function")
-tanh = unary("tanh", np.tanh, lambda g, x, y: tanh_backward(g, y), kind="function")
-asinh = unary("asinh", np.arcsinh, lambda g, x, y: g * rsqrt(x ** 2.0 + 1.0), kind="function")
+             kind="function", jet=T.via_input(lambda u: 1.0 / (1.0 - u * u).sqrt()))
+acos = unary("acos", np.arccos, lambda g, x, y: g * -rsqrt(1.0 - x * x), kind="function",
+             jet=T.via_input(lambda u: -1.0 / (1.0 - u * u).sqrt()))
+atan = unary("atan", np.arctan, lambda g, x, y: g / (x * x + 1.0), kind="function",
+             jet=T.via_input(lambda u: 1.0 / (u * u + 1.0)))
+sinh = unary("sinh", np.sinh, lambda g, x, y: g * cosh(x), kind="function",
+             jet=T.sinh_cosh(np.cosh, is_sinh=True))
+cosh = unary("cosh", np.cosh, lambda g, x, y: g * sinh(x), kind="function",
+             jet=T.sinh_cosh(np.sinh, is_sinh=False))
+tanh = unary("tanh", np.tanh, lambda g, x, y: tanh_backward(g, y), kind="function",
+             jet=T.via_output(1.0, 0.0, -1.0))
+asinh = unary("asinh", np.arcsinh, lambda g, x, y: g * rsqrt(x ** 2.0 + 1.0), kind="function",
+              jet=T.via_input(lambda u: 1.0 / (u * u + 1.0).sqrt()))
 acosh = unary("acosh", np.arccosh, lambda g, x, y: g * rsqrt(x * x - 1.0),  # +inf at x = 1
-              kind="function")
-atanh = unary("atanh", np.arctanh, lambda g, x, y: g / (1.0 - x ** 2.0), kind="function")
-exp = unary("exp", np.exp, lambda g, x, y: g * y, kind="function")
-expm1 = unary("expm1", np.expm1, lambda g, x, y: g * (y + 1.0), kind="function")
-log = unary("log", np.log, lambda g, x, y: g / x, kind="function")            # log'(0) = +inf
+              kind="function", jet=T.via_input(lambda u: 1.0 / (u * u - 1.0).sqrt()))
+atanh = unary("atanh", np.arctanh, lambda g, x, y: g / (1.0 - x ** 2.0), kind="function",
+              jet=T.via_input(lambda u: 1.0 / (1.0 - u * u)))
+exp = unary("exp", np.exp, lambda g, x, y: g * y, kind="function",
+            jet=T.via_output(0.0, 1.0, 0.0))
+expm1 = unary("expm1", np.expm1, lambda g, x, y: g * (y + 1.0), kind="function",
+              jet=T.via_output(1.0, 1.0, 0.0))
+log = unary("log", np.log, lambda g, x, y: g / x, kind="function",            # log'(0) = +inf
+            jet=T.via_input(lambda u: 1.0 / u))
 log1p = unary("log1p", np.log1p, lambda g, x, y: g / (x + 1.0), kind="function",
-              grad_name="Log1PBackward0")
-log2 = unary("log2", np.log2, lambda g, x, y: g / (x * LN2), kind="function")
-log10 = unary("log10", np.log10, lambda g, x, y: g / (x * LN10), kind="function")
-sqrt = unary("sqrt", np.sqrt, lambda g, x, y: g / (2.0 * y), kind="function")  # sqrt'(0) = inf
+              grad_name="Log1PBackward0", jet=T.via_input(lambda u: 1.0 / (u + 1.0)))
+log2 = unary("log2", np.log2, lambda g, x, y: g / (x * LN2), kind="function",
+             jet=T.via_input(lambda u: 1.0 / (u * LN2)))
+log10 = unary("log10", np.log10, lambda g, x, y: g / (x * LN10), kind="function",
+              jet=T.via_input(lambda u: 1.0 / (u * LN10)))
+sqrt = unary("sqrt", np.sqrt, lambda g, x, y: g / (2.0 * y), kind="function",  # sqrt'(0) = inf
+             jet=T.sqrt_rule(lambda ctx, us: us[0]))
 # cbrt'(0) = inf; JAX's rule (torch has no cbrt), on cbrt(x) again rather than the result
 cbrt = unary("cbrt", np.cbrt, lambda g, x, y: g * ((1.0 / 3.0) * cbrt(x) ** -2.0),
-             kind="function")
+             kind="function", jet=T.power_rule(lambda ctx: 1.0 / 3.0))
 def _sign(a: Any) -> Any:
     """-1, 0 or 1, and 0 at nan (PyTorch's sign: (0 < a) - (a < 0))."""
     return np.greater(a, 0).astype(np.result_type(a, np.float32)) - np.less(a, 0)
@@ -209,24 +274,28 @@ def _sign(a: Any) -> Any:
 
 # abs' is g·sgn(x), with sgn a constant of the rule (PyTorch's sgn has no derivative path)
 sgn = Primitive("sgn", _sign, nondiff=True, arity=1)
-abs = unary("abs", np.abs, lambda g, x, y: g * sgn(x), kind="function")  # noqa: A001 - |x|'(0)=0
-sign = unary("sign", _sign, ZERO, kind="function")
-floor = unary("floor", np.floor, ZERO, kind="function")
-ceil = unary("ceil", np.ceil, ZERO, kind="function")
+abs = unary("abs", np.abs, lambda g, x, y: g * sgn(x), kind="function",  # noqa: A001 - |x|'(0)=0
+            jet=T.per_coefficient)
+sign = unary("sign", _sign, ZERO, kind="function", jet=T.per_coefficient)
+floor = unary("floor", np.floor, ZERO, kind="function", jet=T.per_coefficient)
+ceil = unary("ceil", np.ceil, ZERO, kind="function", jet=T.per_coefficient)
 # relu's rule is PyTorch's threshold_backward on the result: relu'(0) = 0, relu'(nan) = 1, and
 # to second order zeros flow back into the result, as in PyTorch
 threshold_backward = binary("threshold_backward", lambda g, y: np.where(y <= 0, 0.0, g),
-                            lambda g2, g, y, out: where(y <= 0, 0.0, g2), ZERO)
+                            lambda g2, g, y, out: where(y <= 0, 0.0, g2), ZERO,
+                            jet=T.per_coefficient)
 # tanh's and sigmoid's rules on the result, with PyTorch's second-order formulas (one product,
 # so inf·(1 - 2y) is inf, never inf - inf)
 tanh_backward = binary("tanh_backward", lambda g, y: g * (1.0 - y * y),
                        lambda h, g, y, out: tanh_backward(h, y),
-                       lambda h, g, y, out: h * (-2.0 * y * g))
+                       lambda h, g, y, out: h * (-2.0 * y * g),
+                       jet=T.composite(lambda g, y: g * (1.0 - y * y)))
 sigmoid_backward = binary("sigmoid_backward", lambda g, y: g * (1.0 - y) * y,
                           lambda h, g, y, out: sigmoid_backward(h, y),
-                          lambda h, g, y, out: h * g * (-2.0 * y + 1.0))
+                          lambda h, g, y, out: h * g * (-2.0 * y + 1.0),
+                          jet=T.composite(lambda g, y: g * (1.0 - y) * y))
 relu = unary("relu", lambda a: np.maximum(a, 0.0), lambda g, x, y: threshold_backward(g, y),
-             kind="function")
+             kind="function", jet=T.per_coefficient)
 
 
 def _sigmoid(a: Any) -> Any:
@@ -240,15 +309,18 @@ def _logsigmoid(a: Any) -> Any:
     return np.minimum(a, 0.0) - np.log1p(np.exp(-np.abs(a)))
 
 
-sigmoid = unary("sigmoid", _sigmoid, lambda g, x, y: sigmoid_backward(g, y), kind="function")
+sigmoid = unary("sigmoid", _sigmoid, lambda g, x, y: sigmoid_backward(g, y), kind="function",
+                jet=T.via_output(0.0, 1.0, -1.0))
 softplus = unary("softplus", lambda a: np.logaddexp(0.0, a), lambda g, x, y: g * sigmoid(x),
-                 kind="function")
-logsigmoid = unary("logsigmoid", _logsigmoid, lambda g, x, y: g * sigmoid(-x), kind="function")
+                 kind="function",
+                 jet=T.via_input(lambda u: u.ode(_sigmoid(u[0]), 0.0, 1.0, -1.0)))
+logsigmoid = unary("logsigmoid", _logsigmoid, lambda g, x, y: g * sigmoid(-x), kind="function",
+                   jet=T.via_input(lambda u: (-u).ode(_sigmoid(-u[0]), 0.0, 1.0, -1.0)))
 # the gradient passes at the boundary: ∂/∂x clamp(x) = 1 for min <= x <= max
 clamp = unary("clamp", lambda a, min=None, max=None: np.clip(a, min, max),  # noqa: A002
               lambda g, x, y, min=None, max=None: where(logical_and(  # noqa: A002
                   x >= (-np.inf if min is None else min), x <= (np.inf if max is None else max)),
-                  g, 0.0), grad_name="ClampBackward1")
+                  g, 0.0), grad_name="ClampBackward1", jet=T.per_coefficient)
 
 # --- comparisons and masks: booleans, no gradient ------------------------------------------
 lt = _nondiff("lt", np.less, "compare")
@@ -278,7 +350,7 @@ def _where_jvp(ctx: Ctx, tangents: list) -> Any:
 
 
 where = Primitive("where", lambda c, a, b: np.where(c, a, b), vjp=_where_vjp, jvp=_where_jvp,
-                  arity=3)
+                  jet=T.per_coefficient, arity=3)
 
 from .rules_array import (  # noqa: E402 - the shape and reduction half of the table
     broadcast_to,

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import taylor as T
 from .core import raw
 from .primitive import Ctx, Primitive
 from .rules import linear, mul, unbroadcast, where
@@ -141,8 +142,35 @@ def _prod_jvp(ctx: Ctx, tangents: list) -> Any:
     return sum(t * _others_product(x, ctx.out, **p), **p)
 
 
+def _prod_jet(ctx: T.JetCtx, us: list) -> list:
+    """The product of the reduced elements: one Cauchy product per element, so zeros
+    need no division (as the first-order rule)."""
+    x, p = ctx.inputs[0], ctx.params
+    shape = np.shape(x)
+    nd = len(shape)
+    reduced = list(range(nd)) if p.get("dim") is None else sorted(
+        d % nd for d in ((p["dim"],) if isinstance(p["dim"], int) else p["dim"]))
+    order = [d for d in range(nd) if d not in reduced] + reduced
+    kept = tuple(shape[d] for d in order[:nd - len(reduced)])
+
+    def elements(c: Any) -> Any:
+        if c is None:
+            return None
+        flat = np.transpose(np.broadcast_to(c, shape), order)
+        return flat.reshape(kept + (-1,))
+
+    series = [elements(c) for c in T.full_series(us[0], x, ctx.order)]
+    acc = None
+    for i in range(series[0].shape[-1]):
+        one = T.Series([None if c is None else c[..., i] for c in series])
+        acc = one if acc is None else acc * one
+    out_shape = np.shape(ctx.out)
+    got = [None if c is None else np.reshape(c, out_shape) for c in acc.c[1:]]
+    return [T.first(ctx, us)] + got[1:]
+
+
 prod = Primitive("prod", lambda a, dim=None, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim),
-                 vjp=_prod_vjp, jvp=_prod_jvp, arity=1)
+                 vjp=_prod_vjp, jvp=_prod_jvp, jet=_prod_jet, arity=1)
 
 
 # --- the 2-norm ---------------------------------------------------------------------------
@@ -164,8 +192,16 @@ def _norm_jvp(ctx: Ctx, tangents: list) -> Any:
     return where(y == 0, 0.0, dot / y)
 
 
-norm = Primitive("norm", _norm_fwd, vjp=_norm_vjp, jvp=_norm_jvp, arity=1,
-                 grad_name="NormBackward1")
+def _norm_square(ctx: T.JetCtx, us: list) -> list:
+    x = T.Series(T.full_series(us[0], ctx.inputs[0], ctx.order))
+    full = np.shape(ctx.inputs[0])
+    return [None if c is None else np.sum(np.broadcast_to(c, full), axis=ctx.params.get("dim"),
+                                          keepdims=ctx.params.get("keepdim", False))
+            for c in (x * x).c]
+
+
+norm = Primitive("norm", _norm_fwd, vjp=_norm_vjp, jvp=_norm_jvp,
+                 jet=T.sqrt_rule(_norm_square), arity=1, grad_name="NormBackward1")
 
 
 # --- matrix products and joins --------------------------------------------------------------
@@ -202,6 +238,8 @@ def _matmul_jvp(ctx: Ctx, tangents: list) -> Any:
 
 
 matmul = Primitive("matmul", np.matmul, vjp=_matmul_vjp, jvp=_matmul_jvp, arity=2,
+                   jet=T.product(lambda ctx, a, b: np.matmul(np.broadcast_to(a, ctx.shapes[0]),
+                                                             np.broadcast_to(b, ctx.shapes[1]))),
                    grad_name="MmBackward0")
 
 
@@ -235,7 +273,9 @@ def _cat_vjp(ctx: Ctx, g: Any) -> list:
 
 
 stack = Primitive("stack", lambda *a, dim=0: np.stack(np.broadcast_arrays(*a), axis=dim),
-                  vjp=_stack_vjp, jvp=lambda ctx, ts: _joined_jvp(stack, ctx, ts), saves=False)
+                  vjp=_stack_vjp, jvp=lambda ctx, ts: _joined_jvp(stack, ctx, ts),
+                  jet=T.per_coefficient, saves=False)
 cat = Primitive("cat", lambda *a, dim=0: np.concatenate(a, axis=dim), vjp=_cat_vjp,
-                jvp=lambda ctx, ts: _joined_jvp(cat, ctx, ts), saves=False)
+                jvp=lambda ctx, ts: _joined_jvp(cat, ctx, ts), jet=T.per_coefficient,
+                saves=False)
 

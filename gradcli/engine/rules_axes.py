@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from . import taylor as T
 from .core import raw
 from .primitive import Ctx, Primitive
 from .rules import abs, exp, linear, pow_scalar, sgn, where, zeros  # noqa: A004
@@ -120,8 +121,36 @@ def _logsumexp_jvp(ctx: Ctx, tangents: list) -> Any:
                keepdim=p.get("keepdim", False))
 
 
+def _minus(a: Any, b: Any) -> Any:
+    """a - b with None as an exact zero."""
+    if b is None:
+        return a
+    return -b if a is None else a - b
+
+
+def _lse_series(ctx: T.JetCtx, u: list, dim: Dim) -> tuple[list, list]:
+    """Taylor coefficients of E = exp(u - m) and of logsumexp(u) along ``dim`` (kept), for
+    the input series ``u``: E' = E·u', S = ΣE, (log S)' = S'/S, in series arithmetic (the
+    shift m is a constant, so the series are free of overflow as the value is)."""
+    x0 = ctx.inputs[0]
+    m = _finite_max(x0, dim)
+    e = [np.exp(x0 - m)]
+    T.ode_fill(T.weighted(u), e, 0.0, 1.0, 0.0, ctx.order)
+    s = [None if c is None else np.sum(c, axis=dim, keepdims=True) for c in e]
+    w, ds = (1.0 / T.Series(s)).c, T.weighted(s)
+    return e, [np.log(s[0]) + m] + [T.integral(ds, w, k) for k in range(1, ctx.order + 1)]
+
+
+def _logsumexp_jet(ctx: T.JetCtx, us: list) -> list:
+    p = ctx.params
+    dim = p.get("dim", -1)
+    y = _lse_series(ctx, us[0], dim)[1][1:]
+    return y if p.get("keepdim", False) else [None if c is None else np.squeeze(c, axis=dim)
+                                               for c in y]
+
+
 logsumexp = Primitive("logsumexp", _logsumexp_fwd, vjp=_logsumexp_vjp, jvp=_logsumexp_jvp,
-                      arity=1)
+                      jet=_logsumexp_jet, arity=1)
 
 
 def _softmax_fwd(a: Any, dim: int = -1) -> Any:
@@ -134,10 +163,19 @@ def _softmax_back(y: Any, g: Any, dim: int) -> Any:
     return y * (g - sum(g * y, dim=dim, keepdim=True))
 
 
+def _softmax_jet(ctx: T.JetCtx, us: list) -> list:
+    """E / ΣE, the quotient recurrence on the series of ``_lse_series``."""
+    dim = ctx.params.get("dim", -1)
+    e = _lse_series(ctx, us[0], dim)[0]
+    s = [None if c is None else np.sum(c, axis=dim, keepdims=True) for c in e]
+    return (T.Series(e) / T.Series(s)).c[1:]
+
+
 softmax = Primitive(
     "softmax", _softmax_fwd,
     vjp=lambda ctx, g: [_softmax_back(ctx.out, g, ctx.params.get("dim", -1))],
-    jvp=lambda ctx, ts: _softmax_back(ctx.out, ts[0], ctx.params.get("dim", -1)), arity=1)
+    jvp=lambda ctx, ts: _softmax_back(ctx.out, ts[0], ctx.params.get("dim", -1)),
+    jet=_softmax_jet, arity=1)
 
 
 def _log_softmax_fwd(a: Any, dim: int = -1) -> Any:
@@ -156,8 +194,14 @@ def _log_softmax_jvp(ctx: Ctx, tangents: list) -> Any:
     return t - sum(exp(ctx.out) * t, dim=ctx.params.get("dim", -1), keepdim=True)
 
 
+def _log_softmax_jet(ctx: T.JetCtx, us: list) -> list:
+    """u - logsumexp(u) coefficient by coefficient."""
+    lse = _lse_series(ctx, us[0], ctx.params.get("dim", -1))[1]
+    return [_minus(u, c) for u, c in zip(us[0][1:], lse[1:], strict=True)]
+
+
 log_softmax = Primitive("log_softmax", _log_softmax_fwd, vjp=_log_softmax_vjp,
-                        jvp=_log_softmax_jvp, arity=1)
+                        jvp=_log_softmax_jvp, jet=_log_softmax_jet, arity=1)
 
 
 def _one_hot(a: Any, k: Any) -> np.ndarray:
@@ -182,6 +226,17 @@ def _cross_entropy_grad(ctx: Ctx) -> Any:
     return softmax(a, dim=-1) - _one_hot(raw(a), k)
 
 
+def _cross_entropy_jet(ctx: T.JetCtx, us: list) -> list | None:
+    """logsumexp(a)_k - a_k[class], coefficient by coefficient (the class has no series)."""
+    if us[0] is None:
+        return None
+    lse = _lse_series(ctx, us[0], -1)[1]
+    hot = _one_hot(ctx.inputs[0], ctx.inputs[1])
+    return [_minus(None if c is None else c[..., 0],
+                     None if a is None else np.sum(np.where(hot == 1, a, 0.0), axis=-1))
+            for a, c in zip(us[0][1:], lse[1:], strict=True)]
+
+
 # cross_entropy(logits, k) = logsumexp(logits) - logits[k]; its gradient is softmax - one-hot
 # (the class k has none, as an integer target in PyTorch)
 cross_entropy = Primitive(
@@ -189,7 +244,9 @@ cross_entropy = Primitive(
     vjp=lambda ctx, g: [unsqueeze(g, dim=-1) * _cross_entropy_grad(ctx) if ctx.needs[0]
                         else None, zeros(g, ctx.shapes[1]) if ctx.needs[1] else None],
     jvp=lambda ctx, ts: None if ts[0] is None else sum(ts[0] * _cross_entropy_grad(ctx),
-                                                       dim=-1), arity=2)
+                                                       dim=-1),
+    jet=_cross_entropy_jet, arity=2)
+
 
 
 # --- maxima and minima of a vector, and its p-norms ------------------------------------------
@@ -217,10 +274,11 @@ def _extreme_jvp(ctx: Ctx, tangents: list) -> Any:
                                                                                  False))
 
 
+# piecewise linear: every Taylor coefficient through the first-order rule, as max(a, b)
 amax = Primitive("amax", lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
-                 vjp=_extreme_vjp, jvp=_extreme_jvp, arity=1)
+                 vjp=_extreme_vjp, jvp=_extreme_jvp, jet=T.per_coefficient, arity=1)
 amin = Primitive("amin", lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
-                 vjp=_extreme_vjp, jvp=_extreme_jvp, arity=1)
+                 vjp=_extreme_vjp, jvp=_extreme_jvp, jet=T.per_coefficient, arity=1)
 
 
 def _vector_norm_fwd(a: Any, ord: float, dim: Dim, keepdim: bool = False) -> Any:  # noqa: A002

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import taylor as T
 from .primitive import Ctx, Primitive
 from .rules import unbroadcast
 from .rules_array import matmul, matrix_transpose, sum, unsqueeze  # noqa: A004
@@ -123,10 +124,24 @@ def _inv_vjp(ctx: Ctx, g: Any) -> list:
                         ctx.shapes[0])]
 
 
+def _inv_jet(ctx: T.JetCtx, us: list) -> list:
+    """B = A⁻¹ from A·B = I: B_k = −B₀·Σ_{j=1..k} A_j·B_{k−j} (the quotient recurrence
+    with matrices; B₀ is the value, nan at a singular A as the value is)."""
+    a, b = us[0], [ctx.out]
+    for k in range(1, ctx.order + 1):
+        acc = None
+        for j in range(1, k + 1):
+            if a[j] is not None and b[k - j] is not None:
+                term = np.matmul(_spread(a[j], ctx.shapes[0]), b[k - j])
+                acc = term if acc is None else acc + term
+        b.append(None if acc is None else -np.matmul(ctx.out, acc))
+    return b[1:]
+
+
 inv = Primitive("inv", _inv_fwd, vjp=_inv_vjp,
                 jvp=lambda ctx, ts: -matmul(ctx.out, matmul(_spread(ts[0], ctx.shapes[0]),
                                                             ctx.out)),
-                arity=1, grad_name="LinalgInvExBackward0")
+                jet=_inv_jet, arity=1, grad_name="LinalgInvExBackward0")
 
 
 def _solve_vjp(ctx: Ctx, g: Any) -> list:
@@ -148,7 +163,21 @@ def _solve_jvp(ctx: Ctx, tangents: list) -> Any:
     return solve(a, rhs[0] if len(rhs) == 1 else rhs[0] + rhs[1])
 
 
-solve = Primitive("solve", _solve_fwd, vjp=_solve_vjp, jvp=_solve_jvp, arity=2,
-                  grad_name="LinalgSolveExBackward0")
+def _solve_jet(ctx: T.JetCtx, us: list) -> list:
+    """x = A⁻¹B from A·x = B: x_k = A₀⁻¹(B_k − Σ_{j=1..k} A_j·x_{k−j})."""
+    a, b = us
+    x = [ctx.out]
+    for k in range(1, ctx.order + 1):
+        rhs = None if b is None or b[k] is None else _spread(b[k], np.shape(ctx.out))
+        for j in range(1, k + 1):
+            if a is not None and a[j] is not None and x[k - j] is not None:
+                term = np.matmul(_spread(a[j], ctx.shapes[0]), x[k - j])
+                rhs = -term if rhs is None else rhs - term
+        x.append(None if rhs is None else _solve_fwd(ctx.inputs[0], np.asarray(rhs)))
+    return x[1:]
+
+
+solve = Primitive("solve", _solve_fwd, vjp=_solve_vjp, jvp=_solve_jvp, jet=_solve_jet,
+                  arity=2, grad_name="LinalgSolveExBackward0")
 
 __all__ = ["cofactor", "det", "inv", "solve"]

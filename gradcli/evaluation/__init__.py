@@ -30,11 +30,16 @@ from .binding import (
     hold,
     parse_constant,
     point_list,
+    wrt_names,
 )
 from .blocks import Block, Result
-from .kernels import WHATS, Plan
+from .calculus import COMMANDS, specify
+from .kernels import WHATS as _BASE_WHATS
+from .kernels import Plan
 from .origin import Evaluated, Origin, describe_call
 from .runner import ArraySink, Sink, run
+
+WHATS = _BASE_WHATS + COMMANDS
 
 # Sweeps x recorded operations bounds the Python-level work per point, and the values of
 # one point bound its memory: a hessian of a 20,000-vector is 4·10⁸ values per point, so
@@ -135,15 +140,15 @@ def prepare(expression: str, what: str = "eval", *,
             fixed: Mapping[str, Any] | None = None, vector: Any = None,
             direction: Mapping[str, Any] | None = None, dtype: Any = None,
             max_points: int = DEFAULT_MAX_POINTS,
-            carry: Mapping[str, Any] | None = None,
-            wrt: Sequence[str] | None = None) -> Prepared:
+            carry: Mapping[str, Any] | None = None, wrt: Any = None, order: Any = None,
+            norm: bool = False, unit: bool = False) -> Prepared:
     """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests
     (TypeError for an ``at=`` that is neither a point nor a list of points).
 
     ``fixed``: variables held at one value for every point (see :func:`evaluate`).
     ``carry``: text columns passed through to the result before the variables (a points
-    file's other columns), each as long as the point set. ``wrt``: the variables and named
-    steps to differentiate by (grad, jacobian, vjp; default: every variable).
+    file's other columns), each as long as the point set. ``wrt``, ``order``, ``norm``
+    and ``unit``: see :func:`evaluate`.
     """
     if what not in WHATS:
         raise EvaluationError(f"unknown computation '{what}': choose one of {', '.join(WHATS)}")
@@ -170,27 +175,38 @@ def prepare(expression: str, what: str = "eval", *,
     if step is not None:
         raise EvaluationError(f"'{step}' is a step of the program (it is assigned there), so "
                               "it cannot also be given a value: rename one of them")
+    _check_options(what, wrt=wrt, order=order, norm=norm, unit=unit)
+    names = None if wrt is None or what in COMMANDS else wrt_names(wrt)
     plan = Plan(program, what, [(n, binding.shapes[n]) for n in binding.names],
-                wrt=_wrt(wrt, what, program, binding))
+                wrt=_wrt(names, program, binding), norm=norm)
     if what in ("grad", "hessian") and program.shape != ():
         raise EvaluationError(
             f"{what} needs a scalar-valued expression, but this one has shape "
             f"{program.shape}: use jacobian for every derivative, or vjp --vector for vᵀJ")
     if what == "vjp":
         plan.vector = _vector(vector, program)
-    if what == "jvp":
-        plan.direction = _direction(direction, binding)
-    _check_work(plan)
+    if what in ("jvp", "hvp"):
+        plan.direction = _direction(direction, binding, what, unit)
+    if what in COMMANDS:
+        plan.spec = specify(what, plan, wrt=wrt, order=order)
+    _check_work(plan, binding.size, max_points)
     prepared = Prepared(expression, program, binding, plan, dt, carry)
     prepared.request = {"grid": grid, "fixed": dict(fixed or {}), "vector": vector,
                         "direction": direction, "dtype": dt.name, "max_points": max_points,
-                        "wrt": None if wrt is None else list(wrt)}
+                        "wrt": None if wrt is None else wrt_names(wrt), "order": order,
+                        "norm": norm, "unit": unit}
     return prepared
 
 
-def _check_work(plan: Plan) -> None:
-    """Refuse a request whose derivative work or result per point is absurd, before any
-    work starts."""
+def _check_work(plan: Plan, points: int, max_points: int) -> None:
+    """Refuse a request whose derivative work, result per point or rows (taylor: one per
+    point and multi-index) are absurd, before any work starts."""
+    coefficients = len(plan.spec.indices) if plan.what == "taylor" else 0
+    if points * max(1, coefficients) > max_points:
+        raise EvaluationError(
+            f"taylor here writes {count_text(points * coefficients)} rows "
+            f"({count_text(points)} points × {coefficients} coefficients), over the limit "
+            f"of {max_points:,}; raise it with --max-points (Python: max_points=)")
     work = plan.sweeps() * max(1, plan.program.op_count)
     if work > MAX_SWEEP_OPS:
         raise EvaluationError(
@@ -206,13 +222,23 @@ def _check_work(plan: Plan) -> None:
             "--direction) or use fewer vector components")
 
 
-def _wrt(wrt: Sequence[str] | None, what: str, program: Program,
+#: the options only some computations take, and which
+_OPTIONS = {"wrt": ("grad", "jacobian", "vjp", "div", "curl", "laplacian", "diff", "taylor"),
+            "order": ("diff", "taylor"), "norm": ("grad",), "unit": ("jvp", "hvp")}
+
+
+def _check_options(what: str, **given: Any) -> None:
+    for name, value in given.items():
+        if value not in (None, False) and what not in _OPTIONS[name]:
+            raise EvaluationError(f"{name}= is for {', '.join(_OPTIONS[name])}, not {what}")
+
+
+def _wrt(wrt: list[str] | None, program: Program,
          binding: Binding) -> list[tuple[str, tuple[int, ...]]] | None:
-    """The variables and steps named by ``wrt``, with their component shapes."""
+    """The variables and steps named by ``wrt`` (grad, jacobian, vjp), with their
+    component shapes."""
     if wrt is None:
         return None
-    if what not in ("grad", "jacobian", "vjp"):
-        raise EvaluationError(f"wrt= (--wrt) is for grad, jacobian and vjp, not {what}")
     out: list[tuple[str, tuple[int, ...]]] = []
     for name in wrt:
         if any(name == n for n, _ in out):
@@ -233,8 +259,6 @@ def _wrt(wrt: Sequence[str] | None, what: str, program: Program,
             raise EvaluationError(f"--wrt {name}: the step '{name}' is a bracket literal; "
                                   "name its components as steps to differentiate by them")
         out.append((name, step.shape))
-    if not out:
-        raise EvaluationError("--wrt names nothing")
     return out
 
 
@@ -262,10 +286,12 @@ def _vector(vector: Any, program: Program) -> list[Any]:
     return [float(v) for v in arr.reshape(-1)]
 
 
-def _direction(direction: Mapping[str, Any] | None, binding: Binding) -> dict[str, Any]:
-    """u for jvp: one array per variable, shaped like it (missing variables: zero)."""
+def _direction(direction: Mapping[str, Any] | None, binding: Binding, what: str = "jvp",
+               unit: bool = False) -> dict[str, Any]:
+    """u for jvp and hvp: one array per variable, shaped like it (missing variables:
+    zero); ``unit`` scales it to length 1 over every component."""
     if not direction:
-        raise EvaluationError('jvp needs a direction u: --direction "x=1,y=0" '
+        raise EvaluationError(f'{what} needs a direction u: --direction "x=1,y=0" '
                               '(Python: direction={"x": 1, "y": 0})')
     out = {}
     for name, value in direction.items():
@@ -284,6 +310,13 @@ def _direction(direction: Mapping[str, Any] | None, binding: Binding) -> dict[st
             raise EvaluationError(f"the direction for '{name}' has shape {arr.shape}, the "
                                   f"variable {want}")
         out[name] = arr if arr.shape else float(arr)
+    if unit:
+        parts = [np.abs(np.asarray(u, dtype=float)).reshape(-1) for u in out.values()]
+        length = float(np.hypot.reduce(np.concatenate(parts))) if parts else 0.0
+        if not np.isfinite(length) or length == 0.0:
+            raise EvaluationError(f"--unit: the direction has length {length:g}, so it "
+                                  "cannot be made a unit vector")
+        out = {name: u / length for name, u in out.items()}
     return out
 
 
@@ -293,21 +326,30 @@ def evaluate(expression: str, what: str = "eval", *,
              fixed: Mapping[str, Any] | None = None, vector: Any = None,
              direction: Mapping[str, Any] | None = None, dtype: Any = None,
              max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
-             block_size: int | None = None, scheduler: Any = None,
-             scheduler_timeout: float = 10.0, wrt: Sequence[str] | None = None
-             ) -> dict[str, Any]:
+             block_size: int | None = None, wrt: Any = None, order: Any = None,
+             norm: bool = False, unit: bool = False, scheduler: Any = None,
+             scheduler_timeout: float = 10.0) -> dict[str, Any]:
     """Evaluate ``expression`` and its derivatives; return ``{name: array}``, one array per
     block.
 
-    ``what`` is one of eval, grad, jacobian, vjp (needs ``vector``), jvp (needs
-    ``direction``), hessian. Give the points as ``at={"x": 1.0}`` (one point) or
+    ``what`` is one of eval, grad (``norm=True`` adds ``|grad f|``), jacobian, vjp (needs
+    ``vector``), jvp (needs ``direction``; ``unit=True`` makes it a unit vector), hessian,
+    div, curl, laplacian, hvp (needs ``direction``; ``unit=`` too), diff, taylor.
+    ``wrt`` (``"x,y"`` or a list of names) means what the command needs: the variables or
+    named steps to differentiate by (grad, jacobian, vjp: a step's derivative holds its
+    inputs fixed, as PyTorch's ``retain_grad``); the variables a field's components pair
+    with (div, curl); the variables summed over or expanded in (laplacian, taylor); a
+    partial's variables (diff: ``"x,x,y"``, or ``"x"`` with ``order=3``). A vector
+    variable stands for its components in turn, ``x[1]`` names one (calculus commands).
+    ``order`` is a diff's or taylor's order.
+    taylor returns blocks ``coefficient`` and ``derivative`` of shape ``(..., M)``, one
+    entry per multi-index α (|α| ≤ order) in graded lexicographic order
+    (``gradcli.engine.interpolate.graded``). Give the points as ``at={"x": 1.0}`` (one point) or
     ``at=[{"x": 1.0}, ...]``, as ``grid={"x": (start, stop, count), "z": value}`` or as
     ``points={"x": array}``; ``fixed={"y": 2.0}`` holds more variables at one value for
     every point. Values may be constant expressions given as strings (``"pi/2"``); a
     variable's value may be a number, a vector or a matrix (``{"A": [[1, 2], [3, 4]]}``,
-    ``points={"A": array (N, r, c)}``). ``wrt=["m"]`` differentiates by those variables or
-    named steps only (grad, jacobian, vjp): a step's derivative holds its inputs fixed, as
-    PyTorch's ``retain_grad``.
+    ``points={"A": array (N, r, c)}``).
 
     Shapes, with ``...`` the batch (``(N,)`` for N points, the grid's shape for a grid;
     grid variables come back as broadcastable ``ogrid`` axes), for a variable v of
@@ -333,7 +375,7 @@ def evaluate(expression: str, what: str = "eval", *,
     """
     prepared = prepare(expression, what, at=at, grid=grid, points=points, fixed=fixed,
                        vector=vector, direction=direction, dtype=dtype,
-                       max_points=max_points, wrt=wrt)
+                       max_points=max_points, wrt=wrt, order=order, norm=norm, unit=unit)
     if scheduler is not None:  # checked and compiled above: errors come before any task
         from .cluster import lazy_result, shared_client
 
@@ -342,5 +384,6 @@ def evaluate(expression: str, what: str = "eval", *,
     else:
         result = prepared.run(threads=threads, block_size=block_size)
     call = describe_call(expression, what, at=at, grid=grid, points=points, fixed=fixed,
-                         vector=vector, direction=direction, dtype=dtype, wrt=wrt)
+                         vector=vector, direction=direction, dtype=dtype, wrt=wrt,
+                         order=order, norm=norm or None, unit=unit or None)
     return Evaluated(result.arrays, result, prepared.origin(call))

@@ -52,6 +52,18 @@ class Binding:
                 for name, v in self.values.items()}
 
 
+def wrt_names(wrt: Any) -> list[str]:
+    """``wrt=`` as a list of names: ``"x,y"``, or a list of names (each may hold commas,
+    as repeated --wrt options do)."""
+    items = [w.strip() for part in ([wrt] if isinstance(wrt, str) else wrt)
+             for w in str(part).split(",")]
+    if not items or any(not w for w in items):
+        shown = wrt if isinstance(wrt, str) else ",".join(str(w) for w in wrt)
+        raise EvaluationError(f"--wrt '{shown}': give names separated by commas, "
+                              "e.g. --wrt x,y")
+    return items
+
+
 def count_text(n: int) -> str:
     """A point count for a message: exact with separators, or 3 digits when absurdly large."""
     return f"{n:,}" if n < 10**15 else f"{float(n):.3g}"

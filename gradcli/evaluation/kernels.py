@@ -24,6 +24,7 @@ What a command produces is declared once: its result blocks (``_BLOCKS``) and it
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,7 @@ import numpy as np
 from ..engine.backward import run_backward
 from ..engine.core import Tensor, raw
 from ..engine.forward import Linearized, graph_nodes
-from ..engine.grad_mode import batch_axes, enable_grad, no_grad, quiet
+from ..engine.grad_mode import batch_axes, enable_grad, no_grad, quiet, reused_values
 from ..lang.compile import Program
 from .blocks import Block
 
@@ -47,7 +48,8 @@ class Plan:
     ``variables`` are the bound variables and their component shapes, in binding order;
     ``wrt`` the variables and steps derivatives are taken by (default: the variables).
     ``vector`` (vjp) holds v, one array per output block; ``direction`` (jvp) holds u, one
-    array per variable (absent: zero).
+    array per variable (absent: zero). ``norm`` (grad) adds ``|grad f|``; ``spec`` is what
+    a kernel of ``EXTRA`` needs besides (``calculus.Spec``).
     """
 
     program: Program
@@ -56,6 +58,8 @@ class Plan:
     wrt: list[tuple[str, Shape]] | None = None
     vector: list[np.ndarray] | None = None
     direction: dict[str, np.ndarray] | None = None
+    norm: bool = False
+    spec: Any = None
 
     @property
     def targets(self) -> list[tuple[str, Shape]]:
@@ -70,6 +74,8 @@ class Plan:
     def blocks(self) -> list[Block]:
         """The result blocks: the outputs, then the derivative blocks the kernel returns."""
         outs = [Block.template([name, shape]) for name, shape in self.program.outputs]
+        if self.what in EXTRA:
+            return outs + EXTRA[self.what].blocks(self)
         return _BLOCKS[self.what](self, outs)
 
     def order(self) -> list[tuple[int, int]] | None:
@@ -87,6 +93,8 @@ class Plan:
 
     def sweeps(self) -> int:
         """How many passes over the recorded graph the kernel makes (its cost per op)."""
+        if self.what in EXTRA:
+            return EXTRA[self.what].sweeps(self)
         if self.what == "jacobian":
             return sum(math.prod(s) for _, s in self.program.outputs)
         if self.what == "hessian":  # one sweep records the gradient, one per component of it
@@ -102,13 +110,32 @@ class Plan:
         return [names[i][k] for i, k in order]
 
 
+@dataclass(frozen=True)
+class Kernel:
+    """A command whose kernel lives in another module (``calculus.py``): the result
+    blocks after the outputs' own (``blocks(plan)``), its cost in sweeps, the per-block
+    computation (as the kernels below: ``run(plan, targets, outs, num)``, one value per
+    block) and whether a grid must always be cut into blocks (many sweeps per point:
+    never one whole-grid block)."""
+
+    blocks: Callable[[Plan], list[Block]]
+    sweeps: Callable[[Plan], int]
+    run: Callable[[Plan, list, list, type], list]
+    blocked: bool = False
+
+
+#: the kernels registered by other modules, by ``what``
+EXTRA: dict[str, Kernel] = {}
+
+
 def _per_target(prefix: str, plan: Plan) -> list[Block]:
     return [Block.template([prefix, v, s]) for v, s in plan.targets]
 
 
 _BLOCKS = {
     "eval": lambda plan, outs: outs,
-    "grad": lambda plan, outs: [Block("f"), *_per_target("df/d", plan)],
+    "grad": lambda plan, outs: [Block("f"), *_per_target("df/d", plan),
+                                *([Block("|grad f|")] if plan.norm else [])],
     "jacobian": lambda plan, outs: outs + [
         Block.template(["d", o, so, "/d", v, sv]) for o, so in plan.program.outputs
         for v, sv in plan.targets],
@@ -195,7 +222,8 @@ def compute_block(plan: Plan, values: dict[str, np.ndarray],
     batch = next((np.ndim(values[n]) - len(s) for n, s in plan.variables), 0)
     dtype = next((v.dtype for v in values.values()), np.dtype(np.float64))
     with batch_axes(batch), quiet():
-        result += _KERNELS[plan.what](plan, targets, outs, dtype.type)
+        kernel = _KERNELS.get(plan.what) or EXTRA[plan.what].run
+        result += kernel(plan, targets, outs, dtype.type)
     return result
 
 
@@ -275,7 +303,28 @@ def _grad(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[An
         sweeps = [_sweep([o], [seed], targets) for seed in _seeds(o, shape, num, _one(num))]
         values += [_join([raw(s[t]) for s in sweeps], shape, inner, num)
                    for t, inner in enumerate(shapes)]
+    if plan.norm:
+        values.append(euclidean_norm([(v, len(s)) for v, s in zip(values, shapes, strict=True)]))
     return values
+
+
+def euclidean_norm(parts: list[tuple[Any, int]]) -> Any:
+    """√(Σ p²) over every component of the arrays ``parts`` (each with its number of
+    trailing component axes; None = 0), without overflow or underflow in the squares
+    (hypot), and nan where any component is nan."""
+    total = None
+    for p, axes in parts:
+        if p is None:
+            continue
+        p = np.asarray(p)
+        if axes:
+            flat = p.reshape(p.shape[:p.ndim - axes] + (-1,))
+            nan = np.isnan(flat).any(axis=-1)
+            p = np.where(nan, np.nan, np.hypot.reduce(flat, axis=-1))
+        total = np.abs(p) if total is None else np.hypot(total, p)
+        if np.any(np.isnan(p)):
+            total = np.where(np.isnan(p), np.nan, total)
+    return total
 
 
 def _vjp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
@@ -313,12 +362,14 @@ def _hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list
     firsts = _sweep([f], [num(1.0)], targets, create_graph=True)
     values: list[Any] = []
     shapes = [s for _, s in plan.targets]
-    for g, sa in zip(firsts, shapes, strict=True):
-        if not _live(g):
-            values += [None] * n
-            continue
-        sweeps = [_sweep([g], [seed], targets) for seed in _seeds(g, sa, num, num(1.0))]
-        values += [_join([raw(s[b]) for s in sweeps], sa, sb, num) for b, sb in enumerate(shapes)]
+    with reused_values():  # the sweeps recompute the same cos(x), sin(x): once each
+        for g, sa in zip(firsts, shapes, strict=True):
+            if not _live(g):
+                values += [None] * n
+                continue
+            sweeps = [_sweep([g], [seed], targets) for seed in _seeds(g, sa, num, num(1.0))]
+            values += [_join([raw(s[b]) for s in sweeps], sa, sb, num)
+                       for b, sb in enumerate(shapes)]
     return values
 
 

@@ -27,7 +27,7 @@ from .options import (
     parse_options,
     parse_size,
 )
-from .run import PlotResult, run_plot_request
+from .run import PlotResult, run_plot_request, taylor_request
 
 __all__ = ["plot_expression", "compute_field", "build_figure", "save_figure", "Field",
            "Drawn", "PlotOptions", "image_format", "parse_size", "lattice", "default_every",
@@ -59,7 +59,7 @@ def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None =
     if opts.cmap is not None:
         check_cmap(opts.cmap)
     field_ = compute_field(expression, grid, color=opts.color, slice_=opts.slice,
-                           max_points=max_points)
+                           taylor=taylor_request(opts), max_points=max_points)
     with stable_rc(), quiet():
         fig, drawn = build_figure(field_, opts)
         if path is not None:

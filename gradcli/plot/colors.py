@@ -77,6 +77,13 @@ def _curl(fl: Field) -> np.ndarray:
     return zero_roundoff(fl.curl(), fl.columns[f"df[1]/d{x}"], fl.columns[f"df[0]/d{y}"])
 
 
+def _laplacian(fl: Field) -> np.ndarray:
+    """∇²f over the drawn axes: the sum of the pure second partials, round-off against
+    them painted as 0 (a harmonic function is white)."""
+    terms = [fl.columns[f"d2f/d{n}2"] for n in fl.names[:2]]
+    return zero_roundoff(terms[0] + terms[1], *terms)
+
+
 def _normal(fl: Field) -> np.ndarray:
     assert fl.normal is not None
     return zero_roundoff(fl.normal, *fl.arrows(), fl.normal)
@@ -91,18 +98,24 @@ def _normal_label(fl: Field) -> str:
 # name -> (the scalar, colorbar label, signed); the label gets the formula appended
 HEATS: dict[str, tuple[Callable[[Field], np.ndarray], Callable[[Field], str], bool]] = {
     "f": (lambda fl: fl.values[0], lambda fl: f"f({', '.join(fl.names)})", False),
-    "magnitude": (Field.magnitude, lambda fl: "|F|", False),
+    "magnitude": (Field.magnitude, lambda fl: "|∇f|" if fl.kind == "scalar" else "|F|", False),
+    "laplacian": (_laplacian, lambda fl: "∇²f = ∂²f/∂{}² + ∂²f/∂{}²".format(*fl.names[:2]),
+                  True),
     "divergence": (_divergence, lambda fl: "div F = ∂u/∂{} + ∂v/∂{}".format(*fl.names[:2]),
                    True),
     "curl": (_curl, lambda fl: "curl F = ∂v/∂{} − ∂u/∂{}".format(*fl.names[:2]), True),
     "normal": (_normal, _normal_label, True),
+    # --basins: the index of the point each grid point's descent reaches (marks.py)
+    "basins": (lambda fl: fl.marks.basins.labels, lambda fl: "basin", False),
 }
 
 
 def heat_name(fl: Field, color: str | None) -> str | None:
-    """Which entry of HEATS a 2-D field paints: the --color asked for, else a slice's
-    normal component, a scalar's f, or none for a bare vector field (its arrows are
-    coloured instead)."""
+    """Which entry of HEATS a 2-D field paints: its basins when drawn, the --color asked
+    for, else a slice's normal component, a scalar's f, or none for a bare vector field
+    (its arrows are coloured instead)."""
+    if getattr(fl.marks, "basins", None) is not None:
+        return "basins"
     if color is not None:
         return color
     if fl.normal is not None:

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError, prepare
-from ..evaluation.blocks import INPUT
 from ..evaluation.specs import split_top
 from ..lang import Vector, parse
 
@@ -47,6 +46,19 @@ class Field:
     slice_name: str | None = None
     frames: np.ndarray | None = None  # an animation: the animated variable's values
     animated: str | None = None
+    taylor: tuple[float, np.ndarray] | None = None  # a curve's expansion point, coefficients
+
+    def polynomial(self, order: int) -> np.ndarray:
+        """The Taylor polynomial of ``order`` at the expansion point, over the curve's x."""
+        if self.taylor is None:
+            raise ValueError("no Taylor coefficients")
+        at, coefficients = self.taylor
+        h = self.coords[0] - at
+        total = np.zeros_like(h)
+        for c in coefficients[:order + 1][::-1]:  # Horner
+            total = total * h + c
+        return total
+    marks: Any = None  # critical points, paths, flows, basins drawn on top (marks.Marks)
 
     def divergence(self) -> np.ndarray:
         """∂u/∂x + ∂v/∂y from the engine's Jacobian."""
@@ -157,22 +169,47 @@ def _kind(shape: tuple[int, ...], n: int, sliced: bool) -> str:
                           f"field {want} here, but this one has shape {shape}")
 
 
+#: which --color each kind of field takes
+FIELD_COLORS = {"vector": ("magnitude", "divergence", "curl"),
+                "scalar": ("magnitude", "laplacian")}
+
+
+def _check_color(color: str | None, kind: str) -> None:
+    if color is None or color in FIELD_COLORS.get(kind, ()):
+        return
+    if kind == "curve":
+        raise EvaluationError("--color needs two grid variables (a heatmap)")
+    if kind == "scalar":
+        raise EvaluationError(f"--color {color} is for vector fields [u, v]; a scalar f takes "
+                              "--color magnitude (|∇f|) or laplacian (∇²f), or is drawn as a "
+                              "heatmap of f itself")
+    raise EvaluationError(f"--color {color} is for a scalar f; a vector field takes --color "
+                          "magnitude, divergence or curl")
+
+
 def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None = None,
                   slice_: tuple[str, float] | None = None,
                   animate: tuple[str, Any] | None = None,
+                  taylor: tuple[str, float, int] | None = None,
                   max_points: int = DEFAULT_MAX_POINTS) -> Field:
     """Sample ``expression`` on ``grid`` with every derivative the plot can show; raise
-    EvaluationError/ExpressionError for what cannot be drawn."""
+    EvaluationError/ExpressionError for what cannot be drawn. ``--color laplacian`` adds the
+    pure second partials along the drawn axes (``d2f/dx2``, ...: ∇²f is their sum); a
+    ``taylor`` of (variable, point, order) adds a curve's Taylor coefficients there."""
     grid, names = _check_grid(grid, slice_, animate)
     shape = prepare(expression, "eval", grid=grid, max_points=max_points).program.shape
     kind = _kind(shape, len(names), slice_ is not None)
-    if color is not None and kind != "vector":
-        raise EvaluationError("--color is for vector fields [u, v]; a scalar formula "
-                              "is drawn as a heatmap of f itself")
+    _check_color(color, kind)
     prepared = prepare(expression, "grad" if shape == () else "jacobian", grid=grid,
                        max_points=max_points)
-    cols = prepared.run()
-    inputs = {c for b in cols.blocks if b.kind == INPUT for c in b.column_names()}
+    cols = dict(prepared.run())
+    if color == "laplacian":
+        for n in names:  # the same jets as `gradcli laplacian`, one axis at a time
+            second = prepare(expression, "diff", grid=grid, wrt=n, order=2,
+                             max_points=max_points).run()
+            cols[f"d2f/d{n}2"] = second[f"d2f/d{n}2"]
+    expansion = _taylor(expression, grid, names, kind, shape, taylor) if taylor else None
+    inputs = set(prepared.inputs.layout.column_names())
     axes = [*names, *([animate[0]] if animate is not None else [])]
     coords = [np.asarray(cols[n], dtype=float).reshape(-1) for n in axes]
     full = tuple(len(c) for c in coords)
@@ -205,7 +242,27 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
     return Field(expression.strip(), tuple(names), tuple(coords[:len(names)]), held, kind,
                  values, grad, results, labels, normal, sliced,
                  coords[-1] if animate is not None else None,
-                 animate[0] if animate is not None else None)
+                 animate[0] if animate is not None else None, expansion)
+
+
+def _taylor(expression: str, grid: Mapping[str, Any], names: list[str], kind: str,
+            shape: tuple[int, ...], taylor: tuple[str, float, int]) -> tuple[float, np.ndarray]:
+    """A curve's Taylor coefficients at the point, the other variables held as drawn."""
+    name, at, order = taylor
+    if len(names) != 1:
+        raise EvaluationError(f"--taylor draws Taylor polynomials over a curve: it needs one "
+                              f"grid variable, this plot has {len(names)}")
+    if name != names[0]:
+        raise EvaluationError(f"--taylor {name}={at:g}: expand in the grid variable, e.g. "
+                              f"--taylor {names[0]}={at:g}")
+    if kind != "curve" or len(shape) != 0:
+        raise EvaluationError("--taylor draws the Taylor polynomials of a scalar f, not of "
+                              "each component of a vector")
+    if not np.isfinite(at):
+        raise EvaluationError(f"--taylor {name}: the point must be finite")
+    point = {n: v for n, v in grid.items() if not isinstance(v, (tuple, list))} | {name: at}
+    got = prepare(expression, "taylor", at=point, order=order, wrt=name).run()
+    return float(at), np.asarray(got.arrays["coefficient"], dtype=float).reshape(-1)
 
 
 def flat_error(fl: Field) -> EvaluationError:

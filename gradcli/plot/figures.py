@@ -39,6 +39,8 @@ from .layout import (
     place,
     y_range,
 )
+from .marks import wanted as marks_wanted
+from .marks import with_marks
 from .options import PlotOptions
 
 __all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "OVERLAYS", "Canvas",
@@ -121,6 +123,8 @@ def build_figure(field_: Field, options: PlotOptions | None = None,
     opts.check(len(field_.names))
     if len(field_.names) == 3:
         raise flat_error(field_)
+    if field_.marks is None and marks_wanted(opts):
+        field_ = with_marks(field_, opts)
     if opts.cmap is not None:
         check_cmap(opts.cmap)
     size = opts.size or (CURVE_SIZE if field_.kind == "curve" else PLANE_SIZE)
@@ -238,6 +242,20 @@ def _tangents(c: Canvas) -> None:
     c.drawn.every = every
 
 
+def _taylor(c: Canvas) -> None:
+    """The Taylor polynomials at the --taylor point, dashed, over f; the y-range stays f's
+    (their blow-up away from the point is cut at the axes), and the point is marked."""
+    fl, name = c.field, c.field.names[0]
+    assert fl.taylor is not None
+    at, coefficients = fl.taylor
+    for i, order in enumerate(c.opts.taylor_orders()):
+        c.drawn.lines += c.ax.plot(fl.coords[0], fl.polynomial(order), color=f"C{i}",
+                                   lw=1.3, ls="--", zorder=3,
+                                   label=f"Taylor polynomial of order {order} at "
+                                   f"{name} = {at:g}")
+    c.ax.plot([at], [coefficients[0]], "o", color="k", ms=5, zorder=5)
+
+
 def _legend(c: Canvas) -> None:
     if len(c.drawn.lines) > 1:  # one curve is named by the y label
         c.ax.legend(loc="best", fontsize="small")
@@ -293,7 +311,10 @@ def _bare_label(fl: Field) -> str:
 
 def _contour(c: Canvas) -> None:
     fl, hm = c.field, c.heat
-    target = hm.values if hm is not None else fl.magnitude()
+    if hm is not None and hm.name == "basins":  # the basins are labels: contour f itself
+        target = fl.values[0]
+    else:
+        target = hm.values if hm is not None else fl.magnitude()
     vals = target[np.isfinite(target)]
     if vals.size == 0 or vals.min() == vals.max():
         return
@@ -373,12 +394,29 @@ class Overlay:
     draw: Callable[[Canvas], None]
 
 
-#: drawn in this order, each over the ones before
+def _marks(name: str) -> Callable[[Canvas], None]:
+    """An overlay of marks_draw.py, imported when first drawn."""
+    def draw(c: Canvas) -> None:
+        from . import marks_draw
+
+        getattr(marks_draw, name)(c)
+
+    return draw
+
+
+#: drawn in this order, each over the ones before (basins first: they recolour the heatmap
+#: that the arrows take their contrast from)
 OVERLAYS: list[Overlay] = [
+    Overlay("basins", "plane", lambda o: o.basins, _marks("draw_basins")),
     Overlay("contour", "plane", lambda o: o.contour > 0, _contour),
     Overlay("stream", "plane", lambda o: o.stream, _stream),
     Overlay("arrows", "plane", lambda o: o.arrows and not o.stream, _plane_arrows),
     Overlay("derivative", "curve", lambda o: o.derivative, _derivative),
     Overlay("tangents", "curve", lambda o: o.arrows, _tangents),
+    Overlay("taylor", "curve", lambda o: o.taylor is not None, _taylor),
     Overlay("legend", "curve", lambda o: True, _legend),
+    Overlay("flows", "plane", lambda o: bool(o.flow_from), _marks("draw_flows")),
+    Overlay("paths", "any", lambda o: bool(o.path_from), _marks("draw_paths")),
+    Overlay("critical", "any", lambda o: o.mark_critical, _marks("draw_critical")),
+    Overlay("marks legend", "any", marks_wanted, _marks("draw_legend")),
 ]

@@ -29,6 +29,7 @@ from .arrows import clip_note, fit_plane, plane_lattice
 from .colors import color_scale, heat, heat_name, held_text, short
 from .data import Field
 from .layout import choose_aspect, clamp_every, default_every, fit_arrows, lattice, y_range
+from .marks_page import add_marks
 from .options import PlotOptions
 
 __all__ = ["write_page", "plotly_js", "hover_lines", "DIV_ID", "page_spec"]
@@ -238,6 +239,14 @@ def _curve(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
                            "line": {"color": PALETTE[i % 10],
                                     "dash": dash, "width": 2 if dash == "solid" else 1.5},
                            "text": hover.tolist(), "hovertemplate": "%{text}<extra></extra>"})
+    if fl.taylor is not None:  # the --taylor polynomials, dashed; the y-range stays f's
+        at = fl.taylor[0]
+        for i, order in enumerate(opts.taylor_orders()):
+            traces.append({"type": "scatter", "mode": "lines", "x": _json_numbers(x),
+                           "y": _json_numbers(fl.polynomial(order)),
+                           "name": f"Taylor polynomial of order {order} at {name} = {at:g}",
+                           "line": {"color": PALETTE[(i + 1) % 10], "dash": "dot",
+                                    "width": 1.5}, "hoverinfo": "skip"})
     ylim, note = y_range([*fl.values, *fl.grad], opts.ylim, opts.log)
     notes = [note] if note else []
     yaxis: dict[str, Any] = {"title": {"text": html.escape(
@@ -313,6 +322,7 @@ def page_spec(fl: Field, opts: PlotOptions) -> tuple[dict[str, Any], list[str]]:
     check_page_size(fl)
     build = _curve if fl.kind == "curve" else _cones if len(fl.names) == 3 else _plane
     traces, layout, notes = build(fl, opts)
+    add_marks(fl, traces)
     layout |= {"title": {"text": _title(fl, opts)}, "width": WIDTH, "height": HEIGHT,
                "margin": MARGIN, "template": None, "font": {"family": "sans-serif"}}
     config = {"displaylogo": False, "responsive": False,

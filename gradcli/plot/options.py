@@ -15,6 +15,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..evaluation import EvaluationError, parse_constant
+from ..evaluation.fields import defaults as fields_defaults
+from ..evaluation.fields.optim import parse_betas
+from ..evaluation.fields.starts import parse_times
 from ..evaluation.specs import parse_grid, parse_point, split_top
 
 __all__ = ["PlotOptions", "image_format", "parse_size", "parse_options", "FORMATS",
@@ -29,6 +32,9 @@ MOVIES = ("gif", "mp4")
 EXTENSIONS = ", ".join(FORMATS)
 MAX_PIXELS_PER_SIDE = 16_000  # Agg refuses 2**16; far below that a picture is a mistake
 MAX_FRAMES = 1000
+#: --color: the vector field's magnitude, divergence or curl; a scalar's |∇f| or ∇²f
+COLORS = ("magnitude", "divergence", "curl", "laplacian")
+MAX_TAYLOR, MAX_POLYNOMIALS = 30, 8  # --taylor: the highest order drawn, how many polynomials
 
 
 @dataclass
@@ -41,7 +47,7 @@ class PlotOptions:
     stream: bool = False
     contour: int = 0
     arrows: bool = True
-    color: str | None = None
+    color: str | None = None  # a heatmap: magnitude, divergence, curl (F), laplacian (f)
     cmap: str | None = None
     title: str | None = None
     dpi: float = 100.0
@@ -56,6 +62,55 @@ class PlotOptions:
     animate: tuple[str, tuple[float, float, int]] | None = None  # (variable, (a, b, n))
     fps: float = 12.0
     preview: bool = False
+    taylor: tuple[str, float] | None = None  # (variable, point): Taylor polynomials of f
+    order: tuple[int, ...] | None = None  # their orders (default 1, 2, 3)
+
+    # where the field leads (drawn by plot/marks.py): critical points, paths, flows, basins
+    mark_critical: bool = False
+    path_from: tuple[dict[str, Any], ...] = ()  # parsed --path-from points
+    flow_from: tuple[dict[str, Any], ...] = ()
+    basins: bool = False
+    # the optimisers: gd for paths, newton for basins by default; several --method give
+    # each --path-from start a path per method, the k-th --lr going with the k-th method
+    method: tuple[str, ...] = ()
+    lr: tuple[float, ...] = ()
+    momentum: float | None = None
+    dampening: float | None = None
+    nesterov: bool = False
+    weight_decay: float | None = None
+    betas: tuple[float, float] | None = None
+    eps: float | None = None
+    amsgrad: bool = False
+    alpha: float | None = None
+    centered: bool = False
+    maximize: bool = False
+    steps: int = fields_defaults.STEPS
+    tol: float | None = None
+    t: tuple[float, float, int] | None = None  # the flows' time grid
+
+    def taylor_orders(self) -> tuple[int, ...]:
+        """The orders of the --taylor polynomials (1, 2 and 3 unless --order says)."""
+        return self.order or (1, 2, 3)
+
+    def descents(self, default_method: str) -> list[Any]:
+        """The optimiser settings of --path-from (default gd) or --basins (newton): one
+        per --method."""
+        from ..evaluation.fields.optim import each_settings
+
+        return each_settings(self.method or (default_method,), self.lr,
+                             **{name: getattr(self, name) for name in HYPER if name != "lr"})
+
+    def descent(self, default_method: str) -> Any:
+        """The one optimiser of --basins."""
+        if len(self.method) > 1:
+            raise EvaluationError("--basins colours by one descent: give one --method")
+        return self.descents(default_method)[0]
+
+    def times(self) -> Any:
+        """The flows' time grid (--t)."""
+        import numpy as np
+
+        return np.linspace(*(self.t or fields_defaults.TIMES))
 
     def check(self, n_vars: int | None = None) -> None:
         """Reject contradictory or out-of-range choices (EvaluationError, exit 2)."""
@@ -95,6 +150,15 @@ class PlotOptions:
                     hint = " (for the y-range of a curve use --ylim)" if "vm" in flag else ""
                     raise EvaluationError(f"{flag} needs two grid variables "
                                           f"(a heatmap); this plot has one{hint}")
+        if self.order is not None and self.taylor is None:
+            raise EvaluationError("--order sets the orders of the --taylor polynomials: add "
+                                  "--taylor VAR=POINT, e.g. --taylor x=0 --order 2,4,6")
+        if self.taylor is not None and self.animate is not None:
+            raise EvaluationError("--taylor draws still pictures: leave out --animate")
+        if self.taylor is not None and n_vars is not None and n_vars != 1:
+            raise EvaluationError("--taylor draws Taylor polynomials over a curve: it needs "
+                                  f"one grid variable, this plot has {n_vars}")
+        self._check_marks(n_vars)
         if n_vars is not None and n_vars >= 2:
             if self.derivative:
                 raise EvaluationError("--derivative draws f' next to f for one grid "
@@ -104,10 +168,48 @@ class PlotOptions:
                                       "variable); for a heatmap's colours use --vmin/--vmax")
 
 
+    def _check_marks(self, n_vars: int | None) -> None:
+        """What the overlays of critical points, paths, flows and basins need."""
+        drawn = {"--mark-critical": self.mark_critical, "--path-from": bool(self.path_from),
+                 "--flow-from": bool(self.flow_from), "--basins": self.basins}
+        used = [flag for flag, on in drawn.items() if on]
+        descent = bool(self.path_from) or self.basins
+        tuned = [f"--{n.replace('_', '-')}" for n in (*HYPER, "method", "steps", "tol")
+                 if getattr(self, n) != _FIELD_DEFAULTS[n]]
+        if tuned and not descent:
+            raise EvaluationError(f"{tuned[0]} sets the descent of --path-from and --basins: "
+                                  "add one of them")
+        if self.t is not None and not self.flow_from:
+            raise EvaluationError("--t is the time grid of --flow-from: add --flow-from POINT")
+        if self.path_from:
+            self.descents("gd")
+        if self.basins:
+            self.descent("newton")
+        if not used:
+            return
+        if self.animate is not None or self.slice is not None:
+            which = "--animate" if self.animate is not None else "--slice"
+            raise EvaluationError(f"{used[0]} draws on a still picture of one or two "
+                                  f"variables: not with {which}")
+        if n_vars is not None and n_vars >= 3:
+            raise EvaluationError(f"{used[0]} needs one or two grid variables; this plot has "
+                                  f"{n_vars}")
+        if n_vars == 1:
+            for flag in ("--flow-from", "--basins"):
+                if drawn[flag]:
+                    raise EvaluationError(f"{flag} needs two grid variables (a plane); this "
+                                          "plot has one")
+
+
+#: the hyper-parameters of the descents (torch.optim's names), as PlotOptions fields
+HYPER = ("lr", "momentum", "dampening", "nesterov", "weight_decay", "betas", "eps", "amsgrad",
+         "alpha", "centered", "maximize")
+_FIELD_DEFAULTS = {f.name: f.default for f in fields(PlotOptions)}
 #: the command line's option values as typed, before parse_options (the CLI's defaults):
-#: PlotOptions' own, with --arrows spelled as on the command line
-OPTION_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(PlotOptions)} | {
-    "arrows": "arrows"}
+#: PlotOptions' own, with --arrows spelled as on the command line and the repeatable
+#: start points as not given
+OPTION_DEFAULTS: dict[str, Any] = _FIELD_DEFAULTS | {
+    "arrows": "arrows", "path_from": None, "flow_from": None, "method": None, "lr": None}
 
 
 def parse_options(**raw: Any) -> PlotOptions:
@@ -120,10 +222,9 @@ def parse_options(**raw: Any) -> PlotOptions:
     values = {**OPTION_DEFAULTS, **raw}
     if values["arrows"] not in ("arrows", "none"):
         raise EvaluationError(f"--arrows must be arrows or none, got '{values['arrows']}'")
-    if values["color"] is not None and values["color"] not in ("magnitude", "divergence",
-                                                               "curl"):
-        raise EvaluationError("--color must be magnitude, divergence or curl, got "
-                              f"'{values['color']}'")
+    if values["color"] is not None and values["color"] not in COLORS:
+        raise EvaluationError(f"--color must be {', '.join(COLORS[:-1])} or {COLORS[-1]}, "
+                              f"got '{values['color']}'")
     values["arrows"] = values["arrows"] == "arrows"
     if values["size"] is not None:
         values["size"] = parse_size(values["size"])
@@ -133,9 +234,39 @@ def parse_options(**raw: Any) -> PlotOptions:
         values["slice"] = parse_held(values["slice"], "--slice")
     if values["animate"] is not None:
         values["animate"] = parse_animate(values["animate"])
+    if values["taylor"] is not None:
+        values["taylor"] = parse_held(values["taylor"], "--taylor")
+    if values["order"] is not None:
+        values["order"] = parse_orders(values["order"])
+    for name, flag in (("path_from", "--path-from"), ("flow_from", "--flow-from")):
+        values[name] = tuple(parse_point(spec, flag) for spec in values[name] or ())
+    for name in ("method", "lr"):  # repeatable: a list as typed, or one value from Python
+        value = values[name]
+        values[name] = () if value is None else tuple(value) if isinstance(
+            value, (list, tuple)) else (value,)
+    if values["betas"] is not None:
+        values["betas"] = parse_betas(values["betas"])
+    if values["t"] is not None and not isinstance(values["t"], tuple):
+        values["t"] = parse_times(values["t"])
     options = PlotOptions(**values)
     options.check()
     return options
+
+
+def parse_orders(text: Any) -> tuple[int, ...]:
+    """``"2,4,6"`` -> ``(2, 4, 6)``: the orders of the --taylor polynomials."""
+    if isinstance(text, (tuple, list)):
+        text = ",".join(str(t) for t in text)
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        orders = tuple(int(p) for p in parts)
+    except ValueError:
+        raise EvaluationError(f"--order '{text}': expected whole numbers separated by "
+                              "commas, e.g. --order 2,4,6") from None
+    if not 1 <= len(orders) <= MAX_POLYNOMIALS or not all(0 <= k <= MAX_TAYLOR for k in orders):
+        raise EvaluationError(f"--order '{text}': give 1 to {MAX_POLYNOMIALS} orders, each "
+                              f"from 0 to {MAX_TAYLOR}")
+    return tuple(sorted(set(orders)))
 
 
 def parse_size(text: str) -> tuple[float, float]:

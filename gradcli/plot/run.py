@@ -21,6 +21,7 @@ import numpy as np
 from ..engine.grad_mode import quiet
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
 from .data import Field, compute_field, flat_error, sampled_names
+from .marks import with_marks
 from .options import PlotOptions, check_target, output_kind
 
 __all__ = ["PlotResult", "run_plot_request", "nonfinite_count"]
@@ -38,6 +39,14 @@ class PlotResult:
 def nonfinite_count(fl: Field) -> int:
     """nan/inf cells among the results the engine computed (not the coordinates)."""
     return sum(int(a.size - np.count_nonzero(np.isfinite(a))) for a in fl.columns.values())
+
+
+def taylor_request(options: PlotOptions) -> tuple[str, float, int] | None:
+    """(variable, point, highest order) of ``--taylor`` and ``--order``, or None."""
+    if options.taylor is None:
+        return None
+    name, at = options.taylor
+    return name, at, max(options.taylor_orders())
 
 
 def _precheck(grid: Mapping[str, Any], options: PlotOptions, kind: str | None) -> None:
@@ -78,10 +87,17 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
 
         check_cmap(options.cmap)
     _precheck(grid, options, kind)
+    if options.taylor is not None and preview:
+        raise EvaluationError("--taylor is drawn in pictures (-o .png .svg .pdf .html), not "
+                              "in the terminal preview")
     fl = compute_field(expression, grid, color=options.color, slice_=options.slice,
-                       animate=options.animate, max_points=max_points)
+                       animate=options.animate, taylor=taylor_request(options),
+                       max_points=max_points)
     options.check(len(fl.names))
+    fl = with_marks(fl, options, max_points)
     result = PlotResult(fl, nonfinite=nonfinite_count(fl))
+    if fl.marks is not None and kind != "image":  # a picture's notes come with what it drew
+        result.notes += fl.marks.notes
     # nan/inf samples (log(x) at x <= 0) are left blank; their count is reported instead
     with quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

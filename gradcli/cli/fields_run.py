@@ -1,0 +1,267 @@
+"""``gradcli critical``, ``descend`` and ``flow``: options in, the field's answer out.
+
+The work is ``gradcli.evaluation.fields``; this reads the start points, seeds and held
+values, hands them over, writes the rows through the output layer and says on stderr why
+the runs stopped. A descent or trajectory that stops being finite exits 1 (its rows up to
+and including the non-finite one are still written).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from ..evaluation import EvaluationError
+from ..evaluation.specs import parse_grid, parse_point
+from ..lang import free_variables, parse
+from .declare import BY_NAME
+from .errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
+from .execute import _held
+from .formats import choose_format
+from .progress import RunProgress, wanted
+from .specs import resolve_grid
+
+
+def _starts(expression: str, start: list[str], start_grid: list[str], held: dict[str, Any],
+            max_points: int) -> Any:
+    """The starts of --from or --from-grid (``y=0`` there is an axis of one value: every
+    start has y = 0)."""
+    from ..evaluation.fields.starts import from_lattice, from_points
+
+    if start and start_grid:
+        raise UsageProblem("use --from (points) or --from-grid (a lattice), not both")
+    if start:
+        points = [parse_point(spec, "--from") for spec in start]
+        clash = next((n for n in points[0] if n in held), None)
+        if clash is not None:
+            raise UsageProblem(f"'{clash}' is given by --from and by --at: give only one of "
+                               "them")
+        return from_points(points)
+    if not start_grid:
+        names = free_variables(parse(expression))
+        example = ",".join(f"{n}={i + 1}" for i, n in enumerate(names)) or "x=1"
+        raise UsageProblem(f"no start given: add --from {example} (repeat for more), or a "
+                           f"lattice with --from-grid {names[0] if names else 'x'}=-1:1:11")
+    axes: dict[str, tuple[float, float, int]] = {}
+    for spec in start_grid:
+        name, value = _grid_spec(spec, "--from-grid")
+        if value is None:
+            raise UsageProblem(f"--from-grid '{spec}': give start:stop:count, e.g. "
+                               f"--from-grid {name}=-1:1:11")
+        if name in axes or name in held:
+            raise UsageProblem(f"'{name}' is given twice (by --from-grid or --at)")
+        axes[name] = value if isinstance(value, tuple) else (value, value, 1)
+    return from_lattice(axes, max_points)
+
+
+def _grid_spec(spec: str, flag: str) -> tuple[str, Any]:
+    """``parse_grid`` for another option than --grid (its messages name that option)."""
+    try:
+        return parse_grid(spec)
+    except EvaluationError as exc:
+        raise EvaluationError(str(exc).replace("--grid", flag)) from None
+
+
+def _write(columns: dict[str, Any], req: dict[str, Any], command: str) -> None:
+    from .. import output
+
+    fmt = choose_format(BY_NAME[command], req["fmt"], req["output"])
+    if fmt == "npz" and not req["output"]:
+        raise UsageProblem("npz output needs a file: add -o out.npz")
+    with writing_stdout():
+        notes = output.write(columns, fmt=fmt, path=req["output"],
+                             expression=req["expression"], variables=req["variables"],
+                             precision=req["precision"], stdout=sys.stdout)
+    if not req["quiet"]:
+        for note in notes:
+            say(note)
+
+
+#: how each command binds a variable, for the unbound-variable message
+_UNBOUND = {
+    "critical": "sample it with --grid {name}=START:STOP:COUNT, or hold it fixed with "
+                "--at {name}=VALUE",
+    "starts": "give it a start in --from (...,{name}=VALUE) or --from-grid, or hold it "
+              "fixed with --at {name}=VALUE",
+}
+
+
+def _function(expression: str, variables: dict[str, Any], held: dict[str, Any],
+              how: str = "starts") -> Any:
+    from ..evaluation.fields.function import FieldFunction
+
+    return FieldFunction(expression, variables, held, unbound=_UNBOUND[how])
+
+
+def run_critical(what: str, expression: str, grid: list[str], points: str | None,
+                 at: list[str], fmt: str, output: str | None, precision: int, quiet: bool,
+                 max_points: int) -> int:
+    """Find, classify and write the critical points seeded by --grid or --points."""
+    from ..evaluation.fields.critical import find_critical
+
+    if grid and points:
+        raise UsageProblem("use only one of --grid and --points (--at beside either holds "
+                           "a variable fixed)")
+    held = _held(at)
+    with expression_warnings(quiet):
+        if points:
+            from .points_file import read_points
+
+            table = read_points(points, free_variables(parse(expression)), max_points)
+            if not table.variables:
+                raise UsageProblem(f"--points {points}: no column names a variable of the "
+                                   "formula")
+            first = {n: np.asarray(v)[0].tolist() for n, v in table.variables.items()}
+            function = _function(expression, first, held, "critical")
+            seeds = np.column_stack([np.asarray(v, dtype=float).reshape(len(v), -1)
+                                     for v in table.variables.values()])
+            box = None
+        else:
+            if not grid:
+                raise UsageProblem("no seeds given: add --grid x=-3:3:13 (one per variable: "
+                                   "its box is searched) or --points FILE.csv")
+            spec = resolve_grid(expression, grid, quiet, held=held)
+            axes = {n: v for n, v in spec.items() if isinstance(v, tuple)}
+            held |= {n: v for n, v in spec.items() if not isinstance(v, tuple)}
+            starts = _lattice(axes, max_points)
+            function = _function(expression, starts.variables, held, "critical")
+            seeds, box = starts.X, _box(axes)
+        found = find_critical(function, seeds, box)
+    columns: dict[str, Any] = {c: found.X[:, j] for j, c in enumerate(found.columns)}
+    if found.kind == "scalar":
+        columns["f"] = found.f
+        columns["|grad f|"] = found.residual
+        columns |= {f"eig[{i}]": found.eig[:, i] + 0.0 for i in range(function.n)}
+    else:
+        columns["|F|"] = found.residual
+        for i in range(function.n):
+            columns[f"re[{i}]"] = found.eig[:, i].real + 0.0
+            columns[f"im[{i}]"] = found.eig[:, i].imag + 0.0
+    columns["type"] = np.asarray(found.types, dtype=object)
+    if not len(found) and not quiet:
+        where = "inside the grid's box" if box is not None else "from these seeds"
+        say(f"no critical points found {where}")
+    _write(columns, _request(expression, fmt, output, precision, quiet, found.columns),
+           what)
+    return ExitStatus.OK
+
+
+def _lattice(axes: dict[str, Any], max_points: int) -> Any:
+    from ..evaluation.fields.starts import from_lattice
+
+    if not axes:
+        raise UsageProblem("critical needs at least one variable sampled by --grid "
+                           "(start:stop:count)")
+    return from_lattice(axes, max_points)
+
+
+def _box(axes: dict[str, tuple[float, float, int]]) -> tuple[np.ndarray, np.ndarray]:
+    ends = np.array([v[:2] for v in axes.values()], dtype=float)
+    return ends.min(axis=1), ends.max(axis=1)
+
+
+def _request(expression: str, fmt: str, output: str | None, precision: int, quiet: bool,
+             variables: list[str]) -> dict[str, Any]:
+    return {"expression": expression, "fmt": fmt, "output": output, "precision": precision,
+            "quiet": quiet, "variables": variables}
+
+
+def run_descend(what: str, expression: str, start: list[str], start_grid: list[str],
+                at: list[str], method: str, steps: int, tol: float | None, every: int,
+                fmt: str, output: str | None, precision: int, quiet: bool, max_points: int,
+                **hyper: Any) -> int:
+    """Descend from every start; write the path rows; report why the runs stopped."""
+    from ..evaluation.fields.descend import descend, row_limit
+    from ..evaluation.fields.optim import settings
+
+    held = _held(at)
+    with expression_warnings(quiet):
+        starts = _starts(expression, start, start_grid, held, max_points)
+        chosen = settings(method, **hyper)
+        row_limit(len(starts), steps, every, max_points)
+        function = _function(expression, starts.variables, held)
+        if function.kind != "scalar":
+            raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "
+                                  f"{function.shape}: a vector field's trajectories are "
+                                  "gradcli flow")
+        with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar:
+            path = descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
+                           progress=bar.stage("descending"))
+    many = len(starts) > 1 or starts.lattice
+    columns: dict[str, Any] = {"run": path.run} if many else {}
+    columns["step"] = path.step
+    columns |= {c: path.X[:, j] for j, c in enumerate(path.columns)}
+    columns["f"], columns["|grad f|"] = path.f, path.gnorm
+    _write(columns, _request(expression, fmt, output, precision, quiet, path.columns), what)
+    diverged = path.stop == "diverged"
+    if not quiet or diverged.any():
+        say(_stop_line(path, tol, steps))
+    return ExitStatus.FAIL if diverged.any() else ExitStatus.OK
+
+
+def _stop_line(path: Any, tol: float | None, steps: int) -> str:
+    """One line: why the runs stopped (where, and |grad f| there)."""
+    stops, where, gn = path.stop, path.stop_step, path.final_gnorm
+    if len(stops) == 1:
+        k, reason, g = int(where[0]), stops[0], gn[0]
+        if reason == "steps":
+            return f"stopped at step {k}: --steps {steps} reached (|grad f| = {g:.3g})"
+        if reason == "tol":
+            return f"stopped at step {k}: |grad f| = {g:.3g} <= --tol {tol:g}"
+        if reason == "stalled":
+            return f"stopped at step {k}: no step lowers f (|grad f| = {g:.3g})"
+        return f"diverged at step {k}: a value is no longer finite"
+    parts = []
+    for reason, text in (("tol", "reached --tol"), ("steps", f"ran --steps {steps}"),
+                         ("stalled", "stopped where no step lowers f")):
+        pick = stops == reason
+        if pick.any():
+            parts.append(f"{int(pick.sum())} {text} (by step {int(where[pick].max())})")
+    bad = np.flatnonzero(stops == "diverged")
+    if bad.size:
+        first = bad[np.argmin(where[bad])]
+        parts.append(f"{bad.size} diverged (first: run {first} at step {int(where[first])}, "
+                     "a value no longer finite)")
+    return f"{len(stops)} runs: " + "; ".join(parts)
+
+
+def run_flow(what: str, expression: str, start: list[str], start_grid: list[str],
+             at: list[str], t: str | None, method: str, every: int, fmt: str,
+             output: str | None, precision: int, quiet: bool, max_points: int) -> int:
+    """Integrate from every start over the time grid; write the rows."""
+    from ..evaluation.fields.defaults import TIMES
+    from ..evaluation.fields.flow import integrate
+    from ..evaluation.fields.starts import parse_times
+
+    held = _held(at)
+    times = np.linspace(*(parse_times(t) if t is not None else TIMES))
+    with expression_warnings(quiet):
+        starts = _starts(expression, start, start_grid, held, max_points)
+        rows = len(starts) * ((len(times) - 1) // every + 2)
+        if rows > max_points:
+            raise EvaluationError(f"{len(starts):,} runs × {len(times):,} times would write up "
+                                  f"to {rows:,} rows, over the limit of {max_points:,}: write "
+                                  "fewer with --every K, or raise --max-points")
+        function = _function(expression, starts.variables, held)
+        with RunProgress(wanted(quiet, len(starts) * len(times) * 4, False)) as bar:
+            paths = integrate(function, starts.X, times, method=method, every=every,
+                              progress=bar.stage("integrating"))
+    many = len(starts) > 1 or starts.lattice
+    columns: dict[str, Any] = {"run": paths.run} if many else {}
+    columns["t"] = paths.t
+    columns |= {c: paths.X[:, j] for j, c in enumerate(paths.columns)}
+    columns["|F|"] = paths.speed
+    _write(columns, _request(expression, fmt, output, precision, quiet, paths.columns), what)
+    if paths.diverged.any():
+        runs = np.flatnonzero(paths.diverged)
+        first = runs[np.argmin(paths.end[runs])]
+        who = f"run {first}" if many else "the trajectory"
+        say(f"diverged: {who} leaves the finite numbers at t = {times[paths.end[first]]:g} "
+            f"(time step {int(paths.end[first])})"
+            + (f"; {runs.size} runs in all" if runs.size > 1 else ""))
+        return ExitStatus.FAIL
+    return ExitStatus.OK
+
+

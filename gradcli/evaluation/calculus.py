@@ -1,0 +1,454 @@
+"""Vector calculus and higher order: the kernels of div, curl, laplacian, hvp, diff, taylor.
+
+Each command has one AD mode, whatever the binding (as every command, see ``kernels.py``):
+
+* ``div``, ``curl``: reverse mode, one sweep per component (the entries ``jacobian`` gives);
+* ``hvp``: forward over reverse (the gradient recorded, then one tangent sweep of it);
+* ``laplacian``, ``diff``, ``taylor``: Taylor mode (``engine/taylor.py``), jets along the
+  variables' directions; mixed partials from jets along several directions
+  (``engine/interpolate.py``). Their first order is forward mode's.
+
+Which variable is which component (div, curl): the components pair with the input columns
+in binding order (grid order, ``--at`` order, points-file column order; a vector or matrix
+variable gives its components in turn, ``v[0]``, ``v[1]``, ``A[0][1]``); ``wrt=`` names
+them explicitly. ``specify`` checks a request and fills ``Plan.spec``; the commands
+register in ``kernels.EXTRA``.
+
+A variable is one array (one leaf); an input column is one of its components. A forward
+or Taylor seed for column k is a one-hot array on its variable's leaf (a number for a
+scalar variable), a reverse sweep's result for it is the component's slice of the
+variable's gradient. An output block is a scalar (a bracket literal's component) or one
+array whose trailing axes are its components (``softmax(x)``, ``A @ x``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..engine.backward import run_backward
+from ..engine.core import raw
+from ..engine.forward import Linearized
+from ..engine.interpolate import directions, graded, simplex, weights
+from ..engine.taylor import Jets, MissingTaylorRule
+from ..engine.vector import curl_of
+from .binding import EvaluationError, count_text, wrt_names
+from .blocks import Block
+from .kernels import EXTRA, Kernel, Plan, _grad, _live, _one, _shaped
+
+__all__ = ["Spec", "specify", "COMMANDS", "MAX_ORDER", "input_columns"]
+
+#: the highest order diff and taylor compute (factorials and the work stay sane below it)
+MAX_ORDER = 100
+#: a bound on the exact interpolation weights' cost, C(n+K-1, K)²·K·n integer products
+#: for n variables and order K: about 5 s (order 12 in 4 variables), refused beyond
+MAX_LATTICE_WORK = 10_000_000
+COMMANDS = ("div", "curl", "laplacian", "hvp", "diff", "taylor")
+
+
+@dataclass
+class Spec:
+    """What a calculus kernel needs: the input columns it works on (``pairs``: paired with
+    the field's components, summed over, or a Taylor polynomial's variables), a diff's
+    multi-index over them, and the order."""
+
+    pairs: list[int]
+    names: list[str]
+    columns: list[Column] = field(default_factory=list)
+    alpha: tuple[int, ...] = ()
+    order: int = 0
+    indices: list[tuple[int, ...]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One scalar input column: its name (``x``, ``v[1]``, ``A[0][1]``), its variable's
+    index in ``plan.variables`` and the component's index in the variable (() for a
+    scalar)."""
+
+    name: str
+    variable: int
+    index: tuple[int, ...]
+
+
+def input_columns(plan: Plan) -> list[Column]:
+    """The scalar components of the variables, in binding order."""
+    return [Column(name, v, idx) for v, (var, shape) in enumerate(plan.variables)
+            for name, idx in zip(Block.template([var, shape]).column_names(),
+                                 np.ndindex(*shape), strict=True)]
+
+
+def _output_components(plan: Plan) -> list[tuple[int, tuple[int, ...]]]:
+    """(output block, component index) for every scalar component of the value."""
+    return [(b, idx) for b, (_, shape) in enumerate(plan.program.outputs)
+            for idx in np.ndindex(*shape)]
+
+
+# --- requests -----------------------------------------------------------------------------
+def _resolve(names: list[str], plan: Plan, expand: bool) -> list[int]:
+    """Input column indices of ``names``: a scalar variable, a vector component ``x[1]``,
+    or (``expand``) a whole vector or matrix variable, its components in turn."""
+    inputs = input_columns(plan)
+    columns = [c.name for c in inputs]
+    variables = [plan.variables[c.variable][0] for c in inputs]
+    out: list[int] = []
+    for name in names:
+        if name in columns:
+            out.append(columns.index(name))
+        elif name in variables and expand:
+            out.extend(i for i, v in enumerate(variables) if v == name)
+        elif name in variables:
+            parts = ", ".join(c for c, v in zip(columns, variables, strict=True)
+                              if v == name)
+            raise EvaluationError(f"--wrt {name}: {name} is a vector; name one component "
+                                  f"({parts})")
+        else:
+            bound = ", ".join(columns) or "none"
+            raise EvaluationError(f"--wrt names '{name}', which is not a bound variable "
+                                  f"(bound: {bound})")
+    return out
+
+
+def _order(order: Any, low: int, what: str) -> int:
+    try:
+        k = int(order)
+        if k != float(order):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise EvaluationError(f"{what}: the order must be a whole number, got {order!r}") \
+            from None
+    if not low <= k <= MAX_ORDER:
+        raise EvaluationError(f"{what}: the order must be between {low} and {MAX_ORDER}, "
+                              f"got {k}")
+    return k
+
+
+def _pairing(what: str, plan: Plan, wrt: Any, inputs: list[Column]) -> list[int]:
+    m = math.prod(plan.program.shape)
+    shape = plan.program.shape
+    if len(shape) != 1:
+        kind = "a scalar" if shape == () else f"an array of shape {shape}"
+        raise EvaluationError(f"{what} needs a vector field \"[P, Q, ...]\", but this "
+                              f"expression is {kind}")
+    if what == "curl" and m not in (2, 3):
+        raise EvaluationError(f"curl is defined for fields of 2 or 3 components; this one "
+                              f"has {m}")
+    pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else \
+        list(range(len(inputs)))
+    if len(pairs) != m:
+        given = "--wrt names" if wrt is not None else "the command line binds"
+        names = ", ".join(inputs[i].name for i in pairs) or "none"
+        hint = ("--wrt " + ",".join(c.name for c in inputs[:m])
+                if len(inputs) >= m else f"{m} variables")
+        raise EvaluationError(
+            f"{what}: the field has {m} components but {given} {len(pairs)} variables "
+            f"({names}); components pair with variables in order, so name {m} of them, "
+            f"e.g. {hint}")
+    if len(set(pairs)) != len(pairs):
+        raise EvaluationError(f"{what}: --wrt names a variable twice")
+    return pairs
+
+
+def specify(what: str, plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
+    """Check a calculus request and say what its kernel works on (EvaluationError for a
+    request that does not make sense: wrong shape, counts, names or order)."""
+    inputs = input_columns(plan)
+
+    def spec(pairs: list[int], **kw: Any) -> Spec:
+        return Spec(pairs, [inputs[i].name for i in pairs], inputs, **kw)
+
+    every = list(range(len(inputs)))
+    if what in ("div", "curl"):
+        if order is not None:
+            raise EvaluationError(f"{what} takes no order")
+        return spec(_pairing(what, plan, wrt, inputs))
+    if what in ("hvp", "taylor") and plan.program.shape != ():
+        raise EvaluationError(f"{what} needs a scalar-valued expression, but this one has "
+                              f"shape {plan.program.shape}")
+    if what == "hvp":
+        if wrt is not None or order is not None:
+            raise EvaluationError("hvp takes a direction, not --wrt or --order")
+        return spec(every)
+    if what == "laplacian":
+        if order is not None:
+            raise EvaluationError("laplacian takes no order (it is second order)")
+        pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
+        if not pairs:
+            raise EvaluationError("laplacian needs at least one variable")
+        return spec(pairs)
+    if what == "taylor":
+        k = _order(2 if order is None else order, 0, "taylor")
+        pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
+        if len(set(pairs)) != len(pairs):
+            raise EvaluationError("taylor: --wrt names a variable twice")
+        _lattice_check(len(pairs), k, "taylor")
+        return spec(pairs, order=k, indices=graded(len(pairs), k))
+    return _diff_spec(plan, wrt, order, inputs)
+
+
+def _diff_spec(plan: Plan, wrt: Any, order: Any, inputs: list[Column]) -> Spec:
+    if wrt is None:
+        if len(inputs) != 1:
+            bound = ", ".join(c.name for c in inputs) or "none"
+            raise EvaluationError(f"diff needs --wrt: which variables to differentiate by "
+                                  f"(bound: {bound}), e.g. --wrt x --order 2 or --wrt x,y")
+        wrt = inputs[0].name
+    names = wrt_names(wrt)
+    cols = _resolve(names, plan, False)
+    if order is not None:
+        k = _order(order, 1, "diff")
+        if len(names) == 1:
+            cols = cols * k
+        elif k != len(names):
+            raise EvaluationError(f"diff --order {k} with --wrt {','.join(names)}: give one "
+                                  "variable and an order (--wrt x --order 3), or list every "
+                                  "variable of the partial (--wrt x,x,y)")
+    elif len(cols) > MAX_ORDER:
+        raise EvaluationError(f"diff: the order must be between 1 and {MAX_ORDER}, "
+                              f"got {len(cols)}")
+    pairs = list(dict.fromkeys(cols))
+    alpha = tuple(cols.count(j) for j in pairs)
+    if len(pairs) > 1:
+        _lattice_check(len(pairs), len(cols), "diff")
+    return Spec(pairs, [inputs[j].name for j in pairs], inputs, alpha=alpha,
+                order=len(cols))
+
+
+def _lattice_check(n: int, order: int, what: str) -> None:
+    """Refuse a mixed request whose interpolation weights would take minutes to compute."""
+    jets = math.comb(n + order - 1, order)
+    if n > 1 and jets * jets * order * n > MAX_LATTICE_WORK:
+        raise EvaluationError(
+            f"{what} of order {order} in {n} variables needs {count_text(jets)} Taylor "
+            "jets, too many to combine: lower the order or use fewer variables (--wrt)")
+
+
+# --- blocks, cost ------------------------------------------------------------------------
+def _each_output(prefix: str, plan: Plan) -> list[Block]:
+    """One block per output block, named ``prefix`` + the output's index text
+    (``laplacian``, ``laplacian[0]``), of the output's component shape."""
+    return [Block.template([prefix + name[1:], shape]) for name, shape in plan.program.outputs]
+
+
+def _blocks(plan: Plan) -> list[Block]:
+    """The result blocks after the outputs' own."""
+    sp, what = plan.spec, plan.what
+    if what == "div":
+        return [Block("div")]
+    if what == "curl":
+        return [Block("curl")] if len(sp.pairs) == 2 else [Block(f"curl[{i}]") for i in range(3)]
+    if what == "laplacian":
+        return _each_output("laplacian", plan)
+    if what == "hvp":
+        return [Block.template(["hvp/d", v, s]) for v, s in plan.variables]
+    if what == "diff":  # d3f/dx2dy, d2f[1]/dxdy
+        k = sum(sp.alpha)
+        parts = "".join(f"d{n}{a if a > 1 else ''}" for n, a in zip(sp.names, sp.alpha,
+                                                                       strict=True))
+        return [Block.template([f"d{k if k > 1 else ''}{name}", shape, f"/{parts}"])
+                for name, shape in plan.program.outputs]
+    m = (len(sp.indices),)
+    return [Block("coefficient", m), Block("derivative", m)]
+
+
+def _jet_cost(order: int) -> int:
+    return (order + 1) * (order + 2) // 2  # the Cauchy products of one jet, in sweeps
+
+
+def _mixed(sp: Spec) -> list[tuple[int, float]]:
+    """diff: (direction index, weight) pairs for the partial's coefficient."""
+    row = simplex(len(sp.pairs), sp.order).index(sp.alpha)
+    return list(weights(len(sp.pairs), sp.order, sp.order)[row])
+
+
+def _sweeps(plan: Plan) -> int:
+    sp = plan.spec
+    if plan.what in ("div", "curl"):
+        return len(_output_components(plan))
+    if plan.what == "hvp":
+        return 3
+    if plan.what == "laplacian":
+        return len(sp.pairs) * _jet_cost(2)
+    if plan.what == "diff":
+        jets = 1 if len(sp.pairs) == 1 else len(_mixed(sp))
+        return jets * _jet_cost(sp.order)
+    return math.comb(len(sp.pairs) + sp.order - 1, sp.order) * _jet_cost(sp.order)
+
+
+# --- kernels ------------------------------------------------------------------------------
+def _pick(value: Any, index: tuple[int, ...]) -> Any:
+    """A component's slice of an array whose trailing axes are components (None = 0)."""
+    return value if value is None or not index else np.asarray(value)[(Ellipsis, *index)]
+
+
+def _jacobian(plan: Plan, targets: list[Any], outs: list[Any], num: type
+              ) -> Any:
+    """∂F[i]/∂(column j) as a function of (i, j), from ``jacobian``'s kernel: one reverse
+    sweep per output component, over every variable."""
+    blocks = _grad(plan, targets, outs, num)
+    comps, cols, n = _output_components(plan), plan.spec.columns, len(targets)
+
+    def entry(i: int, j: int) -> Any:
+        b, oi = comps[i]
+        col = cols[plan.spec.pairs[j]]
+        return _pick(blocks[b * n + col.variable], oi + col.index)
+
+    return entry
+
+
+def _div(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+    entry = _jacobian(plan, targets, outs, num)
+    total = None
+    for i in range(len(plan.spec.pairs)):
+        total = _add(total, entry(i, i))
+    return [total]
+
+
+def _curl(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+    return [None if c is None else raw(c)
+            for c in curl_of(_jacobian(plan, targets, outs, num), len(plan.spec.pairs))]
+
+
+def _hvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+    """H·u, forward over reverse: the gradient recorded by one reverse sweep, then one
+    tangent sweep of it from u (``torch.func.hvp``'s order)."""
+    values: list[Any] = [None] * len(targets)
+    if not _live(outs[0]):
+        return values
+    live_leaves = [t for t in targets if _live(t)]
+    got = iter(run_backward([outs[0]], [num(1.0)], True, True, live_leaves) or [])
+    firsts = [next(got) if _live(t) else None for t in targets]
+    live = [(i, g) for i, g in enumerate(firsts) if _live(g)]
+    seeds = []
+    for (name, shape), leaf in zip(plan.variables, targets, strict=True):
+        u = (plan.direction or {}).get(name)
+        if u is None or not np.any(np.asarray(u) != 0):
+            seeds.append(None)
+        else:
+            seeds.append(num(u) if shape == () else _shaped(np.asarray(u, num), leaf, shape))
+    if live and any(s is not None for s in seeds):
+        tangents = Linearized(targets, [g for _, g in live]).jvp(seeds)
+        for (i, _), t in zip(live, tangents, strict=True):
+            values[i] = raw(t)
+    return values
+
+
+def _seeds(plan: Plan, targets: list[Any], direction: Sequence[int], num: type
+           ) -> list[Any]:
+    """A jet's direction over the columns ``plan.spec.pairs`` as one seed per variable:
+    a number for a scalar variable (1 as ``_one``), an array of its component shape with
+    the direction's entries (unit axes in front, as many as the leaf's batch axes)."""
+    sp = plan.spec
+    seeds: list[Any] = [None] * len(targets)
+    for j, s in zip(sp.pairs, direction, strict=True):
+        if not s:
+            continue
+        col = sp.columns[j]
+        shape = plan.variables[col.variable][1]
+        if not shape:
+            seeds[col.variable] = _one(num) if s == 1 else num(s)
+            continue
+        if seeds[col.variable] is None:
+            seeds[col.variable] = np.zeros(shape, dtype=num)
+        seeds[col.variable][col.index] = s
+    return [_shaped(s, t, plan.variables[v][1]) if isinstance(s, np.ndarray) else s
+            for v, (s, t) in enumerate(zip(seeds, targets, strict=True))]
+
+
+def _sweep(jets: Jets, seeds: list[Any], order: int, what: str, top_only: bool = True
+           ) -> list[Any]:
+    try:
+        return jets.sweep(seeds, order, top_only)
+    except MissingTaylorRule as exc:
+        raise EvaluationError(f"{what}: {exc}") from None
+
+
+def _add(a: Any, b: Any) -> Any:
+    if b is None:
+        return a
+    return b if a is None else a + b
+
+
+def _laplacian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+    """Σ ∂²f/∂xᵢ² = Σ 2·y₂ of the order-2 jets along each column (per output block, whole
+    arrays: an array output's components at once)."""
+    jets = Jets(targets, outs)
+    total: list[Any] = [None] * len(outs)
+    for j in plan.spec.pairs:
+        got = _sweep(jets, _seeds(plan, targets, [1 if p == j else 0 for p in plan.spec.pairs],
+                                  num), 2, "laplacian")
+        for i, series in enumerate(got):
+            if series is not None:
+                total[i] = _add(total[i], series[2])
+    return [None if t is None else 2.0 * t for t in total]
+
+
+def _coefficient(series: list[Any] | None, k: int) -> Any:
+    return None if series is None else series[k]
+
+
+def _diff(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+    """One jet of order k along x for ∂ᵏf/∂xᵏ (k!·y_k); for a mixed partial, jets along
+    the lattice directions over its variables, combined by the interpolation weights."""
+    sp, k = plan.spec, plan.spec.order
+    jets = Jets(targets, outs)
+    scale = float(math.prod(math.factorial(a) for a in sp.alpha))
+    if len(sp.pairs) == 1:
+        plan_jets: list[tuple[tuple[int, ...], float]] = [((1,), 1.0)]
+    else:
+        lattice = directions(len(sp.pairs), k)
+        plan_jets = [(lattice[i], w) for i, w in _mixed(sp)]
+    total: list[Any] = [None] * len(outs)
+    for direction, weight in plan_jets:
+        got = _sweep(jets, _seeds(plan, targets, direction, num), k, "diff")
+        for i, series in enumerate(got):
+            c = _coefficient(series, k)
+            if c is not None:
+                total[i] = _add(total[i], c if weight == 1.0 else weight * c)
+    return [None if t is None else scale * t for t in total]
+
+
+def _stack(parts: list[Any], num: type) -> Any:
+    """One array (..., M) from M per-point values (None = 0)."""
+    given = [np.asarray(p) for p in parts if p is not None]
+    batch = np.broadcast_shapes(*(p.shape for p in given)) if given else ()
+    out = np.zeros(batch + (len(parts),), dtype=num)
+    for k, p in enumerate(parts):
+        if p is not None:
+            out[..., k] = p
+    return out
+
+
+def _taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+    """Every ∂^α f / α! with |α| ≤ K: jets of order K along each direction of the lattice
+    S_K, combined per order by the interpolation weights (``interpolate.py``)."""
+    sp, order = plan.spec, plan.spec.order
+    n = len(sp.pairs)
+    jets = Jets(targets, outs)
+    series = [_sweep(jets, _seeds(plan, targets, d, num), order, "taylor", False)[0]
+              for d in (directions(n, order) if n else [])]
+    coefficients: list[Any] = [raw(outs[0])]
+    for p in range(1, order + 1):
+        for row in weights(n, order, p):
+            total = None
+            for index, weight in row:
+                c = _coefficient(series[index], p)
+                if c is not None:
+                    total = _add(total, weight * c)
+            # + 0.0: a coefficient that cancels to -0.0 is written 0 (its sign means nothing)
+            coefficients.append(total if total is None or n == 1 else total + 0.0)
+    factorials = [float(math.prod(math.factorial(a) for a in alpha)) for alpha in sp.indices]
+    derivatives = [None if c is None else (c if f == 1.0 else f * c)
+                   for c, f in zip(coefficients, factorials, strict=True)]
+    return [_stack(coefficients, num), _stack(derivatives, num)]
+
+
+_RUN = {"div": _div, "curl": _curl, "laplacian": _laplacian, "hvp": _hvp, "diff": _diff,
+        "taylor": _taylor}
+for _what in COMMANDS:
+    EXTRA[_what] = Kernel(_blocks, _sweeps, _RUN[_what],
+                          blocked=_what in ("laplacian", "hvp", "diff", "taylor"))

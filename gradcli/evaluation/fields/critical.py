@@ -1,0 +1,229 @@
+"""Critical points: where ∇f = 0 (or F = 0 for a vector field), found and classified.
+
+Every seed runs a Levenberg-Marquardt-damped Newton iteration on the residual F (∇f for a
+scalar f, the field itself for a vector field) with its exact Jacobian J (f's Hessian, or
+the field's Jacobian), all seeds as one vectorised computation:
+
+    (JᵀJ + μI) d = −JᵀF,   accept x + d when it lowers |F|;   μ ÷ 4 on success,
+    μ × 4 (at least 1e-4·|J|²) otherwise
+
+μ starts at 1e-15·|J|² (Newton's step wherever J is regular; quadratic convergence) and
+grows where a step fails, which keeps the iteration alive at singular Jacobians (a
+degenerate point such as the monkey saddle's, reached linearly). A seed settles when its
+step is below 1e-15 of the box's size, |F| is 0, or μ passes 1e8·|J|² (a minimum of |F|
+that is not a zero); it counts as converged when |F| is then at most 1e-8 of the median
+|F| over the seeds. Converged points outside the box (the
+grid's bounds, widened by 1e-9 of its size) are dropped, and points within 1e-6 of the
+box's diagonal of each other are one point: the one with the smallest |F|.
+
+Types come from the eigenvalues of J at the point, with an eigenvalue within 1e-6 of the
+median |J| over the seeds (Frobenius norm) counted as 0: for a scalar f minimum, maximum,
+saddle or degenerate; for a vector field stable node, unstable node, saddle, stable focus,
+unstable focus, center or degenerate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...engine.grad_mode import quiet
+from ..binding import EvaluationError
+from .descend import column_norms
+from .function import FieldFunction
+
+__all__ = ["CriticalPoints", "find_critical", "SCALAR_TYPES", "VECTOR_TYPES"]
+
+SCALAR_TYPES = ("minimum", "maximum", "saddle", "degenerate")
+VECTOR_TYPES = ("stable node", "unstable node", "saddle", "stable focus", "unstable focus",
+                "center", "degenerate")
+MAX_ITERATIONS = 200
+STEP_TOL, RESIDUAL_TOL, MERGE_TOL, BOX_TOL, ZERO_TOL = 1e-15, 1e-8, 1e-6, 1e-9, 1e-6
+# μ in units of |J|²: where a step starts (Newton's), where a failed one restarts, and past
+# which a seed is stuck at a minimum of |F| that is no zero (about 20 failures in a row)
+_MU_FLOOR, _MU_FAIL, _MU_GIVE_UP = 1e-15, 1e-4, 1e8
+
+
+@dataclass
+class CriticalPoints:
+    """The points found, sorted by their coordinates (first input slowest).
+
+    ``X`` (K, n); ``f`` (K,) for a scalar formula (None for a field); ``residual`` |∇f|
+    or |F|; ``eig`` (K, n): the Hessian's eigenvalues ascending (real), or the Jacobian's
+    sorted by real then imaginary part (complex); ``types`` one name per point.
+    """
+
+    columns: list[str]
+    kind: str
+    X: np.ndarray
+    f: np.ndarray | None
+    residual: np.ndarray
+    eig: np.ndarray
+    types: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.X)
+
+
+def _residual(function: FieldFunction, X: np.ndarray, jac: bool) -> tuple:
+    """F and (when ``jac``) J at X (n, N); f too for a scalar formula."""
+    if function.kind == "scalar":
+        if jac:
+            return function.hessian(X)
+        f, G = function.gradient(X)
+        return f, G, None
+    if jac:
+        F, J = function.jacobian(X)
+        return None, F, J
+    return None, function.value(X), None
+
+
+def find_critical(function: FieldFunction, seeds: np.ndarray,
+                  box: tuple[np.ndarray, np.ndarray] | None = None,
+                  more_seeds: np.ndarray | None = None) -> CriticalPoints:
+    """Critical points of ``function`` from ``seeds`` (S, n), inside ``box`` (low, high
+    arrays of n) when given; the merge tolerance scales with the box (the seeds' bounding
+    box without one). ``more_seeds`` are iterated too but take no part in the scales of
+    |F| and |J| (points already near critical points, such as the ends of descents)."""
+    if function.kind not in ("scalar", "vector"):
+        raise EvaluationError(
+            f"critical needs a scalar formula f or a vector field with one component per "
+            f"variable ({function.n}), but this one has shape {function.shape}")
+    lo, hi = box if box is not None else (seeds.min(axis=0), seeds.max(axis=0))
+    size = float(np.hypot.reduce(hi - lo)) if len(lo) else 0.0
+    size = size if size > 0 else 1.0
+    X = np.array(seeds.T, dtype=np.float64, order="C")
+    with quiet():
+        _, F0, J0 = _residual(function, X, True)
+        fnorm = column_norms(F0)
+        jnorm = np.sqrt(np.einsum("ijk,ijk->k", J0, J0))
+        finite = np.isfinite(fnorm) & np.isfinite(jnorm) & np.isfinite(X).all(0)
+        f_scale = _median(fnorm[finite])
+        j_scale = _median(jnorm[finite])
+        X = X[:, finite]
+        if more_seeds is not None:
+            X = np.hstack([X, more_seeds.T[:, np.isfinite(more_seeds).all(axis=1)]])
+        X = _iterate(function, X, size)
+        f, F, J = _residual(function, X, True)
+        res = column_norms(F)
+        ok = np.isfinite(res) & (res <= RESIDUAL_TOL * f_scale) & np.isfinite(J).all((0, 1))
+        if box is not None:
+            pad = BOX_TOL * np.maximum(hi - lo, 1.0)
+            ok &= ((X >= (lo - pad)[:, None]) & (X <= (hi + pad)[:, None])).all(0)
+        keep = _merge(X[:, ok], res[ok], MERGE_TOL * size)
+        cols = np.flatnonzero(ok)[keep]
+        X, res, J = X[:, cols], res[cols], J[..., cols]
+        f = f[cols] if f is not None else None
+        eig, types = _classify(function.kind, J, ZERO_TOL * j_scale)
+    order = np.lexsort(X[::-1]) if X.shape[1] else np.zeros(0, dtype=int)
+    return CriticalPoints(function.columns, function.kind, X.T[order],
+                          None if f is None else f[order], res[order], eig[order],
+                          types[order])
+
+
+def _median(a: np.ndarray) -> float:
+    return float(np.median(a)) if a.size and np.median(a) > 0 else 1.0
+
+
+def _iterate(function: FieldFunction, X: np.ndarray, size: float) -> np.ndarray:
+    """Damped Newton from every column of X (n, S); the settled points, same order.
+    Settled columns stay in the batch (frozen) until they are half of it, then the batch
+    shrinks to the live ones (and the program is traced again for its size)."""
+    n = X.shape[0]
+    out = X.copy()
+    work, idx = X.copy(), np.arange(X.shape[1])  # idx: the seed each column holds
+    live = np.ones(work.shape[1], dtype=bool)
+    mu = np.zeros(work.shape[1])
+    eye = np.eye(n)
+    for _ in range(MAX_ITERATIONS):
+        if not live.any():
+            break
+        _, F, J = _residual(function, work, True)
+        phi = np.einsum("ij,ij->j", F, F)
+        Jt = np.moveaxis(J, -1, 0)  # (S, n, n)
+        A = np.einsum("sji,sjk->sik", Jt, Jt)
+        scale = np.einsum("sii->s", A)
+        mu = np.maximum(mu, _MU_FLOOR * scale + 1e-300)
+        b = -np.einsum("sji,js->si", Jt, F)
+        bad = ~(np.isfinite(A).all((1, 2)) & np.isfinite(b).all(1)) | ~live
+        A[bad], b[bad] = eye, 0.0
+        d = _solve(A + mu[:, None, None] * eye, b).T  # (n, S)
+        trial = work + d
+        _, Ft, _ = _residual(function, trial, False)
+        phit = np.einsum("ij,ij->j", Ft, Ft)
+        better = live & np.isfinite(phit) & ((phit < phi) | (phit == 0))
+        work[:, better] = trial[:, better]
+        step = np.sqrt(np.einsum("ij,ij->j", d, d))
+        mu = np.where(better, mu / 4, np.maximum(mu * 4, _MU_FAIL * scale))
+        mu = np.where(mu < _MU_FLOOR * scale, 0.0, mu)
+        done = live & (bad | (phi == 0) | (step <= STEP_TOL * size) |
+                       (mu > _MU_GIVE_UP * (scale + 1e-300)) | ~np.isfinite(phi))
+        out[:, idx[done]] = work[:, done]
+        live &= ~done
+        if live.sum() * 2 <= live.size and live.size >= 64:
+            work, idx, mu = work[:, live], idx[live], mu[live]
+            live = np.ones(work.shape[1], dtype=bool)
+    out[:, idx[live]] = work[:, live]
+    return out
+
+
+def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.solve(A, b[..., None])[..., 0]
+    except np.linalg.LinAlgError:  # an exactly singular system: least squares, one by one
+        return np.einsum("sij,sj->si", np.linalg.pinv(A), b)
+
+
+def _merge(X: np.ndarray, res: np.ndarray, tol: float) -> np.ndarray:
+    """Indices (into the columns of X) of one point per group of points within ``tol``:
+    the one with the smallest residual."""
+    reps: list[int] = []
+    for i in np.argsort(res, kind="stable"):
+        if reps:
+            dist = np.sqrt(((X[:, reps] - X[:, [i]]) ** 2).sum(0))
+            if dist.min() <= tol:
+                continue
+        reps.append(int(i))
+    return np.array(reps, dtype=int)
+
+
+def _classify(kind: str, J: np.ndarray, zero: float) -> tuple[np.ndarray, np.ndarray]:
+    mats = np.moveaxis(J, -1, 0)
+    if not len(mats):
+        shape = (0, J.shape[0])
+        return np.zeros(shape, dtype=float if kind == "scalar" else complex), \
+            np.zeros(0, dtype=object)
+    if kind == "scalar":
+        lam = np.linalg.eigvalsh((mats + np.swapaxes(mats, 1, 2)) / 2)
+        types = np.array([_scalar_type(row, zero) for row in lam], dtype=object)
+        return lam, types
+    lam = np.sort_complex(np.linalg.eigvals(mats).astype(complex))
+    types = np.array([_vector_type(row, zero) for row in lam], dtype=object)
+    return lam, types
+
+
+def _scalar_type(lam: np.ndarray, zero: float) -> str:
+    if (np.abs(lam) <= zero).any():
+        return "degenerate"
+    if (lam > 0).all():
+        return "minimum"
+    if (lam < 0).all():
+        return "maximum"
+    return "saddle"
+
+
+def _vector_type(lam: np.ndarray, zero: float) -> str:
+    if (np.abs(lam) <= zero).any():
+        return "degenerate"
+    re = np.where(np.abs(lam.real) <= zero, 0.0, lam.real)
+    spiral = (np.abs(lam.imag) > zero).any()
+    if (re == 0).all():
+        return "center" if spiral else "degenerate"
+    if (re == 0).any():
+        return "degenerate"
+    if (re < 0).all():
+        return "stable focus" if spiral else "stable node"
+    if (re > 0).all():
+        return "unstable focus" if spiral else "unstable node"
+    return "saddle"

@@ -1,0 +1,80 @@
+"""Where paths and trajectories start: a list of points, or a lattice of them.
+
+``--from x=-1.2,y=1`` (repeated for more starts) is a list of points, bound as ``--at``
+binds them (every point names the same variables, in one order; a vector variable
+``v=[0,1]`` gives the columns ``v[0]``, ``v[1]``). ``--from-grid x=a:b:n --from-grid y=...``
+is the lattice of every combination, first variable slowest, as ``--grid`` orders rows.
+Either way the starts are an array (N, n) over the input columns, with an example value
+per variable for ``FieldFunction``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..binding import EvaluationError, bind_points, count_text
+
+__all__ = ["Starts", "from_points", "from_lattice", "parse_times"]
+
+
+@dataclass
+class Starts:
+    """``X`` (N, n): one start per row; ``variables``: each variable's value at the first
+    start (its shape is what matters); ``lattice``: whether they came from a lattice."""
+
+    variables: dict[str, Any]
+    X: np.ndarray
+    lattice: bool = False
+
+    def __len__(self) -> int:
+        return len(self.X)
+
+
+def from_points(points: Sequence[Mapping[str, Any]]) -> Starts:
+    """Starts from a list of points (each a mapping of variables to numbers or vectors)."""
+    binding = bind_points(list(points), np.dtype(np.float64))
+    n = binding.size
+    X = np.concatenate([np.broadcast_to(v, (n,) + v.shape[1:]).reshape(n, -1)
+                        for v in (binding.values[name] for name in binding.names)], axis=1)
+    first = dict(points[0])
+    return Starts(first, X)
+
+
+def from_lattice(axes: Mapping[str, tuple[float, float, int]], max_points: int) -> Starts:
+    """Starts on the lattice of ``axes`` (name -> (start, stop, count)), first slowest."""
+    if not axes:
+        raise EvaluationError("--from-grid needs at least one variable, e.g. "
+                              "--from-grid x=-2:2:11")
+    total = 1
+    for name, (a, b, n) in axes.items():
+        if not (np.isfinite(a) and np.isfinite(b)):
+            raise EvaluationError(f"--from-grid {name}: bounds must be finite")
+        total *= int(n)
+    if total > max_points:
+        raise EvaluationError(f"--from-grid makes {count_text(total)} starts, over the limit "
+                              f"of {max_points:,}; raise it with --max-points")
+    lines = [np.linspace(a, b, int(n)) for a, b, n in axes.values()]
+    X = np.stack([g.reshape(-1) for g in np.meshgrid(*lines, indexing="ij")], axis=1)
+    return Starts({name: float(line[0]) for name, line in zip(axes, lines, strict=True)},
+                  X, lattice=True)
+
+
+def parse_times(text: str) -> tuple[float, float, int]:
+    """``--t 0:20:2001`` -> ``(0.0, 20.0, 2001)``: a time grid of at least 2 times between
+    two different finite ends (constant expressions: ``0:2pi:629``)."""
+    from ..binding import parse_constant
+    from ..specs import split_top
+
+    parts = split_top(text, ":")
+    if len(parts) == 3:
+        a, b, n = (parse_constant(p, f"--t {what}")
+                   for p, what in zip(parts, ("start", "stop", "count"), strict=True))
+        numbers = all(isinstance(v, float) and np.isfinite(v) for v in (a, b, n))
+        if numbers and float(n).is_integer() and n >= 2 and a != b:
+            return float(a), float(b), int(n)
+    raise EvaluationError(f"--t '{text}': expected start:stop:count with two different finite "
+                          "ends and a whole count >= 2, e.g. --t 0:20:2001")

@@ -1,0 +1,119 @@
+"""The matplotlib overlays of ``marks.py``: basins, critical points, paths and flows.
+
+Each function draws one kind of mark on a ``figures.Canvas`` and is one entry of
+``figures.OVERLAYS``; ``legend`` gathers every labelled mark into one legend at the end.
+Basins recolour the base heatmap (categorical colours, the colorbar naming each basin's
+point), so they are drawn before the arrows, which pick black or white by the colour
+under them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from matplotlib.colors import BoundaryNorm, ListedColormap
+
+from .colors import short
+from .marks import point_text
+
+if TYPE_CHECKING:
+    from .figures import Canvas
+
+__all__ = ["draw_basins", "draw_critical", "draw_paths", "draw_flows", "draw_legend",
+           "MARKERS", "basin_colors"]
+
+#: type -> (marker, colour): minima point down, maxima up, saddles are crosses; a field's
+#: stable points are blue, unstable red
+MARKERS = {
+    "minimum": ("v", "#1f77b4"), "maximum": ("^", "#d62728"), "saddle": ("X", "#ff7f0e"),
+    "degenerate": ("D", "#9467bd"),
+    "stable node": ("o", "#1f77b4"), "unstable node": ("o", "#d62728"),
+    "stable focus": ("P", "#1f77b4"), "unstable focus": ("P", "#d62728"),
+    "center": ("*", "#2ca02c"),
+}
+#: matplotlib's tab20 in the order tab10 then its light halves: distinct basins first
+_TAB20 = [*range(0, 20, 2), *range(1, 20, 2)]
+
+
+def basin_colors(k: int) -> list[tuple[float, float, float, float]]:
+    """``k`` distinct colours for basins (tab20, then hues)."""
+    import matplotlib
+
+    if k <= 20:
+        tab = matplotlib.colormaps["tab20"]
+        return [tab(i) for i in _TAB20[:k]]
+    return [matplotlib.colormaps["hsv"](i / k) for i in range(k)]
+
+
+def draw_basins(c: Canvas) -> None:
+    basins = c.field.marks.basins
+    image, bar = c.drawn.image, c.drawn.colorbar
+    if basins is None or image is None or bar is None:  # none found: f is drawn (a note)
+        return
+    k = len(basins.points)
+    image.set_cmap(ListedColormap(basin_colors(k)))
+    image.set_norm(BoundaryNorm(np.arange(k + 1) - 0.5, k))
+    bar.update_normal(image)
+    bar.set_ticks(np.arange(k))
+    bar.set_ticklabels([short(point_text(p, 3), 24) for p in basins.points],
+                       fontsize="small")
+    bar.set_label(f"basin ({basins.method})")
+    c.ax.scatter(basins.points[:, 0], basins.points[:, 1], marker="*", s=280, c="white",
+                 edgecolors="black", linewidths=1.0, zorder=5.5)
+
+
+def draw_critical(c: Canvas) -> None:
+    found = c.field.marks.critical
+    curve = c.field.kind == "curve"
+    for kind, (marker, color) in MARKERS.items():
+        pick = found.types == kind
+        if not pick.any():
+            continue
+        x = found.X[pick, 0]
+        y = found.f[pick] if curve else found.X[pick, 1]
+        c.ax.scatter(x, y, marker=marker, s=90, c=color, edgecolors="black", linewidths=0.8,
+                     zorder=6, label=f"{kind} ({int(pick.sum())})")
+
+
+def draw_paths(c: Canvas) -> None:
+    curve = c.field.kind == "curve"
+    i = 0
+    for method, path in c.field.marks.paths:
+        for r in np.unique(path.run):
+            rows = path.run == r
+            x = path.X[rows, 0]
+            y = path.f[rows] if curve else path.X[rows, 1]
+            i += 1
+            color = f"C{i % 10}"
+            # each path a little thinner than the one before: paths that share a stretch
+            # (a valley floor) stay visible side by side
+            c.ax.plot(x, y, color=color, lw=max(1.0, 2.8 - 0.6 * (i - 1)), zorder=5,
+                      marker="." if len(x) < 60 else None, ms=3,
+                      label=f"{method} from {point_text(path.X[rows][0])}")
+            c.ax.plot(x[:1], y[:1], marker="o", ms=8, mfc="white", mec=color, mew=1.8,
+                      zorder=6)
+            c.ax.plot(x[-1:], y[-1:], marker="X", ms=9, mfc=color, mec="white", mew=1.0,
+                      zorder=6)
+
+
+def draw_flows(c: Canvas) -> None:
+    flows = c.field.marks.flows
+    for i, r in enumerate(np.unique(flows.run)):
+        rows = flows.run == r
+        x, y = flows.X[rows, 0], flows.X[rows, 1]
+        label = f"flow, t = {flows.t[rows][0]:g} to {flows.t[rows][-1]:g}" if i == 0 else None
+        c.ax.plot(x, y, color="white", lw=3.0, alpha=0.6, zorder=4)  # a halo on any colour
+        c.ax.plot(x, y, color="black", lw=1.3, zorder=5, label=label)
+        c.ax.plot(x[:1], y[:1], marker="o", ms=6, mfc="white", mec="black", zorder=6)
+        if len(x) > 1:
+            c.ax.annotate("", xy=(x[-1], y[-1]), xytext=(x[-2], y[-2]), zorder=6,
+                          arrowprops={"arrowstyle": "-|>", "color": "black", "lw": 1.3})
+
+
+def draw_legend(c: Canvas) -> None:
+    handles, labels = c.ax.get_legend_handles_labels()
+    if handles:
+        c.ax.legend(loc="best", fontsize="small", framealpha=0.85)
+    if c.field.marks.notes:
+        c.drawn.notes.extend(c.field.marks.notes)

@@ -1,0 +1,116 @@
+"""The interactive page's version of ``marks.py``: plotly traces for critical points,
+descent paths and flows, and categorical colours for basins.
+
+Hover labels are text written here from the computed numbers (shortest round-trip
+floats), as the rest of the page's are.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+
+from .data import Field
+from .marks import point_text
+
+__all__ = ["add_marks"]
+
+#: type -> (plotly marker symbol, colour), as the picture's marks_draw.MARKERS
+SYMBOLS = {
+    "minimum": ("triangle-down", "#1f77b4"), "maximum": ("triangle-up", "#d62728"),
+    "saddle": ("x", "#ff7f0e"), "degenerate": ("diamond", "#9467bd"),
+    "stable node": ("circle", "#1f77b4"), "unstable node": ("circle", "#d62728"),
+    "stable focus": ("cross", "#1f77b4"), "unstable focus": ("cross", "#d62728"),
+    "center": ("star", "#2ca02c"),
+}
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+def _num(v: float) -> str:
+    return repr(float(v))
+
+
+def _line(fl: Field, X: np.ndarray, f: np.ndarray | None) -> tuple[list, list]:
+    """Plot coordinates of points of the field: (x, y) on a plane, (x, f) on a curve."""
+    if fl.kind == "curve":
+        return X[:, 0].tolist(), np.asarray(f, dtype=float).tolist()
+    return X[:, 0].tolist(), X[:, 1].tolist()
+
+
+def add_marks(fl: Field, traces: list[dict[str, Any]]) -> None:
+    """Append the marks' traces to ``traces`` and recolour a basins heatmap (in place)."""
+    marks = fl.marks
+    if marks is None:
+        return
+    names = fl.names
+    if marks.basins is not None and traces and traces[0].get("type") == "heatmap":
+        _basins(traces[0], marks.basins)
+        pts = marks.basins.points
+        traces.append({"type": "scatter", "mode": "markers", "name": "basin points",
+                       "x": pts[:, 0].tolist(), "y": pts[:, 1].tolist(),
+                       "marker": {"symbol": "star", "size": 16, "color": "white",
+                                  "line": {"color": "black", "width": 1}},
+                       "hoverinfo": "skip"})
+    i = 0
+    for method, path in marks.paths:
+        for r in np.unique(path.run):
+            rows = path.run == r
+            x, y = _line(fl, path.X[rows], path.f[rows])
+            text = [f"step {int(k)}<br>" + "<br>".join(
+                f"{n} = {_num(v)}" for n, v in zip(names, p, strict=True))
+                + f"<br>f = {_num(fv)}<br>|grad f| = {_num(g)}"
+                for k, p, fv, g in zip(path.step[rows], path.X[rows], path.f[rows],
+                                       path.gnorm[rows], strict=True)]
+            i += 1
+            traces.append({"type": "scatter", "mode": "lines+markers",
+                           "name": html.escape(f"{method} from "
+                                               f"{point_text(path.X[rows][0])}"),
+                           "x": x, "y": y, "text": text,
+                           "line": {"color": PALETTE[i % 10], "width": 2},
+                           "marker": {"size": 3}, "hovertemplate": "%{text}<extra></extra>"})
+    if marks.flows is not None:
+        flows = marks.flows
+        for i, r in enumerate(np.unique(flows.run)):
+            rows = flows.run == r
+            x, y = flows.X[rows, 0].tolist(), flows.X[rows, 1].tolist()
+            text = [f"t = {_num(t)}<br>{names[0]} = {_num(a)}<br>{names[1]} = {_num(b)}"
+                    for t, a, b in zip(flows.t[rows], x, y, strict=True)]
+            traces.append({"type": "scatter", "mode": "lines", "name": "flow",
+                           "showlegend": i == 0, "x": x, "y": y, "text": text,
+                           "line": {"color": "black", "width": 1.5},
+                           "hovertemplate": "%{text}<extra></extra>"})
+    if marks.critical is not None:
+        found = marks.critical
+        for kind, (symbol, color) in SYMBOLS.items():
+            pick = found.types == kind
+            if not pick.any():
+                continue
+            x, y = _line(fl, found.X[pick], None if found.f is None else found.f[pick])
+            text = [f"{kind}<br>" + "<br>".join(f"{n} = {_num(v)}"
+                                                for n, v in zip(names, p, strict=True))
+                    for p in found.X[pick]]
+            traces.append({"type": "scatter", "mode": "markers",
+                           "name": f"{kind} ({int(pick.sum())})", "x": x, "y": y,
+                           "text": text, "hovertemplate": "%{text}<extra></extra>",
+                           "marker": {"symbol": symbol, "size": 12, "color": color,
+                                      "line": {"color": "black", "width": 1}}})
+
+
+def _basins(heatmap: dict[str, Any], basins: Any) -> None:
+    """A stepped colour scale (one colour per basin) and the colorbar naming the points."""
+    k = len(basins.points)
+    if k == 0:
+        return
+    colors = [PALETTE[i % 10] for i in range(k)]
+    scale = []
+    for i, color in enumerate(colors):
+        scale += [[i / k, color], [(i + 1) / k, color]]
+    labels = np.asarray(basins.labels, dtype=float).T
+    heatmap |= {"z": np.where(np.isfinite(labels), labels, None).tolist(),
+                "zmin": -0.5, "zmax": k - 0.5, "colorscale": scale, "reversescale": False,
+                "colorbar": {"title": {"text": f"basin ({basins.method})", "side": "right"},
+                             "tickvals": list(range(k)),
+                             "ticktext": [point_text(p, 3) for p in basins.points]}}
