@@ -501,6 +501,8 @@ class Jets:
     def _apply(self, node: Node, us: list[Any], order: int, series: dict[int, list],
                top: bool) -> None:
         rule = node.prim.jet
+        if rule is None and order == 1:  # a jet of order 1 is forward mode: every rule has it
+            rule = lambda ctx, us: [first(ctx, us)]  # noqa: E731
         if rule is None:
             raise MissingTaylorRule(node.prim.name)
         ctx = self._ctx.get(id(node))
