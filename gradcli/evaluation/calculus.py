@@ -38,7 +38,7 @@ from ..engine.taylor import Jets, MissingTaylorRule
 from ..engine.vector import curl_of
 from .binding import EvaluationError, count_text, wrt_names
 from .blocks import Block
-from .kernels import EXTRA, Kernel, Plan, _grad, _live, _one, _shaped
+from .kernels import EXTRA, Kernel, Plan, _grad, _join, _live, _one, _shaped
 
 __all__ = ["Spec", "specify", "COMMANDS", "MAX_ORDER", "input_columns"]
 
@@ -412,17 +412,6 @@ def _diff(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[An
     return [None if t is None else scale * t for t in total]
 
 
-def _stack(parts: list[Any], num: type) -> Any:
-    """One array (..., M) from M per-point values (None = 0)."""
-    given = [np.asarray(p) for p in parts if p is not None]
-    batch = np.broadcast_shapes(*(p.shape for p in given)) if given else ()
-    out = np.zeros(batch + (len(parts),), dtype=num)
-    for k, p in enumerate(parts):
-        if p is not None:
-            out[..., k] = p
-    return out
-
-
 def _taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """Every ∂^α f / α! with |α| ≤ K: jets of order K along each direction of the lattice
     S_K, combined per order by the interpolation weights (``interpolate.py``)."""
@@ -444,7 +433,8 @@ def _taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[
     factorials = [float(math.prod(math.factorial(a) for a in alpha)) for alpha in sp.indices]
     derivatives = [None if c is None else (c if f == 1.0 else f * c)
                    for c, f in zip(coefficients, factorials, strict=True)]
-    return [_stack(coefficients, num), _stack(derivatives, num)]
+    m = (len(coefficients),)
+    return [_join(coefficients, m, (), num), _join(derivatives, m, (), num)]
 
 
 _RUN = {"div": _div, "curl": _curl, "laplacian": _laplacian, "hvp": _hvp, "diff": _diff,
