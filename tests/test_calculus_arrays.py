@@ -142,6 +142,19 @@ def test_descend_on_a_vector_variable_halves_the_distance(capsys) -> None:
     assert last == [3.0, 0.875, 1.75]
 
 
+def test_flow_of_a_vector_variable_is_rk4s_factor_per_step(capsys) -> None:
+    """v' = -v with RK4 step h multiplies v by 1 - h + h²/2 - h³/6 + h⁴/24 per step."""
+    status, out, _ = run(capsys, "flow", "-v", "--from", "v=[1,2]", "--t", "0:1:3")
+    assert status == 0
+    header, *rows = out.splitlines()
+    assert header == "t,v[0],v[1],|F|"
+    g = 1 - 0.5 + 0.5**2 / 2 - 0.5**3 / 6 + 0.5**4 / 24
+    for k, row in enumerate(rows):
+        t, v0, v1, _ = (float(c) for c in row.split(","))
+        assert (t, v0, v1) == (pytest.approx(0.5 * k), pytest.approx(g**k, rel=1e-15),
+                               pytest.approx(2 * g**k, rel=1e-15))
+
+
 # --- higher-order rules of the array primitives ---------------------------------------------
 
 def test_linear_array_primitives_carry_every_coefficient() -> None:
