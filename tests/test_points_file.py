@@ -172,3 +172,15 @@ def test_read_points_errors_are_evaluation_errors(tmp_path) -> None:
     path.write_text("x\n1\n2\n3\n")
     with pytest.raises(EvaluationError, match="at least 3 points, over the limit of 2"):
         read_points(str(path), ["x"], 2)
+
+
+@pytest.mark.parametrize("content", ["x\n", "x\n\n", "x\n\n\n\n", "id,x\n\n", "id,x,y[0]\r\n\r\n"])
+def test_a_header_without_rows_is_an_empty_table(tmp_path, content) -> None:
+    """Blank lines after the header are no rows, exactly as a header alone (they once
+    reached the whole-array parser with zero rows and crashed)."""
+    path = tmp_path / "p.csv"
+    path.write_text(content, newline="")
+    table = read_points(str(path), ["x", "y"], 100)
+    assert table.variables["x"].shape == (0,)
+    assert all(col.shape == (0,) for col in table.carried.values())
+    assert list(table.carried) == (["id"] if content.startswith("id") else [])

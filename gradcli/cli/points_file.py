@@ -129,6 +129,8 @@ class _Parser:
             return None
         if chunk.startswith(b"\n") or b"\n\n" in chunk:
             chunk = _BLANK_RUNS.sub(b"\n", chunk).lstrip(b"\n")
+        if not chunk:  # blank lines only: no rows (as a header alone)
+            return self._general(chunk, 0)
         data = _PAD + chunk
         buf = np.frombuffer(data, dtype=np.uint8)
         seps = np.flatnonzero((buf == 44) | (buf == 10))
