@@ -139,8 +139,8 @@ FORMAT = Option(
 OUTPUT = Option(
     "output", ("--output", "-o"), "text", None, metavar="FILE",
     help="Write to FILE (atomically); its extension picks the format: .csv .json .npz "
-    "(one array per column) .npy (one record array, streamed), and with gradcli[data] .nc "
-    "(NetCDF-4) .zarr (a Zarr store, streamed; a path or an fsspec URL) .parquet.",
+    "(one array per result block) .npy (one record array, streamed), and with gradcli[data] "
+    ".nc (NetCDF-4) .zarr (a Zarr store, streamed; a path or an fsspec URL) .parquet.",
     example="-o grad.nc")
 PRECISION = Option(
     "precision", ("--precision",), "whole", 6, low=1, high=17, metavar="DIGITS",

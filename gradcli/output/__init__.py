@@ -101,7 +101,7 @@ def format_from_extension(path: str | os.PathLike[str]) -> str:
         return fmt
     if ext.lower() == ".npy":
         raise ValueError(
-            f"unknown output extension '.npy': use .npz (one array per column), {_SUGGESTED}"
+            f"unknown output extension '.npy': use .npz (one array per result block), {_SUGGESTED}"
         )
     if not ext:
         raise ValueError(
