@@ -8,7 +8,7 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 BENCH_ARGS ?=
 FUZZ_MINUTES ?= 10
 
-.PHONY: demo test test-all test-dist dist test-browser browser-deps lint bench bench-peers samples fuzz \
+.PHONY: demo test test-min test-all test-dist dist test-browser browser-deps lint bench bench-peers samples fuzz \
 	readme clean
 
 $(STAMP): pyproject.toml
@@ -23,6 +23,23 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The oldest versions pyproject allows (constraints/minimum.txt) in a fresh venv of their own,
+# then the same suite as `make test`: the floors are tested, not guessed.
+MIN_VENV := .min-venv
+MIN_STAMP := $(MIN_VENV)/.installed
+
+$(MIN_STAMP): pyproject.toml constraints/minimum.txt
+	rm -rf $(MIN_VENV)
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MIN_VENV)/bin/python -m pip install --quiet -c constraints/minimum.txt \
+	  -e '.[test,html,data,dask]' --config-settings editable_mode=compat
+	$(MIN_VENV)/bin/python -m pip check
+	touch $(MIN_STAMP)
+
+test-min: $(MIN_STAMP)
+	$(MIN_VENV)/bin/python -m pytest -q
 
 test-all: $(STAMP) dist
 	$(PY) -m pytest -q -m ''
@@ -93,5 +110,5 @@ $(BENCH_STAMP): pyproject.toml
 bench-peers: $(BENCH_STAMP)
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) build dist *.egg-info .pytest_cache
+	rm -rf $(VENV) $(BENCH_VENV) $(MIN_VENV) build dist *.egg-info .pytest_cache
 	find gradcli tests benchmarks -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -151,6 +151,17 @@ def _pow_jet(ctx: T.JetCtx, us: list) -> list:
     return y[1:]
 
 
+def _power_const(a: Any, exponent: float) -> Any:
+    """``a ** exponent`` for a constant exponent, as numpy >= 2.3 computes it on every numpy
+    the project supports: 0.5 as sqrt (so (-inf)**0.5 is nan, as in PyTorch) and -1 as 1/a
+    (exactly rounded); older numpy calls pow for both."""
+    if exponent == 0.5:
+        return np.sqrt(a)
+    if exponent == -1.0:
+        return np.divide(1.0, a)
+    return np.power(a, exponent)
+
+
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 # --- operators ----------------------------------------------------------------------------
@@ -171,7 +182,7 @@ neg = unary("neg", np.negative, lambda g, x, y: -g, kind="operator", saves=False
             jet=T.per_coefficient)
 # a constant exponent: x**0 has derivative 0 everywhere (zeros, as PyTorch)
 # x² (the common case) as g·(2x): x**1.0 is x, so the same values, one pass fewer per order
-pow_scalar = unary("pow_scalar", lambda a, exponent: np.power(a, exponent),
+pow_scalar = unary("pow_scalar", lambda a, exponent: _power_const(a, exponent),
                    lambda g, x, y, exponent: zeros(g, np.shape(g)) if exponent == 0 else
                    g * (2.0 * x) if exponent == 2 else
                    g * (exponent * x ** (exponent - 1.0)), grad_name="PowBackward0",

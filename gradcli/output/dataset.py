@@ -71,6 +71,8 @@ def to_dataset(result: Mapping[str, Any], origin: Origin | None = None,
     for name in ds.variables:
         # nan and inf are results, not missing values: no _FillValue, raw IEEE values
         ds.variables[name].encoding["_FillValue"] = None
+        if ds.variables[name].dtype == object:  # text: variable-length strings, said outright
+            ds.variables[name].encoding["dtype"] = str
     return ds
 
 
