@@ -116,6 +116,38 @@ def test_interrupted_zarr_leaves_no_store(capsys, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+def test_interrupt_while_another_block_is_being_written_leaves_no_store(capsys, tmp_path,
+                                                                        monkeypatch):
+    """Blocks are written from several threads: the store is removed only once the write
+    under way in another thread has finished (it once recreated chunk directories after
+    the removal, leaving a partial hidden store behind)."""
+    import threading
+    import time
+
+    from gradcli.output import zarr_sink
+
+    real = zarr_sink.ChunkWriter.write
+    lock, calls, slow_started = threading.Lock(), [], threading.Event()
+
+    def write(self, start, stop, values):
+        with lock:
+            calls.append(start)
+            n = len(calls)
+        if n == 2:
+            slow_started.wait(5)
+            raise KeyboardInterrupt
+        if n == 3:
+            slow_started.set()
+            time.sleep(0.3)  # still writing when the interrupt's cleanup starts
+        return real(self, start, stop, values)
+
+    monkeypatch.setattr(zarr_sink.ChunkWriter, "write", write)
+    status, _, err = run(capsys, "grad", "x*y", "--grid", "x=0:1:3000", "--grid",
+                         "y=0:1:300", "-o", str(tmp_path / "s.zarr"))
+    assert status == 130 and "interrupted" in err
+    assert os.listdir(tmp_path) == []
+
+
 def test_zarr_destination_that_is_not_a_store_is_refused(capsys, tmp_path):
     (tmp_path / "keep.zarr").mkdir()
     (tmp_path / "keep.zarr" / "mine.txt").write_text("x")

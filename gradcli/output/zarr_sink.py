@@ -104,6 +104,12 @@ class ZarrSink:
         self.nonfinite = 0
         self.plan: DatasetPlan | None = None
         self._lock = threading.Lock()
+        # Blocks are written from the runner's threads: abort waits for the writes under
+        # way and refuses later ones, or a chunk written after the removal would bring a
+        # partial store back.
+        self._writing = threading.Condition()
+        self._under_way = 0
+        self._aborted = False
         self._dest: Destination | None = None
         self._root = b""
         self._inputs: Result | None = None
@@ -129,12 +135,23 @@ class ZarrSink:
     def write(self, start: int, stop: int, values: Sequence[Any]) -> None:
         """Write rows ``start:stop`` of every data variable."""
         assert self.writer is not None
+        with self._writing:
+            if self._aborted:
+                return  # the run has failed: nothing more goes into the store
+            self._under_way += 1
         try:
             bad = self.writer.write(start, stop, values)
         except BaseException as err:
+            self._finished_one()
             self.abort()
             raise _as_output_error(self.destination, err) from err
+        self._finished_one()
         self.add_nonfinite(bad)
+
+    def _finished_one(self) -> None:
+        with self._writing:
+            self._under_way -= 1
+            self._writing.notify_all()
 
     def add_nonfinite(self, count: int) -> None:
         """Count non-finite values written elsewhere (by Dask workers)."""
@@ -154,7 +171,10 @@ class ZarrSink:
         return self._inputs
 
     def abort(self) -> None:
-        """Remove the partial store."""
+        """Remove the partial store, once no block is being written into it."""
+        with self._writing:
+            self._aborted = True
+            self._writing.wait_for(lambda: self._under_way == 0, timeout=60)
         if self.writer is not None:
             _forget(self.writer.location)
         if self._dest is not None:
