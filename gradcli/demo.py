@@ -18,7 +18,15 @@ EXAMPLES = [
     ["jacobian", "[sum(x), sum(x^2)]", "--at", "x=[0,1,2,3]", "-f", "csv"],
     ["vjp", "[-x^3, 5x]", "--vector", "1,0", "--at", "x=1", "-f", "table"],
     ["hessian", "sin(x)*cos(y)", "--at", "x=pi/4,y=pi/3", "-f", "table"],
-    ["graph", "4*(x^2 + x)", "--at", "x=3"],
+    ["graph", "m = x^2; y = m + x; p = 4*y", "--at", "x=3"],
+    ["grad", "z = w*x + b; p = sigmoid(z); -(t*log(p) + (1-t)*log(1-p))",
+     "--at", "w=0.5,x=2,b=0.1,t=1", "-f", "table"],
+    ["grad", "logsumexp(z)", "--at", "z=[1000,1000]", "-f", "table"],
+    ["div", "[x*y, x-y, z^2]", "--at", "x=1,y=2,z=3", "-f", "table"],
+    ["laplacian", "exp(-(x^2+y^2))", "--at", "x=0.5,y=0.5", "-f", "table"],
+    ["taylor", "exp(x)*sin(y)", "--at", "x=0,y=0", "--order", "3", "--polynomial"],
+    ["critical", "x^3 - 3x + y^3 - 3y", "--grid", "x=-3:3:13", "--grid", "y=-3:3:13",
+     "-f", "table"],
     ["grad", "sin(x)*cos(y)", "--grid", "-f", "table"],
 ]
 
