@@ -204,10 +204,62 @@ def test_nonlinear_array_primitives_have_higher_order_rules() -> None:
     assert ev(f, "laplacian", at=point)["laplacian"][0] == pytest.approx(want, rel=1e-13)
 
 
+def _adjugate(m: np.ndarray) -> np.ndarray:
+    """adj(M) of a 3×3 matrix from its 2×2 minors (no inverse: singular ones too)."""
+    adj = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            minor = np.delete(np.delete(m, i, 0), j, 1)
+            adj[j, i] = (-1) ** (i + j) * (minor[0, 0] * minor[1, 1] - minor[0, 1] * minor[1, 0])
+    return adj
+
+
+@pytest.mark.parametrize("a0", [
+    [[2.0, 1.0, 0.5], [0.3, 3.0, -1.0], [1.5, -0.7, 4.0]],
+    [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],   # singular (rank 2)
+    [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 6.0, 9.0]],   # rank 1
+])
+def test_det_jet_is_the_characteristic_expansion(a0) -> None:
+    """det(A + tB) = det A + t·tr(adj(A)B) + t²·tr(A·adj(B)) + t³·det B for 3×3 matrices,
+    at regular and singular A alike."""
+    from gradcli.engine import rules as R
+    from gradcli.engine.taylor import jet
+
+    a0 = np.array(a0)
+    b = np.array([[0.5, -1.0, 2.0], [1.0, 0.25, 0.0], [-0.5, 1.5, 1.0]])
+    zero = np.zeros((3, 3))
+    value, coeffs = jet(R.det, [a0], [[b, zero, zero, zero]], order=4)
+    want = [np.trace(_adjugate(a0) @ b), np.trace(a0 @ _adjugate(b)), np.linalg.det(b), 0.0]
+    scale = np.abs(a0).max() ** 2 * np.abs(b).max() + np.abs(b).max() ** 3
+    assert float(value) == pytest.approx(np.linalg.det(a0), abs=1e-13 * scale)
+    got = [0.0 if c is None else float(c) for c in coeffs]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-13 * scale)
+
+
+def test_det_second_derivatives_through_the_commands() -> None:
+    """det is linear in each entry, so its laplacian is 0; ∂²det/∂A₀₀∂A₁₁ of a 3×3 is A₂₂;
+    hessian and diff agree on a product with det."""
+    a = [[2.0, 1.0, 0.5], [0.3, 3.0, -1.0], [1.5, -0.7, 4.0]]
+    assert ev("det(A)", "laplacian", at={"A": a})["laplacian"].tolist() == [0.0]
+    mixed = ev("det(A)", "diff", at={"A": a}, wrt="A[0][0],A[1][1]")
+    assert mixed["d2f/dA[0][0]dA[1][1]"][0] == pytest.approx(4.0, rel=1e-15)
+    f = "det(A) * sum(A^2)"
+    h = ev(f, "hessian", at={"A": a})["d2f/dAdA"][0].reshape(9, 9)
+    lap = ev(f, "laplacian", at={"A": a})["laplacian"][0]
+    assert lap == pytest.approx(np.trace(h), rel=1e-12)
+
+
+def test_det_jet_refuses_large_matrices_by_name() -> None:
+    from gradcli.engine.rules_linalg import DET_JET_MAX
+
+    n = DET_JET_MAX + 1
+    big = (np.eye(n) * 2).tolist()
+    with pytest.raises(EvaluationError, match=f"the primitive 'det' has a Taylor-mode rule "
+                                              f"for matrices up to {n - 1}×{n - 1} only"):
+        ev("det(A)", "laplacian", at={"A": big})
+
+
 def test_a_primitive_without_a_jet_rule_is_an_error_naming_it(capsys) -> None:
-    with pytest.raises(EvaluationError, match="laplacian: the primitive 'det' has no "
-                                              "Taylor-mode rule"):
-        ev("det(A)", "laplacian", at={"A": [[1, 2], [3, 4]]})
     status, out, err = run(capsys, "taylor", "norm(x, 3)", "--at", "x=[1,2]", "--order", "2")
     assert status == 2 and out == ""
     assert "the primitive 'vector_norm' has no Taylor-mode rule" in err

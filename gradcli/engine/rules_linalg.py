@@ -109,8 +109,54 @@ def _cofactor_jvp(ctx: Ctx, tangents: list) -> Any:
 
 cofactor = Primitive("cofactor", _cofactor_fwd, vjp=_cofactor_vjp, jvp=_cofactor_jvp, arity=1)
 
+#: the largest matrix whose determinant's jet is expanded (2ⁿ·n series products)
+DET_JET_MAX = 10
+
+
+def _det_jet(ctx: T.JetCtx, us: list) -> list:
+    """det A(t) for A(t) = Σ A_k t^k as the permutation sum grouped by rows: after row r,
+    one series per set S of r columns (the minor of the first r rows and the columns S),
+    extended by each column c not in S with sign (-1)^#{s in S : s > c}. Only products and
+    sums, so a singular A₀ needs no special case; y₁ is the first-order (cofactor) rule's."""
+    a0 = np.asarray(ctx.inputs[0])
+    n, order = a0.shape[-1], ctx.order
+    if n > DET_JET_MAX:
+        raise T.MissingTaylorRule("det", f"has a Taylor-mode rule for matrices up to "
+                                  f"{DET_JET_MAX}×{DET_JET_MAX} only (this one is {n}×{n})")
+    coeffs = [a0] + [None if c is None else np.broadcast_to(_spread(c, ctx.shapes[0]),
+                                                            a0.shape)
+                     for c in (us[0][1:] if us[0] is not None else [None] * order)]
+
+    def entry(r: int, c: int) -> list:
+        return [None if a is None else a[..., r, c] for a in coeffs]
+
+    minors: dict[int, list] = {0: [np.ones(a0.shape[:-2], dtype=a0.dtype)] + [None] * order}
+    for r in range(n):
+        grown: dict[int, list] = {}
+        for cols, series in minors.items():
+            for c in range(n):
+                if cols >> c & 1:
+                    continue
+                sign = -1.0 if bin(cols >> (c + 1)).count("1") % 2 else 1.0
+                term = [T.cauchy(series, entry(r, c), k) for k in range(order + 1)]
+                key = cols | 1 << c
+                have = grown.get(key)
+                grown[key] = [_signed_sum(h, t, sign) for h, t in
+                              zip(have or [None] * (order + 1), term, strict=True)]
+        minors = grown
+    total = minors[(1 << n) - 1]
+    return [T.first(ctx, us)] + total[2:]
+
+
+def _signed_sum(have: Any, term: Any, sign: float) -> Any:
+    if term is None:
+        return have
+    term = term if sign > 0 else -term
+    return term if have is None else have + term
+
+
 det = Primitive(
-    "det", _det_fwd,
+    "det", _det_fwd, jet=_det_jet,
     vjp=lambda ctx, g: [unbroadcast(unsqueeze(g, dim=_LAST2) * cofactor(ctx.inputs[0]),
                                     ctx.shapes[0])],
     jvp=lambda ctx, ts: sum(cofactor(ctx.inputs[0]) * ts[0], dim=_LAST2),

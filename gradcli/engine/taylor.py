@@ -42,9 +42,9 @@ __all__ = ["Jets", "MissingTaylorRule", "Series", "jet", "per_coefficient", "pro
 class MissingTaylorRule(NotImplementedError):
     """A recorded primitive has no ``jet=`` rule: higher derivatives cannot go through it."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"the primitive '{name}' has no Taylor-mode rule, so derivatives "
-                         "above the first cannot be taken through it")
+    def __init__(self, name: str, why: str = "has no Taylor-mode rule") -> None:
+        super().__init__(f"the primitive '{name}' {why}, so derivatives above the first "
+                         "cannot be taken through it")
         self.primitive = name
 
 
