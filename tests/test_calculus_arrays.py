@@ -259,10 +259,59 @@ def test_det_jet_refuses_large_matrices_by_name() -> None:
         ev("det(A)", "laplacian", at={"A": big})
 
 
-def test_a_primitive_without_a_jet_rule_is_an_error_naming_it(capsys) -> None:
-    status, out, err = run(capsys, "taylor", "norm(x, 3)", "--at", "x=[1,2]", "--order", "2")
-    assert status == 2 and out == ""
-    assert "the primitive 'vector_norm' has no Taylor-mode rule" in err
+def test_a_primitive_beyond_its_jet_rule_is_an_error_naming_it(capsys) -> None:
+    """Every primitive of the language has a jet rule now (a primitive without one is the
+    engine-level test in test_taylor_mode.py); det's stops at 10×10, and the
+    command says so in one line, exit 2, before any output."""
+    big = "[" + ",".join("[" + ",".join("2" if i == j else "0" for j in range(11)) + "]"
+                         for i in range(11)) + "]"
+    status, out, err = run(capsys, "diff", "det(A)", "--at", f"A={big}", "--wrt",
+                           "A[0][0],A[1][1]")
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert "the primitive 'det' has a Taylor-mode rule for matrices up to 10×10 only" in err
     # first order is forward mode, which every primitive has
     assert ev("det(A)", "diff", at={"A": [[1, 2], [3, 4]]}, wrt="A[0][0]")[
         "df/dA[0][0]"].tolist() == [4.0]
+
+
+def _cube_root_series(g: list[float], order: int) -> list[float]:
+    """y with y³ = g as truncated series, solved order by order (3y₀²·y_k = g_k - the
+    rest of (y³)_k): a hand derivation independent of the engine's power recurrence."""
+    y = [g[0] ** (1 / 3)] + [0.0] * order
+    for k in range(1, order + 1):
+        cube = np.convolve(np.convolve(y, y), y)
+        y[k] = (g[k] - cube[k]) / (3 * y[0] ** 2)
+    return y
+
+
+def test_vector_norm_jet_along_a_line() -> None:
+    """‖x₀ + t·s‖₃ at x₀ = [1, 2], s = [1, 1] is ((1+t)³ + (2+t)³)^(1/3) = (9 + 15t + 9t² +
+    2t³)^(1/3); a zero component under an even p is smooth ((t⁴ + 1)^(1/4) = 1 + t⁴/4 ...);
+    under an odd p it has no coefficient from order p on (nan), and the 1- and inf-norms are
+    piecewise linear."""
+    from gradcli import engine as gc
+    from gradcli.engine.taylor import jet
+
+    zero = np.zeros(2)
+    value, got = jet(lambda v: gc.vector_norm(v, 3), [np.array([1.0, 2.0])],
+                     [[np.array([1.0, 1.0]), zero, zero, zero]], order=4)
+    want = _cube_root_series([9.0, 15.0, 9.0, 2.0, 0.0], 4)
+    np.testing.assert_allclose([float(value)] + [float(c) for c in got], want, rtol=1e-13)
+    _, got = jet(lambda v: gc.vector_norm(v, 4), [np.array([0.0, 1.0])],
+                 [[np.array([1.0, 0.0]), zero, zero, zero, zero]], order=5)
+    np.testing.assert_allclose([float(c) for c in got], [0, 0, 0, 0.25, 0], atol=1e-15)
+    _, got = jet(lambda v: gc.vector_norm(v, 3), [np.array([0.0, 1.0])],
+                 [[np.array([1.0, 0.0]), zero, zero]], order=3)
+    assert [float(c) for c in got[:2]] == [0.0, 0.0] and np.isnan(got[2])
+    for p, want1 in ((1, 2.0), (np.inf, 1.0)):  # |1 + t| + |-2 + t|·(p=1); max(...)
+        _, got = jet(lambda v, p=p: gc.vector_norm(v, p), [np.array([1.0, -2.0])],
+                     [[np.array([1.0, -1.0]), zero]], order=2)
+        assert [float(c) for c in got] == [want1, 0.0]
+
+
+def test_norm_p_through_the_commands_agrees_with_the_hessian() -> None:
+    at = {"x": [1.0, -2.0, 0.5]}
+    for f in ("norm(x, 3)", "norm(x, 2.5) * sum(x)", "norm(x, 1) + norm(x, inf)^2"):
+        h = ev(f, "hessian", at=at)["d2f/dxdx"][0]
+        assert ev(f, "laplacian", at=at)["laplacian"][0] == pytest.approx(np.trace(h),
+                                                                         rel=1e-12)

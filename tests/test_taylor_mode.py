@@ -37,7 +37,7 @@ def test_every_differentiable_primitive_has_a_jet_rule() -> None:
     """Every one but those listed, whose higher derivatives are an error naming them
     (``test_a_primitive_without_a_jet_rule_is_an_error_naming_it``)."""
     missing = [n for n, p in R.PRIMITIVES.items() if not p.nondiff and p.jet is None]
-    assert sorted(missing) == ["cofactor", "vector_norm"]  # cofactor: only in det's rules
+    assert sorted(missing) == ["cofactor"]  # only in det's first-order rules
     assert len([p for p in R.PRIMITIVES.values() if not p.nondiff]) >= 55
 
 

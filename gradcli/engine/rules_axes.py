@@ -314,8 +314,44 @@ def _vector_norm_partial(ctx: Ctx) -> Any:
     return where(raw(y) == 0, 0.0, sgn(x) * ratio)
 
 
+def _vector_norm_jet(ctx: T.JetCtx, us: list) -> list:
+    """ord 1 and inf are piecewise linear (every coefficient through the first-order rule);
+    any other p is (Σ|xᵢ|^p)^(1/p) in series arithmetic with |xᵢ| = sgn(xᵢ₀)·xᵢ (xᵢ itself
+    for an even p). A component at 0 moving along the line contributes |t|^p·|u|^p: zero
+    coefficients below order p and none above (nan) unless p is even; a zero norm has no
+    higher coefficients either (nan), as the cone ‖x‖ has no second derivative at 0."""
+    p = ctx.params
+    q = float(p["ord"])
+    if q in (1.0, np.inf):
+        return T.per_coefficient(ctx, us)
+    x0 = np.asarray(ctx.inputs[0])
+    order, dim, keepdim = ctx.order, p["dim"], p.get("keepdim", False)
+    coeffs = T.full_series(us[0], x0, order)
+    shape = np.broadcast_shapes(*(np.shape(c) for c in coeffs if c is not None))
+    coeffs = [None if c is None else np.broadcast_to(c, shape) for c in coeffs]
+    even = q.is_integer() and q % 2 == 0
+    sign = 1.0 if even else np.sign(x0)
+    powers = (T.Series([None if c is None else sign * c for c in coeffs]) ** q).c
+    if not even:
+        at_zero = np.broadcast_to(x0 == 0, shape)
+        moving = np.zeros(shape, dtype=bool)
+        for c in coeffs[1:]:
+            moving = moving if c is None else moving | (c != 0)
+        for k in range(1, order + 1):
+            if at_zero.any():
+                fill = np.where(moving, np.nan if k >= q else 0.0, 0.0)
+                base = np.zeros(shape) if powers[k] is None else powers[k]
+                powers[k] = np.where(at_zero, fill, base)
+    total = [None if c is None else np.sum(np.broadcast_to(c, shape), axis=dim, keepdims=True)
+             for c in powers]
+    norm = (T.Series(total) ** (1.0 / q)).c
+    if not keepdim:
+        norm = [None if c is None else np.squeeze(c, axis=dim) for c in norm]
+    return [T.first(ctx, us)] + norm[2:]
+
+
 vector_norm = Primitive(
-    "vector_norm", _vector_norm_fwd,
+    "vector_norm", _vector_norm_fwd, jet=_vector_norm_jet,
     vjp=lambda ctx, g: [_kept(g, ctx.params["dim"], ctx.params.get("keepdim", False),
                               len(ctx.shapes[0])) * _vector_norm_partial(ctx)],
     jvp=lambda ctx, ts: sum(ts[0] * _vector_norm_partial(ctx), dim=ctx.params["dim"],
