@@ -62,8 +62,17 @@ def test_dev_full_reports_no_space() -> None:
     assert str(info.value).startswith("cannot write '/dev/full': No space left on device")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores permissions")
 def test_permission_denied(tmp_path) -> None:
+    """A directory the user may not write to. root ignores permission bits, so as root
+    the directory is /sys, where nobody may create files (sysfs refuses them)."""
+    if os.geteuid() == 0:
+        with pytest.raises(OutputError) as info:
+            write({"x": np.arange(3.0)}, fmt="csv", path="/sys/gradcli-x.csv")
+        message = str(info.value)
+        assert message.startswith("cannot write '/sys/gradcli-x.csv': ")
+        assert "Permission denied" in message or "Read-only file system" in message
+        assert not os.path.exists("/sys/gradcli-x.csv")
+        return
     locked = tmp_path / "ro"
     locked.mkdir()
     locked.chmod(0o500)
