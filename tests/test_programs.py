@@ -79,6 +79,28 @@ def test_grad_wrt_a_step_holds_its_inputs_fixed(capsys):
     assert (j["df[0]/dm"].tolist(), j["df[1]/dm"].tolist()) == ([1.0], [3.0])
 
 
+def test_a_named_sigmoid_step_stays_on_the_path_of_log(capsys):
+    """log(p) of a step p = sigmoid(z) goes through p (PyTorch: p is a tensor of its own),
+    so --wrt p and the graph's adjoint of p count it. Hand derivation at w=0.5, x=2,
+    b=0.1, t=0.3: z = 1.1, p = σ(1.1), ∂f/∂p = -t/p + (1-t)/(1-p), ∂f/∂z = p - t."""
+    t, z = 0.3, 1.1
+    p = 1 / (1 + math.exp(-z))
+    at = {"w": 0.5, "x": 2, "b": 0.1, "t": t}
+    r = gradcli.evaluate(LOSS, "grad", at=at, wrt=["p", "z"])
+    assert r["df/dp"][0] == pytest.approx(-t / p + (1 - t) / (1 - p), rel=1e-14)
+    assert r["df/dz"][0] == pytest.approx(p - t, rel=1e-14)
+    nodes, _ = build_graph(LOSS, at)
+    assert {n.id: n.adjoint for n in nodes}["p"] == pytest.approx(-t / p + (1 - t) / (1 - p),
+                                                                  rel=1e-14)
+    status, out, _ = cli(capsys, "grad", "p = sigmoid(z); log(p)", "--at", "z=1",
+                         "--wrt", "p")
+    assert status == 0 and float(table(out)["df/dp"][0]) == pytest.approx(
+        1 + math.exp(-1), rel=1e-14)  # 1/σ(1)
+    # written in one expression, log(sigmoid(u)) is still fused: finite at u = -1000
+    status, out, _ = cli(capsys, "grad", "log(sigmoid(u))", "--at", "u=-1000")
+    assert status == 0 and table(out)["f"] == ["-1000.0"] and table(out)["df/du"] == ["1.0"]
+
+
 def test_wrt_errors(capsys):
     with pytest.raises(EvaluationError, match="not a variable or a step"):
         gradcli.evaluate(SEED, "grad", at={"x": 3}, wrt=["q"])
