@@ -244,6 +244,7 @@ def test_program_file_limits_and_errors(capsys, tmp_path):
     (tmp_path / "bin.gc").write_bytes(b"x\x00+1")
     status, _, err = cli(capsys, "eval", f"@{tmp_path / 'bin.gc'}", "--at", "x=1")
     assert status == 2 and "is not text" in err
+    assert "CSV" not in err  # a program is not a CSV file
     # a file may be longer than an expression typed on the command line (10,000 characters)
     long = tmp_path / "long.gc"
     long.write_text("s = x" + " + x" * 5000 + "\ns/5001\n")
