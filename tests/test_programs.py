@@ -232,6 +232,12 @@ def test_program_from_stdin(capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(SEED + "\n"))
     status, out, _ = cli(capsys, "grad", "@-", "--at", "x=3")
     assert status == 0 and out.splitlines()[1] == "3.0,48.0,28.0"
+    # the program and the points cannot both be standard input: said before reading either
+    monkeypatch.setattr("sys.stdin", io.StringIO("x^2\n"))
+    status, out, err = cli(capsys, "grad", "@-", "--points", "-")
+    assert status == 2 and out == ""
+    assert err.strip() == ("gradcli: error: @- and --points - both read standard input: "
+                           "give one of them as a file")
 
 
 def test_program_file_limits_and_errors(capsys, tmp_path):
