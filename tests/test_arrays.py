@@ -233,6 +233,24 @@ def test_matrix_variable_blocks_and_columns(capsys, tmp_path):
     assert status == 0 and data["df/dA"].shape == (1, 2, 2, 2) and data["f"].shape == (1, 2)
 
 
+def test_points_file_components_in_any_column_order(capsys, tmp_path):
+    """Each A[i][j] column is that entry wherever it stands in the header: A = [[1, 2],
+    [3, 4]] written as A[1][0], A[0][0], A[0][1], A[1][1] has det -2 and the gradient
+    (its cofactor matrix) [[4, -3], [-2, 1]]; with and without a quoted cell (the two
+    parsing paths)."""
+    for row in ("3,1,2,4", '"3",1,2,4'):
+        path = tmp_path / "a.csv"
+        path.write_text(f"A[1][0],A[0][0],A[0][1],A[1][1]\n{row}\n")
+        status, out, _ = cli(capsys, "grad", "det(A)", "-p", str(path))
+        values = [float(v) for v in out.splitlines()[1].split(",")]
+        assert status == 0 and values[:4] == [1, 2, 3, 4]
+        assert values[4] == pytest.approx(-2, rel=1e-14)
+        assert values[5:] == pytest.approx([4, -3, -2, 1], rel=1e-14)
+    path.write_text("x[1],x[0]\n1,2\n")
+    status, out, _ = cli(capsys, "eval", "x[0] - x[1]", "-p", str(path))
+    assert status == 0 and out.splitlines() == ["x[0],x[1],f", "2.0,1.0,1.0"]
+
+
 def test_literals_and_arrays_meet():
     r = gradcli.evaluate("[1, 2] * x + [x[1], y]", "jacobian", at={"x": [3.0, 4.0], "y": 5.0})
     assert r["f"].tolist() == [[3 + 4, 8 + 5]]

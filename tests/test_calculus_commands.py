@@ -370,6 +370,11 @@ def test_count_mismatch_and_bad_fields_are_clear_errors(capsys) -> None:
     assert "not a bound variable" in refused(capsys, "laplacian", "x*y", "--at", "x=1,y=2",
                                              "--wrt", "z")
     assert "--wrt" in refused(capsys, "diff", "x*y", "--at", "x=1,y=2")
+    # a Laplacian sums each ∂²f/∂x_i² once: a variable named twice is refused, as in
+    # div and taylor, not counted twice (x^2*y would give 8, not 4)
+    assert "twice" in refused(capsys, "laplacian", "x^2*y", "--at", "x=1,y=2", "--wrt", "x,x")
+    assert "twice" in refused(capsys, "laplacian", "sum(v^2)", "--at", "v=[1,2]",
+                              "--wrt", "v,v[0]")
     assert "--wrt x --order 3" in refused(capsys, "diff", "x*y", "--at", "x=1,y=2",
                                           "--wrt", "x,y", "--order", "3")
     assert "scalar-valued" in refused(capsys, "taylor", "[x, y]", "--at", "x=1,y=2")

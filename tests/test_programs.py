@@ -79,6 +79,28 @@ def test_grad_wrt_a_step_holds_its_inputs_fixed(capsys):
     assert (j["df[0]/dm"].tolist(), j["df[1]/dm"].tolist()) == ([1.0], [3.0])
 
 
+def test_a_named_sigmoid_step_stays_on_the_path_of_log(capsys):
+    """log(p) of a step p = sigmoid(z) goes through p (PyTorch: p is a tensor of its own),
+    so --wrt p and the graph's adjoint of p count it. Hand derivation at w=0.5, x=2,
+    b=0.1, t=0.3: z = 1.1, p = σ(1.1), ∂f/∂p = -t/p + (1-t)/(1-p), ∂f/∂z = p - t."""
+    t, z = 0.3, 1.1
+    p = 1 / (1 + math.exp(-z))
+    at = {"w": 0.5, "x": 2, "b": 0.1, "t": t}
+    r = gradcli.evaluate(LOSS, "grad", at=at, wrt=["p", "z"])
+    assert r["df/dp"][0] == pytest.approx(-t / p + (1 - t) / (1 - p), rel=1e-14)
+    assert r["df/dz"][0] == pytest.approx(p - t, rel=1e-14)
+    nodes, _ = build_graph(LOSS, at)
+    assert {n.id: n.adjoint for n in nodes}["p"] == pytest.approx(-t / p + (1 - t) / (1 - p),
+                                                                  rel=1e-14)
+    status, out, _ = cli(capsys, "grad", "p = sigmoid(z); log(p)", "--at", "z=1",
+                         "--wrt", "p")
+    assert status == 0 and float(table(out)["df/dp"][0]) == pytest.approx(
+        1 + math.exp(-1), rel=1e-14)  # 1/σ(1)
+    # written in one expression, log(sigmoid(u)) is still fused: finite at u = -1000
+    status, out, _ = cli(capsys, "grad", "log(sigmoid(u))", "--at", "u=-1000")
+    assert status == 0 and table(out)["f"] == ["-1000.0"] and table(out)["df/du"] == ["1.0"]
+
+
 def test_wrt_errors(capsys):
     with pytest.raises(EvaluationError, match="not a variable or a step"):
         gradcli.evaluate(SEED, "grad", at={"x": 3}, wrt=["q"])
@@ -210,6 +232,12 @@ def test_program_from_stdin(capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(SEED + "\n"))
     status, out, _ = cli(capsys, "grad", "@-", "--at", "x=3")
     assert status == 0 and out.splitlines()[1] == "3.0,48.0,28.0"
+    # the program and the points cannot both be standard input: said before reading either
+    monkeypatch.setattr("sys.stdin", io.StringIO("x^2\n"))
+    status, out, err = cli(capsys, "grad", "@-", "--points", "-")
+    assert status == 2 and out == ""
+    assert err.strip() == ("gradcli: error: @- and --points - both read standard input: "
+                           "give one of them as a file")
 
 
 def test_program_file_limits_and_errors(capsys, tmp_path):
@@ -222,6 +250,7 @@ def test_program_file_limits_and_errors(capsys, tmp_path):
     (tmp_path / "bin.gc").write_bytes(b"x\x00+1")
     status, _, err = cli(capsys, "eval", f"@{tmp_path / 'bin.gc'}", "--at", "x=1")
     assert status == 2 and "is not text" in err
+    assert "CSV" not in err  # a program is not a CSV file
     # a file may be longer than an expression typed on the command line (10,000 characters)
     long = tmp_path / "long.gc"
     long.write_text("s = x" + " + x" * 5000 + "\ns/5001\n")

@@ -92,6 +92,9 @@ def command_function(command: Command) -> Callable[..., int]:
                 options[option.name] = value[0] if value else None
         expression = options.get("expression")
         if isinstance(expression, str) and expression.startswith("@"):
+            if expression == "@-" and options.get("points") == "-":
+                raise UsageProblem("@- and --points - both read standard input: give one of "
+                                   "them as a file")
             from .inputs import read_program  # a program file: read within its bounds
 
             options["expression"] = read_program(expression)

@@ -143,7 +143,7 @@ class _Parser:
         numbers = np.empty((rows, len(self.cols.numeric)), dtype=np.float64)
         if self.cols.numeric:
             lengths = np.diff(seps, prepend=WIDTH - 1) - 1
-            if len(self.cols.numeric) != self.width:
+            if self.cols.numeric != list(range(self.width)):  # carried or permuted columns
                 ends, lengths = ends[:, self.cols.numeric], lengths.reshape(rows, -1)[
                     :, self.cols.numeric]
             values, ok = parse_decimals(data, ends.reshape(-1), lengths.reshape(-1))

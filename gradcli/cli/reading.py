@@ -180,7 +180,7 @@ class BoundedReader:
     def _not_text(self, chunk: bytes, pos: int) -> Any:
         line = self._lines + chunk.count(b"\n", 0, pos) + 1
         raise EvaluationError(f"{self.label}: byte 0x{chunk[pos]:02x} on line {line:,} is not "
-                              "text: expected a UTF-8 CSV file")
+                              "text: expected UTF-8 text")
 
 
 class _Encoded:

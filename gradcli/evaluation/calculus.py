@@ -179,6 +179,8 @@ def specify(what: str, plan: Plan, *, wrt: Any = None, order: Any = None) -> Spe
         pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
         if not pairs:
             raise EvaluationError("laplacian needs at least one variable")
+        if len(set(pairs)) != len(pairs):
+            raise EvaluationError("laplacian: --wrt names a variable twice")
         return spec(pairs)
     if what == "taylor":
         k = _order(2 if order is None else order, 0, "taylor")

@@ -244,6 +244,10 @@ class _Compiler:
                 self.functions[statement.name] = statement
             elif isinstance(statement, Assign):
                 result = self.named[statement.name] = self.compile(statement.value, {})
+                # a step is a tensor of its own (--wrt, graph adjoints, PyTorch's
+                # retain_grad): log(p) of p = sigmoid(z) must go through p, not be fused
+                # past it to logsigmoid(z)
+                result.call = None
             else:
                 result = self.compile(statement, {})
         assert result is not None, "the parser ends every program with a value"
