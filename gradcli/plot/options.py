@@ -151,6 +151,7 @@ class PlotOptions:
         if n_vars == 1:
             for flag, used in (("--stream", self.stream), ("--contour", self.contour > 0),
                                ("--color", self.color is not None),
+                               ("--cmap", self.cmap is not None),
                                ("--vmin", self.vmin is not None),
                                ("--vmax", self.vmax is not None)):
                 if used:
