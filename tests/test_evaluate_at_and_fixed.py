@@ -30,6 +30,14 @@ def test_anything_else_is_a_type_error_saying_what_at_takes(at, got) -> None:
     assert f"got {got}" in str(info.value)
 
 
+@pytest.mark.parametrize("value", [None, [1.0, None]])
+def test_a_missing_value_is_refused_not_read_as_nan(value) -> None:
+    # numpy turns None into nan, so a point built from a row with a gap evaluated to nan
+    with pytest.raises(ValueError, match="variable 'x': expected a number, a "
+                       "vector or a matrix of numbers, got"):
+        gradcli.evaluate("sum(x)", "grad", at={"x": value})
+
+
 def test_point_values_may_be_constant_expressions() -> None:
     r = gradcli.evaluate("sin(x)*y", "grad", at={"x": "pi/2", "y": "2^3"})
     assert r["x"].tolist() == [math.pi / 2] and r["y"].tolist() == [8.0]

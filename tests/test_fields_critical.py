@@ -85,6 +85,23 @@ def test_monkey_saddle_is_degenerate(capsys):
     assert rows[0][6] == "degenerate"
 
 
+@pytest.mark.parametrize("formula, grid", [
+    ("x^4 + y^2", ["--grid", "x=-1:1:6", "--grid", "y=-1:1:6"]),
+    ("x^2 + y^4", ["--grid", "x=-1:1:6", "--grid", "y=-1:1:6"]),
+    ("x^4 + y^4 + z^2", ["--grid", "x=-1:1:4", "--grid", "y=-1:1:4", "--grid", "z=-1:1:4"]),
+])
+def test_a_degenerate_minimum_curved_in_one_direction_is_one_point_at_0(capsys, formula,
+                                                                         grid):
+    # one direction's Hessian entry vanishes (12x² at 0) while the other's stays 2: a damping
+    # floor scaled to the whole Hessian stalled those seeds near ±2e-5, and two were kept
+    status, header, rows, _ = run(capsys, formula, *grid)
+    assert status == 0 and len(rows) == 1
+    n = len(header) - 3
+    point = [float(v) for v in rows[0][:n]]
+    assert max(abs(v) for v in point) <= 1e-9
+    assert rows[0][-1] == "degenerate"
+
+
 def test_damped_pendulum_foci_and_saddles(capsys):
     status, header, rows, _ = run(capsys, "[y, -sin(x) - 0.5y]", "--grid", "x=-7:7:29",
                                   "--grid", "y=-3:3:13")

@@ -126,6 +126,13 @@ def test_newton_solves_a_quadratic_in_one_step(capsys):
     assert err.strip() == "stopped at step 1: no step lowers f (|grad f| = 0)"
 
 
+def test_newton_maximizing_says_no_step_raises_f(capsys):
+    status, _, rows, err = run(capsys, "descend", "-(x-1)^2", "--from", "x=3", "--method",
+                               "newton", "--maximize")
+    assert status == 0 and [r[:2] for r in rows] == [[0, 3], [1, 1]]
+    assert err.strip() == "stopped at step 1: no step raises f (|grad f| = 0)"
+
+
 def test_newton_leaves_a_saddle_for_a_minimum():
     # f = x² − y² + y⁴/4: a saddle at 0, minima at (0, ±√2); plain Newton would go to the
     # saddle, the |eigenvalue| step goes downhill

@@ -85,6 +85,8 @@ def test_no_grid_samples_every_variable_on_minus5_5(tmp_path, capsys):
     ([*FIELD, "--ylim", "0:1"], "--ylim sets the y-range of a curve"),
     (["x", "--grid", "x=0:1:5", "--ylim", "2:1"], "LOW must be below HIGH"),
     (["x", "--grid", "x=0:1:5", "--vmin", "1"], "--vmin needs two grid variables"),
+    # a curve has no colour map: --cmap was silently ignored there
+    (["x", "--grid", "x=0:1:5", "--cmap", "inferno"], "--cmap needs two grid variables"),
     ([*FIELD, "--vmin", "1", "--vmax", "0"], "--vmin 1 must be below --vmax 0"),
     ([*FIELD, "--scale", "0"], "--scale must be a finite number > 0"),
     ([*FIELD, "--animate", "t=0:1:1"], "number of frames"),

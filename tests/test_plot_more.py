@@ -128,6 +128,9 @@ def test_mp4_without_ffmpeg_is_a_clear_error(tmp_path, capsys, monkeypatch):
     (["--animate", "t=0:1:3", "-o", "w.png"], "--animate writes a movie"),
     (["-o", "w.gif"], "add --animate"),
     (["--animate", "x=0:1:3", "-o", "w.gif"], "also given with --grid"),
+    # a frame rate without a movie was silently ignored, unlike --lr or --order alone
+    (["--fps", "5", "-o", "w.png"], "--fps sets the frame rate of an --animate movie: add "
+                                    "--animate VAR=START:STOP:FRAMES"),
 ])
 def test_animation_misuse(tmp_path, capsys, monkeypatch, extra, needle):
     monkeypatch.chdir(tmp_path)

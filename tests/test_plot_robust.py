@@ -190,7 +190,8 @@ def test_unequal_ranges_use_auto_aspect_and_say_so():
     grid = {"x": (0, 1000, 30), "y": (0, 1, 30)}
     fig, drawn = _draw("x*y", grid)
     assert drawn.ax.get_aspect() == "auto"
-    assert drawn.notes == ["x spans 1034 and y spans 1.034, more than 10x apart: drawn "
+    # the grid's own ranges, not the image's extent (half a cell more at each end)
+    assert drawn.notes == ["x spans 1000 and y spans 1, more than 10x apart: drawn "
                            "with --aspect auto (--aspect equal forces equal axes)"]
     fig, drawn = _draw("x*y", grid, aspect="equal")
     assert drawn.ax.get_aspect() == 1.0 and drawn.notes == []

@@ -355,7 +355,7 @@ PLOT_DRAWING = (
            help="Animate over VAR (2-1000 frames) with a fixed colour scale, to -o NAME.gif "
            "or NAME.mp4.", example="--animate t=0:2pi:48"),
     Option("fps", ("--fps",), "real", PLOT_DEFAULT, metavar="FPS",
-           help="Frames per second of an --animate movie.", example="--fps 24"),
+           help="Frames per second of an --animate movie (default 12).", example="--fps 24"),
     Option("preview", ("--preview",), "flag", PLOT_DEFAULT,
            help="Also draw the picture in the terminal (colours and arrow glyphs; honours "
            "NO_COLOR).", example="--preview"),

@@ -197,12 +197,13 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
     _write(columns, _request(expression, fmt, output, precision, quiet, path.columns), what)
     diverged = path.stop == "diverged"
     if not quiet or diverged.any():
-        say(_stop_line(path, tol, steps))
+        say(_stop_line(path, tol, steps, "raises" if chosen.maximize else "lowers"))
     return ExitStatus.FAIL if diverged.any() else ExitStatus.OK
 
 
-def _stop_line(path: Any, tol: float | None, steps: int) -> str:
-    """One line: why the runs stopped (where, and |grad f| there)."""
+def _stop_line(path: Any, tol: float | None, steps: int, better: str = "lowers") -> str:
+    """One line: why the runs stopped (where, and |grad f| there); ``better`` is what a
+    step must do to f ("raises" with --maximize)."""
     stops, where, gn = path.stop, path.stop_step, path.final_gnorm
     if len(stops) == 1:
         k, reason, g = int(where[0]), stops[0], gn[0]
@@ -211,11 +212,11 @@ def _stop_line(path: Any, tol: float | None, steps: int) -> str:
         if reason == "tol":
             return f"stopped at step {k}: |grad f| = {g:.3g} <= --tol {tol:g}"
         if reason == "stalled":
-            return f"stopped at step {k}: no step lowers f (|grad f| = {g:.3g})"
+            return f"stopped at step {k}: no step {better} f (|grad f| = {g:.3g})"
         return f"diverged at step {k}: a value is no longer finite"
     parts = []
     for reason, text in (("tol", "reached --tol"), ("steps", f"ran --steps {steps}"),
-                         ("stalled", "stopped where no step lowers f")):
+                         ("stalled", f"stopped where no step {better} f")):
         pick = stops == reason
         if pick.any():
             parts.append(f"{int(pick.sum())} {text} (by step {int(where[pick].max())})")

@@ -121,6 +121,9 @@ def _as_value(name: str, value: Any, dtype: np.dtype) -> np.ndarray:
     """A variable's value at one point: a number, a vector or a matrix, as an array."""
     value = _numeric(value, f"variable '{name}'")
     try:
+        raw = np.asarray(value)
+        if raw.dtype == object and any(v is None for v in raw.flat):
+            raise TypeError  # numpy reads None as nan: a missing value would pass unseen
         arr = np.asarray(value, dtype=dtype)
     except (TypeError, ValueError):
         raise EvaluationError(f"variable '{name}': expected a number, a vector or a matrix of "

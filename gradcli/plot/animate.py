@@ -23,7 +23,7 @@ from .colors import color_scale, heat, heat_name
 from .data import Field
 from .figures import Limits, build_figure, plane_box
 from .layout import y_range
-from .options import PlotOptions
+from .options import DEFAULT_FPS, PlotOptions
 from .render import stable_rc
 
 __all__ = ["write_movie", "shared_limits", "check_ffmpeg", "FFMPEG_FLAGS"]
@@ -114,9 +114,10 @@ def write_movie(fl: Field, opts: PlotOptions, path: str, fmt: str) -> list[str]:
     """Write the animation of ``fl`` to ``path`` (gif or mp4); return notes for stderr."""
     ffmpeg = check_ffmpeg() if fmt == "mp4" else ""
     images, notes = _frames(fl, opts)
+    fps = DEFAULT_FPS if opts.fps is None else opts.fps
     if fmt == "gif":
-        _write_gif(images, path, opts.fps)
+        _write_gif(images, path, fps)
     else:
-        _write_mp4(images, path, opts.fps, ffmpeg)
+        _write_mp4(images, path, fps, ffmpeg)
     return notes
 

@@ -268,7 +268,8 @@ def plane_box(fl: Field, opts: PlotOptions, size: tuple[float, float],
     dx, dy = x[1] - x[0], y[1] - y[0]
     extent = (x[0] - dx / 2, x[-1] + dx / 2, y[0] - dy / 2, y[-1] + dy / 2)
     xr, yr = extent[1] - extent[0], extent[3] - extent[2]
-    aspect, note = choose_aspect(fl.names, (xr, yr), opts.aspect)
+    aspect, note = choose_aspect(fl.names, (abs(x[-1] - x[0]), abs(y[-1] - y[0])),
+                                 opts.aspect)
     has_cbar = heat_name(fl, opts.color) is not None or opts.stream or opts.arrows
     box = place(size, aspect, xr, yr, has_cbar, bool(opts.title), caption)
     return box, aspect, extent, note

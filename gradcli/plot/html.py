@@ -145,7 +145,8 @@ def _plane(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
     (x, y) = fl.coords[:2]
     dx, dy = x[1] - x[0], y[1] - y[0]
     xr, yr = x[-1] - x[0] + dx, y[-1] - y[0] + dy
-    aspect, note = choose_aspect(fl.names, (xr, yr), opts.aspect)
+    aspect, note = choose_aspect(fl.names, (abs(x[-1] - x[0]), abs(y[-1] - y[0])),
+                                 opts.aspect)
     notes = [note] if note else []
     plot_w = WIDTH - MARGIN["l"] - MARGIN["r"] - 120  # the colorbar
     plot_h = HEIGHT - MARGIN["t"] - MARGIN["b"]

@@ -98,8 +98,9 @@ def clamp_every(every: int, counts: tuple[int, ...]) -> tuple[int, str | None]:
 
 def choose_aspect(names: tuple[str, ...], spans: tuple[float, float],
                   asked: str | None) -> tuple[str, str | None]:
-    """Equal axes for a plane unless its two ranges differ by more than ASPECT_LIMIT
-    (equal axes would make it a sliver): then auto, with a note. ``asked`` wins."""
+    """Equal axes for a plane unless its two ranges (the grid's own, ``stop - start``, as
+    the note quotes them) differ by more than ASPECT_LIMIT (equal axes would make it a
+    sliver): then auto, with a note. ``asked`` wins."""
     if asked is not None:
         return asked, None
     xr, yr = spans

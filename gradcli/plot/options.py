@@ -21,7 +21,7 @@ from ..evaluation.fields.starts import parse_times
 from ..evaluation.specs import parse_grid, parse_point, split_top
 
 __all__ = ["PlotOptions", "image_format", "parse_size", "parse_options", "FORMATS",
-           "OPTION_DEFAULTS", "output_kind", "check_target"]
+           "OPTION_DEFAULTS", "output_kind", "check_target", "DEFAULT_FPS"]
 
 #: file extension -> format; the picture formats go through matplotlib, html through the
 #: page writer, gif/mp4 through the animation writer
@@ -35,6 +35,10 @@ MAX_FRAMES = 1000
 #: --color: the vector field's magnitude, divergence or curl; a scalar's |∇f| or ∇²f
 COLORS = ("magnitude", "divergence", "curl", "laplacian")
 MAX_TAYLOR, MAX_POLYNOMIALS = 30, 8  # --taylor: the highest order drawn, how many polynomials
+
+
+#: frames per second of an --animate movie when --fps is not given
+DEFAULT_FPS = 12.0
 
 
 @dataclass
@@ -60,7 +64,7 @@ class PlotOptions:
     ylim: tuple[float, float] | None = None
     slice: tuple[str, float] | None = None  # (variable, value): a plane of a 3-D field
     animate: tuple[str, tuple[float, float, int]] | None = None  # (variable, (a, b, n))
-    fps: float = 12.0
+    fps: float | None = None  # an --animate movie's frame rate (None: DEFAULT_FPS)
     preview: bool = False
     taylor: tuple[str, float] | None = None  # (variable, point): Taylor polynomials of f
     order: tuple[int, ...] | None = None  # their orders (default 1, 2, 3)
@@ -132,8 +136,11 @@ class PlotOptions:
                 raise EvaluationError(f"{flag} must be a finite number, got {value:g}")
         if self.vmin is not None and self.vmax is not None and self.vmin >= self.vmax:
             raise EvaluationError(f"--vmin {self.vmin:g} must be below --vmax {self.vmax:g}")
-        if not (0 < self.fps <= 100):
+        if self.fps is not None and not (0 < self.fps <= 100):
             raise EvaluationError(f"--fps must be between 0 and 100, got {self.fps:g}")
+        if self.fps is not None and self.animate is None:
+            raise EvaluationError("--fps sets the frame rate of an --animate movie: add "
+                                  "--animate VAR=START:STOP:FRAMES")
         if self.size is not None:
             w, h = self.size
             if max(w, h) * self.dpi > MAX_PIXELS_PER_SIDE:
@@ -144,6 +151,7 @@ class PlotOptions:
         if n_vars == 1:
             for flag, used in (("--stream", self.stream), ("--contour", self.contour > 0),
                                ("--color", self.color is not None),
+                               ("--cmap", self.cmap is not None),
                                ("--vmin", self.vmin is not None),
                                ("--vmax", self.vmax is not None)):
                 if used:

@@ -7,9 +7,10 @@ the field's Jacobian), all seeds as one vectorised computation:
     (JᵀJ + μI) d = −JᵀF,   accept x + d when it lowers |F|;   μ ÷ 4 on success,
     μ × 4 (at least 1e-4·|J|²) otherwise
 
-μ starts at 1e-15·|J|² (Newton's step wherever J is regular; quadratic convergence) and
-grows where a step fails, which keeps the iteration alive at singular Jacobians (a
-degenerate point such as the monkey saddle's, reached linearly). A seed settles when its
+μ starts at 0 (Newton's step wherever J is regular; quadratic convergence), returns to 0
+once below 1e-15·|J|², and grows where a step fails, which keeps the iteration alive at
+singular Jacobians (a degenerate point such as the monkey saddle's or x⁴ + y²'s, reached
+linearly). A seed settles when its
 step is below 1e-15 of the box's size, |F| is 0, or μ passes 1e8·|J|² (a minimum of |F|
 that is not a zero); it counts as converged when |F| is then at most 1e-8 of the median
 |F| over the seeds. Converged points outside the box (the
@@ -40,9 +41,11 @@ VECTOR_TYPES = ("stable node", "unstable node", "saddle", "stable focus", "unsta
                 "center", "degenerate")
 MAX_ITERATIONS = 200
 STEP_TOL, RESIDUAL_TOL, MERGE_TOL, BOX_TOL, ZERO_TOL = 1e-15, 1e-8, 1e-6, 1e-9, 1e-6
-# μ in units of |J|²: where a step starts (Newton's), where a failed one restarts, and past
-# which a seed is stuck at a minimum of |F| that is no zero (about 20 failures in a row)
-_MU_FLOOR, _MU_FAIL, _MU_GIVE_UP = 1e-15, 1e-4, 1e8
+# μ in units of |J|²: below which it is 0 again (Newton's step), where a failed step
+# restarts, and past which a seed is stuck at a minimum of |F| that is no zero (about 20
+# failures in a row). No floor under μ: one relative to |J|² swamps a direction whose
+# curvature vanishes faster than another's (x⁴ + y² stalled at x = 2e-5 and gave two points)
+_MU_ZERO, _MU_FAIL, _MU_GIVE_UP = 1e-15, 1e-4, 1e8
 
 
 @dataclass
@@ -144,7 +147,7 @@ def _iterate(function: FieldFunction, X: np.ndarray, size: float) -> np.ndarray:
         Jt = np.moveaxis(J, -1, 0)  # (S, n, n)
         A = np.einsum("sji,sjk->sik", Jt, Jt)
         scale = np.einsum("sii->s", A)
-        mu = np.maximum(mu, _MU_FLOOR * scale + 1e-300)
+        mu = np.maximum(mu, 1e-300)
         b = -np.einsum("sji,js->si", Jt, F)
         bad = ~(np.isfinite(A).all((1, 2)) & np.isfinite(b).all(1)) | ~live
         A[bad], b[bad] = eye, 0.0
@@ -156,7 +159,7 @@ def _iterate(function: FieldFunction, X: np.ndarray, size: float) -> np.ndarray:
         work[:, better] = trial[:, better]
         step = np.sqrt(np.einsum("ij,ij->j", d, d))
         mu = np.where(better, mu / 4, np.maximum(mu * 4, _MU_FAIL * scale))
-        mu = np.where(mu < _MU_FLOOR * scale, 0.0, mu)
+        mu = np.where(mu < _MU_ZERO * scale, 0.0, mu)
         done = live & (bad | (phi == 0) | (step <= STEP_TOL * size) |
                        (mu > _MU_GIVE_UP * (scale + 1e-300)) | ~np.isfinite(phi))
         out[:, idx[done]] = work[:, done]
