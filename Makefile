@@ -9,12 +9,12 @@ BENCH_ARGS ?=
 FUZZ_MINUTES ?= 10
 
 .PHONY: demo test test-min test-all test-dist dist test-browser browser-deps lint bench bench-peers samples fuzz \
-	readme clean
+	reference docs clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,html,data,dask]' --config-settings editable_mode=compat
+	$(PY) -m pip install --quiet -e '.[test,html,data,dask,docs]' --config-settings editable_mode=compat
 	$(PY) -m compileall -q gradcli
 	touch $(STAMP)
 
@@ -34,12 +34,13 @@ $(MIN_STAMP): pyproject.toml constraints/minimum.txt
 	$(PYTHON) -m venv $(MIN_VENV)
 	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(MIN_VENV)/bin/python -m pip install --quiet -c constraints/minimum.txt \
-	  -e '.[test,html,data,dask]' --config-settings editable_mode=compat
+	  -e '.[test,html,data,dask,docs]' --config-settings editable_mode=compat
 	$(MIN_VENV)/bin/python -m pip check
 	touch $(MIN_STAMP)
 
+# tests/ only: the docs' examples print what today's versions print (make test runs them)
 test-min: $(MIN_STAMP)
-	$(MIN_VENV)/bin/python -m pytest -q
+	$(MIN_VENV)/bin/python -m pytest -q tests
 
 test-all: $(STAMP) dist
 	$(PY) -m pytest -q -m ''
@@ -82,9 +83,17 @@ samples: $(STAMP)
 	GRADCLI_REQUIRE_BROWSER=1 GRADCLI_SCREENSHOT=samples/html_field.png \
 	  $(PY) -m pytest -q tests/test_plot_browser.py -k field_page
 
-# the README's option tables, from the CLI's declaration (gradcli/cli/declare.py)
-readme: $(STAMP)
-	$(PY) -m gradcli.cli.readme README.md
+# The documentation site: the pictures it shows (samples/, byte-stable), the generated
+# tables, then mkdocs build --strict into site/ (a broken link or a missing page fails).
+docs: $(STAMP)
+	$(PY) samples/make_samples.py
+	$(MAKE) --no-print-directory reference
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	@echo "site/index.html"
+
+# the docs' generated tables (options, functions), from the code
+reference: $(STAMP)
+	$(PY) -m gradcli.cli.reference $$(find docs -name "*.md" -not -path "docs/examples/*")
 
 fuzz: $(STAMP)
 	$(PY) fuzz/run.py --minutes $(FUZZ_MINUTES)

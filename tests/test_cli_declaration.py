@@ -1,5 +1,5 @@
 """The CLI is generated from one declaration (gradcli/cli/declare.py): the typer commands,
-their defaults, --help, the README's option tables, shell completion and the two argv
+their defaults, --help, the documentation's option tables, shell completion and the two argv
 rewrites all follow it."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 import pytest
 
-from gradcli.cli import readme
+from gradcli.cli import reference
 from gradcli.cli.app import build
 from gradcli.cli.argv import rewrite
 from gradcli.cli.declare import BARE_GRID, BY_NAME, COMMANDS, NUMERIC, Command, Option
@@ -53,10 +53,17 @@ def test_help_shows_every_option_with_its_example(capsys) -> None:
             assert f"Example: {' '.join(option.example.split())}" in out, option.name
 
 
-def test_readme_option_tables_are_current() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert readme.updated(text) == text, "run `make readme`"
-    assert "`--max-points` N | all | 50,000,000 |" in text
+def test_generated_reference_tables_are_current() -> None:
+    """Every generated block of the docs (option tables, the function list) is what the code
+    renders now, so a page cannot drift from the declaration or the rule table."""
+    pages = sorted((ROOT / "docs").rglob("*.md"))
+    stale = [p.name for p in pages
+             if reference.updated(t := p.read_text(encoding="utf-8")) != t]
+    assert not stale, f"run `make reference`: {stale}"
+    commands = (ROOT / "docs" / "reference" / "commands.md").read_text(encoding="utf-8")
+    assert "`--max-points` N | all | 50,000,000 |" in commands
+    language = (ROOT / "docs" / "reference" / "language.md").read_text(encoding="utf-8")
+    assert "| `logsumexp` | 1 argument | vector or matrix to a scalar |" in language
 
 
 def test_a_new_command_and_option_are_one_entry_each(capsys) -> None:
@@ -71,7 +78,8 @@ def test_a_new_command_and_option_are_one_entry_each(capsys) -> None:
     assert status == 7
     assert CALLS[-1] == {"expression": "x+1", "at": ["x=2"], "absolute": True,
                          "max_points": 1000, "quiet": False, "fmt": "auto"}
-    assert "`--absolute` | `twice` | off | Also \\|f\\|." in readme.render((*COMMANDS, new))
+    assert "`--absolute` | `twice` | off | Also \\|f\\|." in reference.render_options(
+        "numeric", (*COMMANDS, new))
 
 
 CALLS: list[dict] = []

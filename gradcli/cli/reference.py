@@ -1,0 +1,171 @@
+"""The documentation's generated tables, rendered from the code (``make reference``).
+
+    python -m gradcli.cli.reference docs/reference/*.md          # rewrite them in place
+    python -m gradcli.cli.reference --check docs/reference/*.md  # exit 1 if out of date
+
+A generated table sits between a line ``<!-- generated: KIND [ARGUMENT] -->`` and the
+next ``<!-- generated: end -->``; everything else in a page is left as it is. Kinds:
+
+* ``options GROUP``: the option table of a command group, from the declaration
+  (``cli/declare.py``);
+* ``functions``: the expression language's functions, aliases and constants, from the
+  language's tables (which derive from the engine's rule table).
+
+So a list a user reads can never drift from the code: a test checks every page.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from .declare import COMMANDS, Command, Option
+
+MARK = "<!-- generated: "
+END = "<!-- generated: end -->"
+_TITLES = {"numeric": "Options of the numeric commands", "graph": "Options of `graph`",
+           "fields": "Options of the commands for where the field leads",
+           "plot": "Options of `plot`"}
+
+
+def _default(option: Option) -> str:
+    if option.required:
+        return "required"
+    if option.shown_default is not None:
+        return option.shown_default
+    value = option.default_value
+    if value is None:
+        return "—"
+    if option.kind == "flag":
+        return "off"
+    if isinstance(value, int) and abs(value) >= 10_000:
+        return f"{value:,}"
+    return f"`{value}`"
+
+
+def _cell(text: str) -> str:
+    # `|` would end the cell and `A[0][1]` would read as a reference link
+    return text.replace("|", "\\|").replace("[", "\\[")
+
+
+def _flags(option: Option) -> str:
+    names = ", ".join(f"`{f}`" for f in option.flags)
+    return f"{names} {option.metavar}" if option.metavar else names
+
+
+def helps(uses: Sequence[tuple[Command, Option]]) -> dict[str, list[str]]:
+    """An option's help texts and the commands declaring each (one option name may mean
+    something different per command: --wrt)."""
+    out: dict[str, list[str]] = {}
+    for command, variant in uses:
+        out.setdefault(variant.help, []).append(command.name)
+    return out
+
+
+def _per_command(by_text: dict[str, list[str]]) -> str:
+    """One text, or each text after the commands it is for."""
+    if len(by_text) == 1:
+        return next(iter(by_text))
+    return "; ".join(f"{', '.join(names)}: {text.rstrip('.')}"
+                     for text, names in by_text.items())
+
+
+def _table(title: str, commands: Sequence[Command]) -> list[str]:
+    rows: dict[str, list[tuple[Command, Option]]] = {}
+    for command in commands:
+        for option in command.options:
+            rows.setdefault(option.name, []).append((command, option))
+    everyone = len(commands)
+    lines = [f"## {title}", "", "| option | " + ("commands | " if everyone > 1 else "")
+             + "default | what it does | example |",
+             "|---|---|---|---|" + ("---|" if everyone > 1 else "")]
+    for uses in rows.values():
+        option = uses[0][1]
+        which = ("" if everyone == 1 else "all | " if len(uses) == everyone
+                 else " ".join(f"`{c.name}`" for c, _ in uses) + " | ")
+        defaults: dict[str, list[str]] = {}
+        for command, variant in uses:
+            defaults.setdefault(_default(variant), []).append(command.name)
+        default, help_ = (_per_command(by_text) for by_text in (defaults, helps(uses)))
+        lines.append(f"| {_flags(option)} | {which}{_cell(default)} | {_cell(help_)} "
+                     f"| `{_cell(option.example)}` |")
+    return [*lines, ""]
+
+
+def groups(commands: Sequence[Command] = COMMANDS) -> dict[str, list[Command]]:
+    """The declared commands by group, in declaration order."""
+    out: dict[str, list[Command]] = {}
+    for command in commands:
+        out.setdefault(command.group, []).append(command)
+    return out
+
+
+def render_options(group: str, commands: Sequence[Command] = COMMANDS) -> str:
+    """The markdown option table of one command group."""
+    members = groups(commands)[group]
+    names = " ".join(f"`{c.name}`" for c in members)
+    title = _TITLES.get(group, f"Options of {names}")
+    return "\n".join(_table(f"{title} ({names})" if len(members) > 1 else title, members))
+
+
+def render_functions() -> str:
+    """The language's functions (from its table), aliases and constants, as markdown."""
+    from ..lang.names import ALIASES, CONSTANTS, FUNCTIONS
+
+    kinds = {"elementwise": "elementwise", "binary": "elementwise, two arguments",
+             "select": "select", "reduction": "vector or matrix to a scalar",
+             "array": "vectors and matrices"}
+    lines = ["| function | arguments | kind |", "|---|---|---|"]
+    for name in sorted(FUNCTIONS):
+        spec = FUNCTIONS[name]
+        lines.append(f"| `{name}` | {spec.arity_text()} | {kinds.get(spec.kind, spec.kind)} |")
+    aliases = ", ".join(f"`{a}` = `{c}`" for a, c in sorted(ALIASES.items()))
+    constants = ", ".join(f"`{c}`" for c in CONSTANTS)
+    return "\n".join([*lines, "", f"Aliases: {aliases}. Constants: {constants}.", ""])
+
+
+def render(kind: str, argument: str = "") -> str:
+    """The markdown of one generated block, by its kind."""
+    if kind == "options":
+        return render_options(argument)
+    if kind == "functions":
+        return render_functions()
+    raise ValueError(f"unknown generated block kind {kind!r}")
+
+
+def updated(text: str) -> str:
+    """``text`` (a page) with every generated block rendered afresh."""
+    out, rest = [], text
+    while MARK in rest:
+        start = rest.index(MARK)
+        head_end = rest.index("-->", start) + 3
+        words = rest[start + len(MARK):head_end - 3].split()
+        if words == ["end"]:
+            raise ValueError("a generated block ends before it begins")
+        end = rest.index(END, head_end)
+        out += [rest[:head_end], "\n\n", render(*words), "\n", END]
+        rest = rest[end + len(END):]
+    return "".join(out) + rest
+
+
+def main(argv: list[str]) -> int:
+    """Rewrite (or with ``--check``, verify) the generated blocks of the files in ``argv``."""
+    check = "--check" in argv
+    stale = 0
+    for path in (a for a in argv if a != "--check"):
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        new = updated(text)
+        if new == text:
+            continue
+        if check:
+            sys.stderr.write(f"{path}: generated tables are out of date: run make reference\n")
+            stale = 1
+        else:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(new)
+    return stale
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
