@@ -328,10 +328,13 @@ def euclidean_norm(parts: list[tuple[Any, int]]) -> Any:
 
 
 def _vjp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
-    """vᵀJ: one reverse sweep seeded with v."""
+    """vᵀJ: one reverse sweep seeded with v.
+
+    A zero in v is seeded like any other number, as torch's ``backward(gradient=v)`` and
+    JAX's ``vjp`` do: 0·∞ in vᵀJ is nan, so an infinite partial is never hidden."""
     roots = []
     for o, v, (_, shape) in zip(outs, plan.vector or [], plan.program.outputs, strict=True):
-        if _live(o) and np.any(v != 0):
+        if _live(o):
             roots.append((o, num(v) if shape == () else _shaped(np.asarray(v, num), o, shape)))
     if not roots:
         return [None] * len(targets)
@@ -340,13 +343,16 @@ def _vjp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any
 
 
 def _jvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
-    """J·u: one forward tangent sweep from u."""
+    """J·u: one forward tangent sweep from u.
+
+    Every variable carries its tangent, 0 where u has none, as JAX's ``jvp`` and
+    ``torch.func.jvp`` take one per primal: 0·∞ in J·u is nan, never a hidden term."""
     live = [o for o in outs if _live(o)]
     seeds = []
     for (name, shape), leaf in zip(plan.variables, targets, strict=True):
         u = (plan.direction or {}).get(name)
-        if u is None or not np.any(u != 0):
-            seeds.append(None)
+        if u is None:
+            seeds.append(num(0.0) if shape == () else _shaped(np.zeros(shape, num), leaf, shape))
         else:
             seeds.append(num(u) if shape == () else _shaped(np.asarray(u, num), leaf, shape))
     got = iter(Linearized(targets, live).jvp(seeds)) if live else iter(())
