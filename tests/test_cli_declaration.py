@@ -188,3 +188,28 @@ def test_bash_completion_lists_commands_and_options(tmp_path) -> None:
     assert lines["commands"].split() == [c.name for c in COMMANDS]
     assert lines["options"].split() == [*(o.flags[0] for o in BY_NAME["jvp"].options
                                           if o.flags[0].startswith("--")), "--help"]
+
+
+@pytest.mark.skipif(not SCRIPT.exists() or shutil.which("bash") is None,
+                    reason="needs the console script and bash")
+def test_bash_completion_offers_option_values(tmp_path) -> None:
+    """-f, --method, --dtype, --color, --cmap and --arrows complete to the values the
+    declaration lists for that command (for --cmap, its suggestions)."""
+    asks = {"fmt": ("grad", "-f", ""), "method": ("descend", "--method", ""),
+            "dtype": ("grad", "--dtype", ""), "color": ("plot", "--color", ""),
+            "cmap": ("plot", "--cmap", "in"), "arrows": ("plot", "--arrows", "")}
+    script = "source <(gradcli --show-completion bash)\n" + "".join(
+        f'COMP_WORDS=(gradcli {cmd} x {flag} "{typed}"); COMP_CWORD=4; '
+        f'_gradcli_completion gradcli; echo "{name}: ${{COMPREPLY[*]}}"\n'
+        for name, (cmd, flag, typed) in asks.items())
+    env = {**os.environ, "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ['PATH']}"}
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=60)
+    assert p.returncode == 0, p.stderr
+    got = {k: v.split() for k, v in (line.split(": ", 1) for line in p.stdout.splitlines())}
+    for name, (cmd, _, typed) in asks.items():
+        option = BY_NAME[cmd].option(name)
+        want = [v for v in option.choices or option.suggest if v.startswith(typed)]
+        assert got[name] == want and want, name
+    assert got["cmap"] == ["inferno"]
+    assert "json" in got["fmt"] and "adam" in got["method"]

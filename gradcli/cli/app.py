@@ -42,6 +42,14 @@ class _Value(click.ParamType):
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
+    def shell_complete(self, ctx: click.Context, param: click.Parameter,
+                       incomplete: str) -> list[Any]:
+        """The declared choices (or suggestions) that start with what was typed."""
+        from click.shell_completion import CompletionItem
+
+        values = self.option.choices or self.option.suggest
+        return [CompletionItem(v) for v in values if v.startswith(incomplete)]
+
 
 def help_text(option: Option) -> str:
     """--help's text for ``option``: its help, then its example."""
@@ -57,7 +65,7 @@ def _parameter(option: Option) -> inspect.Parameter:
     elif value is None and not option.required:
         kind = kind | None
     extra: dict[str, Any] = {}
-    if option.kind in ("choice", "whole", "real"):
+    if option.kind in ("choice", "whole", "real") or option.suggest:
         extra["click_type"] = _Value(option)
     shown: bool | str = value not in (None, False)
     info = typer.Option(

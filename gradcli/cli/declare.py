@@ -65,6 +65,7 @@ class Option:
     required: bool = False
     bare: str | None = None
     shown_default: str | None = None
+    suggest: tuple[str, ...] = ()  # values shell completion offers (choices are offered too)
 
     @property
     def takes_value(self) -> bool:
@@ -105,6 +106,12 @@ class Command:
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)
 
+
+#: colormaps shell completion offers for --cmap (any matplotlib name is accepted; importing
+#: matplotlib to list them all would make a completion call slow)
+COLORMAPS = ("viridis", "plasma", "inferno", "magma", "cividis", "RdBu_r", "RdBu", "coolwarm",
+             "bwr", "seismic", "twilight", "turbo", "Greys", "gray", "Blues", "Reds",
+             "YlGnBu", "Spectral")
 
 # --- where to evaluate ------------------------------------------------------------------
 BARE_GRID = "*"  # a bare --grid: every other variable of the expression on the default range
@@ -320,7 +327,7 @@ PLOT_DRAWING = (
            help="This quantity as the heatmap, from the engine's derivatives: a vector field's "
            "magnitude, divergence or curl; a scalar f's magnitude |grad f| or laplacian, under "
            "the gradient arrows.", example="--color laplacian"),
-    Option("cmap", ("--cmap",), "text", PLOT_DEFAULT, metavar="NAME",
+    Option("cmap", ("--cmap",), "text", PLOT_DEFAULT, metavar="NAME", suggest=COLORMAPS,
            help="Colormap (default viridis; RdBu_r centred at 0 for divergence, curl and "
            "slices).", example="--cmap inferno"),
     Option("title", ("--title",), "text", PLOT_DEFAULT, metavar="TEXT",

@@ -38,9 +38,21 @@ def run(args: list[str]) -> int:
     command = BY_NAME.get(args[0]) if args else None
     if command is not None and COMPLETE_VAR not in os.environ:
         group, args = build(only=command.name), [args[0], *rewrite(command, args[1:])]
-    else:  # --help, --version, a mistyped command, completion: every command is needed
+    elif COMPLETE_VAR in os.environ and (completing := _completing()) is not None:
+        group = build(only=completing)  # a command's options or values: that command alone
+    else:  # --help, --version, a mistyped command, command names: every command is needed
         group = build()
     return group.main(args=args, prog_name="gradcli", standalone_mode=False)
+
+
+def _completing() -> str | None:
+    """The command whose options or values a shell asks to complete (bash and zsh pass the
+    words typed so far in COMP_WORDS), or None while the command name itself is typed."""
+    words = os.environ.get("COMP_WORDS", "").split()
+    cword = int(os.environ.get("COMP_CWORD", "0") or 0)
+    if len(words) >= 2 and cword >= 2 and words[1] in BY_NAME:
+        return words[1]
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
