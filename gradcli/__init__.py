@@ -7,10 +7,10 @@
 
 from typing import Any
 
+from ._version import __version__
 from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 
-__version__ = "0.1.0"
 __all__ = [*_engine_all, "evaluate", "to_xarray", "__version__"]  # noqa: F405 - lazy ones
 
 

@@ -18,7 +18,7 @@ import click
 import typer
 import typer.main
 
-from .. import __version__
+from .._version import __version__
 from .declare import COMMANDS, Command, Option
 from .errors import UsageProblem
 from .values import convert

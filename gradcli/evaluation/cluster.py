@@ -320,7 +320,7 @@ def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Call
 
 def worker_version() -> str:
     """gradcli's version on this process (run on every worker before any task)."""
-    from .. import __version__
+    from .._version import __version__
 
     return __version__
 
@@ -328,7 +328,7 @@ def worker_version() -> str:
 def _check_workers(client: Any, scheduler: str, timeout: float) -> None:
     """At least one worker, and every worker runs this gradcli: else a clear error now
     rather than tasks that wait forever or fail one by one."""
-    from .. import __version__
+    from .._version import __version__
 
     try:
         client.wait_for_workers(1, timeout=timeout)

@@ -105,7 +105,7 @@ class _Names:
 def global_attrs(title: str, history: str) -> dict[str, str]:
     """The file's global attributes: no timestamps, so the same command gives the same
     bytes."""
-    from .. import __version__
+    from .._version import __version__
 
     return {"Conventions": CONVENTIONS, "title": title, "source": f"gradcli {__version__}",
             "history": history}
