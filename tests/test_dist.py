@@ -32,12 +32,12 @@ EXTRAS = "data,dask,html"
 
 def _version() -> str:
     """``__version__`` read from the source as text: the one definition of the version."""
-    tree = ast.parse((ROOT / "gradcli" / "__init__.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "gradcli" / "_version.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
                 getattr(t, "id", None) == "__version__" for t in node.targets):
             return ast.literal_eval(node.value)
-    raise AssertionError("gradcli/__init__.py defines no __version__")
+    raise AssertionError("gradcli/_version.py defines no __version__")
 
 
 def _one(pattern: str, where: Path) -> Path:
