@@ -64,16 +64,25 @@ def _grid_spec(spec: str, flag: str) -> tuple[str, Any]:
         raise EvaluationError(str(exc).replace("--grid", flag)) from None
 
 
+def _format(command: str, fmt: str, output: str | None) -> str:
+    """The format ``command`` writes (``cli.formats``), its extra checked now: before the
+    work, not after it."""
+    from ..output import require_format
+
+    chosen = choose_format(BY_NAME[command], fmt, output)
+    require_format(chosen)
+    return chosen
+
+
 def _write(columns: dict[str, Any], req: dict[str, Any], command: str) -> None:
     from .. import output
 
-    fmt = choose_format(BY_NAME[command], req["fmt"], req["output"])
-    if fmt == "npz" and not req["output"]:
-        raise UsageProblem("npz output needs a file: add -o out.npz")
+    fmt = _format(command, req["fmt"], req["output"])
     with writing_stdout():
         notes = output.write(columns, fmt=fmt, path=req["output"],
                              expression=req["expression"], variables=req["variables"],
-                             precision=req["precision"], stdout=sys.stdout)
+                             precision=req["precision"], stdout=sys.stdout,
+                             history=req.get("history", ""))
     if not req["quiet"]:
         for note in notes:
             say(note)
@@ -101,6 +110,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
     """Find, classify and write the critical points seeded by --grid or --points."""
     from ..evaluation.fields.critical import find_critical
 
+    _format(what, fmt, output)
     if grid and points:
         raise UsageProblem("use only one of --grid and --points (--at beside either holds "
                            "a variable fixed)")
@@ -176,6 +186,7 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
     from ..evaluation.fields.descend import descend, row_limit
     from ..evaluation.fields.optim import settings
 
+    _format(what, fmt, output)
     held = _held(at)
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
@@ -236,6 +247,7 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
     from ..evaluation.fields.flow import integrate
     from ..evaluation.fields.starts import parse_times
 
+    _format(what, fmt, output)
     held = _held(at)
     times = np.linspace(*(parse_times(t) if t is not None else TIMES))
     with expression_warnings(quiet):

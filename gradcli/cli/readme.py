@@ -50,7 +50,7 @@ def helps(uses: Sequence[tuple[Command, Option]]) -> dict[str, list[str]]:
     something different per command: --wrt)."""
     out: dict[str, list[str]] = {}
     for command, variant in uses:
-        out.setdefault(variant.help, []).append(command.name)
+        out.setdefault(variant.text, []).append(command.name)
     return out
 
 
