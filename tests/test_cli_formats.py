@@ -329,3 +329,33 @@ def test_jsonl_streams_a_large_grid(tmp_path) -> None:
     # d/dx sin(x)cos(y)exp(xy) at 0 is cos(0) = 1; d/dy there is sin(0)(...) = 0
     assert json.loads(first) == {"x": 0.0, "y": 0.0, "f": 0.0, "df/dx": 1.0, "df/dy": 0.0}
     assert still_running
+
+
+def test_jsonl_streams_a_long_descent(tmp_path) -> None:
+    """One run's rows go out as they are recorded: step 0 arrives while it descends."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gradcli", "descend", "x^2 + 10y^2", "--from", "x=1,y=1",
+         "--steps", "5000000", "--every", "1000", "-f", "jsonl"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    try:
+        first = proc.stdout.readline()
+        still_running = proc.poll() is None
+    finally:
+        proc.kill()
+        proc.communicate()
+    # f = 1 + 10 = 11 and |grad f| = |(2, 20)| at the start
+    assert json.loads(first) == {"step": 0, "x": 1.0, "y": 1.0, "f": 11.0,
+                                 "|grad f|": float(np.hypot(2.0, 20.0))}
+    assert still_running
+
+
+def test_a_streamed_descent_equals_the_written_file(capsys, tmp_path) -> None:
+    """The rows streamed to standard output are the bytes -o FILE.jsonl holds."""
+    argv = ["descend", "x^2 + 10y^2", "--from", "x=1,y=1", "--steps", "50", "--every", "7",
+            "--method", "newton", "-q"]
+    status, streamed, _ = run(capsys, [*argv, "-f", "jsonl"])
+    assert status == 0
+    assert run(capsys, [*argv, "-o", str(tmp_path / "d.jsonl")])[0] == 0
+    assert streamed == (tmp_path / "d.jsonl").read_text()
+    assert [json.loads(line)["step"] for line in streamed.splitlines()][:2] == [0, 1]

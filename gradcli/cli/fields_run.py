@@ -9,6 +9,7 @@ and including the non-finite one are still written).
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -197,19 +198,43 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
             raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "
                                   f"{function.shape}: a vector field's trajectories are "
                                   "gradcli flow")
-        with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar:
+        many = len(starts) > 1 or starts.lattice
+        chosen_fmt = _format(what, fmt, output)
+        # one run's rows come in order: a stream to standard output gets each as it is made
+        stream = _JsonlRows(function.columns) if (chosen_fmt == "jsonl" and not output
+                                                  and not many) else None
+        with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar, \
+                writing_stdout() if stream is not None else nullcontext():
             path = descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
-                           progress=bar.stage("descending"))
-    many = len(starts) > 1 or starts.lattice
-    columns: dict[str, Any] = {"run": path.run} if many else {}
-    columns["step"] = path.step
-    columns |= {c: path.X[:, j] for j, c in enumerate(path.columns)}
-    columns["f"], columns["|grad f|"] = path.f, path.gnorm
-    _write(columns, _request(expression, fmt, output, precision, quiet, path.columns), what)
+                           progress=bar.stage("descending"), recorded=stream)
+    if stream is None:
+        columns: dict[str, Any] = {"run": path.run} if many else {}
+        columns["step"] = path.step
+        columns |= {c: path.X[:, j] for j, c in enumerate(path.columns)}
+        columns["f"], columns["|grad f|"] = path.f, path.gnorm
+        _write(columns, _request(expression, fmt, output, precision, quiet, path.columns),
+               what)
     diverged = path.stop == "diverged"
     if not quiet or diverged.any():
         say(_stop_line(path, tol, steps, "raises" if chosen.maximize else "lowers"))
     return ExitStatus.FAIL if diverged.any() else ExitStatus.OK
+
+
+class _JsonlRows:
+    """Writes one descent's recorded rows (step, the variables, f, |grad f|) to standard
+    output as JSON Lines while it runs, flushed row by row."""
+
+    def __init__(self, columns: list[str]) -> None:
+        self.columns = columns
+
+    def __call__(self, rows: tuple) -> None:
+        from ..output.jsonl_writer import write_jsonl
+
+        ids, k, P, f, gn = rows
+        table: dict[str, Any] = {"step": np.full(len(ids), k, dtype=np.int64)}
+        table |= {c: np.asarray(P[j]) for j, c in enumerate(self.columns)}
+        table["f"], table["|grad f|"] = np.asarray(f), np.asarray(gn)
+        write_jsonl(sys.stdout, table)
 
 
 def _stop_line(path: Any, tol: float | None, steps: int, better: str = "lowers") -> str:
