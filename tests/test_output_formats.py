@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gradcli.output as output
+from gradcli.cli import formats as cli_formats
 from gradcli.cli.declare import BY_NAME
 from gradcli.cli.main import main
 from gradcli.output import formats
@@ -90,15 +91,15 @@ def test_an_extension_means_one_format() -> None:
 
 def test_the_formats_page_is_generated_from_the_table() -> None:
     """docs/reference/formats.md is exactly what the table renders (regenerate with
-    ``python -m gradcli.output.formats docs/reference/formats.md``)."""
+    ``python -m gradcli.cli.formats docs/reference/formats.md``)."""
     page = (ROOT / "docs" / "reference" / "formats.md").read_text(encoding="utf-8")
-    assert page == formats.markdown()
+    assert page == cli_formats.markdown()
 
 
 def test_the_formats_page_changes_with_the_table(toy) -> None:
     """A registered format appears as a row of the rendered page."""
     assert "| `toy` | `.toy` | rows | no | no | — | A toy format for a test. |" in \
-        formats.markdown()
+        cli_formats.markdown()
 
 
 def test_plot_reads_its_extensions_from_the_table() -> None:

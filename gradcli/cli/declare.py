@@ -9,7 +9,7 @@ typer or click: the argv rewrites and the README read it without them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -150,6 +150,32 @@ POINTS = Option(
     example="--points pts.csv")
 
 # --- what to write ------------------------------------------------------------------------
+class Choices(Sequence[str]):
+    """The names of the formats holding ``kinds``, read from the format table whenever
+    asked (so a format registered at run time is a valid -f choice), after ``first``."""
+
+    def __init__(self, kinds: Sequence[str], first: Sequence[str] = ("auto",)) -> None:
+        self.kinds, self.first = tuple(kinds), tuple(first)
+
+    def _names(self) -> tuple[str, ...]:
+        return self.first + tuple(f.name for f in format_table.holding(self.kinds))
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._names()
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
 ROWS = (format_table.ROWS,)
 
 
@@ -185,7 +211,7 @@ def _output_help(kinds: tuple[str, ...], lead: str = "Write to FILE (atomically)
 
 FORMAT = Option(
     "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
-    choices=format_table.Choices(ROWS), help=_format_help(ROWS), example="-f json")
+    choices=Choices(ROWS), help=_format_help(ROWS), example="-f json")
 OUTPUT = Option(
     "output", ("--output", "-o"), "text", None, metavar="FILE",
     help=_output_help(ROWS), example="-o grad.nc")
@@ -315,7 +341,7 @@ POLYNOMIAL = Option(
     "(x - a), one line per point; gradcli reads it back. -o FILE.txt saves it.",
     example="--polynomial")
 TAYLOR_WRITES = (format_table.ROWS, format_table.POLYNOMIAL)
-TAYLOR_FORMAT = replace(FORMAT, choices=format_table.Choices(TAYLOR_WRITES),
+TAYLOR_FORMAT = replace(FORMAT, choices=Choices(TAYLOR_WRITES),
                         help=_format_help(TAYLOR_WRITES))
 TAYLOR_OUTPUT = replace(OUTPUT, help=_output_help(TAYLOR_WRITES), example="-o t.nc")
 
@@ -326,7 +352,7 @@ GRAPH_AT = Option(
     example='--at "x=3"')
 GRAPH_FORMAT = Option(
     "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
-    choices=format_table.Choices((format_table.GRAPH,)),
+    choices=Choices((format_table.GRAPH,)),
     help="auto is a table, or what the -o extension says; dot is Graphviz source.",
     example="-f dot")
 GRAPH_OUTPUT = Option(

@@ -3,13 +3,14 @@
 Why one table: which extension means which format, which extra a format needs, whether it
 needs a file, whether the evaluation can stream into it and what it can hold used to be
 written out in five places that disagreed. Everything that needs one of these facts reads
-it here: the CLI's ``-f`` choices, ``-o`` help and extension rule, ``--help``, the docs'
-format page (:func:`markdown`), the requirement check (:func:`require`), the choice of a
-streaming sink and :func:`gradcli.output.write`'s dispatch.
+it here: the command line's format choices, help texts and extension rule
+(``gradcli.cli``), the docs' format page, the requirement check (:func:`require`), the
+choice of a streaming sink (``gradcli.output.sink_for``) and ``gradcli.output.write``'s
+dispatch.
 
 A record says what a format can hold (``holds``): ``rows`` (a table of rows: every
-command that produces rows writes every ``rows`` format), ``polynomial`` (``taylor
---polynomial``'s text), ``graph`` (``gradcli graph``), ``picture`` and ``animation``
+command that produces rows writes every ``rows`` format), ``polynomial`` (taylor's
+polynomial as text), ``graph`` (``gradcli graph``), ``picture`` and ``animation``
 (``gradcli plot``). A command declares the kinds it writes; its formats are the records
 holding one of them, in the order registered. Adding a format is one :func:`register`
 call with its writer (``tests/test_output_formats.py`` registers a toy one at run time).
@@ -24,31 +25,31 @@ that writes rows as they are computed.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-__all__ = ["Format", "WriteRequest", "FORMATS", "register", "unregister", "get",
-           "holding", "by_extension", "extensions", "require", "resolve", "markdown",
-           "Choices", "ROWS", "POLYNOMIAL", "GRAPH", "PICTURE", "ANIMATION"]
+__all__ = ["Format", "WriteRequest", "FORMATS", "KINDS", "register", "unregister", "get",
+           "holding", "by_extension", "extensions", "require", "resolve", "ROWS",
+           "POLYNOMIAL", "GRAPH", "PICTURE", "ANIMATION"]
 
 ROWS, POLYNOMIAL, GRAPH, PICTURE, ANIMATION = "rows", "polynomial", "graph", "picture", \
     "animation"
 #: what each kind of content is, for the docs
 KINDS = {ROWS: "a table of rows (every command that produces rows)",
-         POLYNOMIAL: "taylor's polynomial as text (--polynomial)",
+         POLYNOMIAL: "taylor's polynomial as text",
          GRAPH: "the computation graph (gradcli graph)",
          PICTURE: "a picture (gradcli plot)",
-         ANIMATION: "an animation (gradcli plot with --animate)"}
+         ANIMATION: "an animation (gradcli plot of a formula over time)"}
 
 
 @dataclass
 class Format:
     """One output format.
 
-    ``name`` is what ``-f`` and the library's ``fmt=`` take; ``extensions`` the file
-    names that pick it (lower case, with the dot; empty for a format named only by
-    ``-f``); ``holds`` the kinds of content it can hold (see the module doc);
+    ``name`` is what the library's ``fmt=`` (and the command line) takes; ``extensions``
+    the file names that pick it (lower case, with the dot; empty for a format chosen only
+    by name); ``holds`` the kinds of content it can hold (see the module doc);
     ``extra`` the pip extra it needs and ``modules`` what that extra provides (checked
     before any work); ``file_only`` that it cannot go to standard output; ``streams``
     that rows are written as they are produced; ``writer`` and ``sink`` are
@@ -147,7 +148,7 @@ def require(name: str) -> None:
     fmt = FORMATS.get(name)
     if fmt is None or not fmt.modules:
         return
-    from ..evaluation.extras import MissingExtra
+    from ..evaluation.extras import NEEDS, MissingExtra
 
     missing = []
     for module in fmt.modules:
@@ -156,67 +157,11 @@ def require(name: str) -> None:
         except ImportError:
             missing.append(module.split(".")[0])
     if missing:
-        asked = f"-o FILE{fmt.extensions[0]}" if fmt.extensions else f"format {name}"
+        # how the user asked for it, as the extras' table says it; else the format's name
+        asked = NEEDS[name][0] if name in NEEDS else f"the {name} format"
         raise MissingExtra(f"{asked} needs {' and '.join(missing)}, which "
                            f"{'is' if len(missing) == 1 else 'are'} not installed: "
                            f"pip install 'gradcli[{fmt.extra}]'")
-
-
-class Choices(Sequence[str]):
-    """The names of the formats holding ``kinds``, read from the table whenever asked (so
-    a format registered at run time is a valid ``-f`` choice), after ``first``."""
-
-    def __init__(self, kinds: Sequence[str], first: Sequence[str] = ("auto",)) -> None:
-        self.kinds, self.first = tuple(kinds), tuple(first)
-
-    def _names(self) -> tuple[str, ...]:
-        return self.first + tuple(f.name for f in holding(self.kinds))
-
-    def __getitem__(self, index: Any) -> Any:
-        return self._names()[index]
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __contains__(self, item: object) -> bool:
-        return item in self._names()
-
-    def __repr__(self) -> str:
-        return repr(self._names())
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def markdown() -> str:
-    """The table as a Markdown page (``docs/reference/formats.md`` is this text)."""
-    lines = [
-        "# Output formats",
-        "",
-        "<!-- generated from gradcli/output/formats.py by "
-        "`python -m gradcli.output.formats docs/reference/formats.md`: do not edit -->",
-        "",
-        "Every format gradcli writes, from the one table of formats in "
-        "`gradcli/output/formats.py`. With `-o FILE` the extension picks the format; "
-        "`-f NAME` names it (for standard output, or a file without an extension). A "
-        "command writes every format that holds what it produces.",
-        "",
-        "| format | extensions | holds | needs a file | streams | extra | what it is |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for f in FORMATS.values():
-        exts = " ".join(f"`{e}`" for e in f.extensions) or "—"
-        extra = f"`gradcli[{f.extra}]`" if f.extra else "—"
-        lines.append(f"| `{f.name}` | {exts} | {', '.join(f.holds)} | "
-                     f"{'yes' if f.file_only else 'no'} | {'yes' if f.streams else 'no'} | "
-                     f"{extra} | {_cell(f.summary)} |")
-    lines += ["", "What each kind of content is:", ""]
-    lines += [f"- **{kind}**: {text}" for kind, text in KINDS.items()]
-    return "\n".join(lines) + "\n"
 
 
 _W = "gradcli.output.writers:"
@@ -262,29 +207,3 @@ for _record in (
 ):
     register(_record)
 del _record
-
-
-def main(argv: list[str]) -> int:
-    """Write the Markdown page to the file named in ``argv`` (``--check``: exit 1 if it
-    differs)."""
-    import sys
-
-    check = "--check" in argv
-    path = next(a for a in argv if a != "--check")
-    text = markdown()
-    if check:
-        with open(path, encoding="utf-8") as fh:
-            if fh.read() != text:
-                sys.stderr.write(f"{path}: out of date: run python -m "
-                                 "gradcli.output.formats {path}\n")
-                return 1
-        return 0
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    return 0
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(main(sys.argv[1:]))
