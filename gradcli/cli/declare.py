@@ -357,8 +357,7 @@ GRAPH_FORMAT = Option(
     example="-f dot")
 GRAPH_OUTPUT = Option(
     "output", ("--output", "-o"), "text", None, metavar="FILE",
-    help="Write to FILE; its extension picks the format: .json .dot .gv (Graphviz).",
-    example="-o graph.dot")
+    help=_output_help((format_table.GRAPH,), "Write to FILE"), example="-o graph.dot")
 
 # --- plot ---------------------------------------------------------------------------------
 
