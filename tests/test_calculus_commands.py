@@ -383,8 +383,8 @@ def test_count_mismatch_and_bad_fields_are_clear_errors(capsys) -> None:
     assert "direction" in refused(capsys, "jvp", "x*y", "--at", "x=1,y=2", "--direction",
                                   "x=0", "--unit")
     assert "--order" in refused(capsys, "diff", "x", "--at", "x=1", "--order", "101")
-    assert ".csv, .json, .npz, .txt" in refused(capsys, "taylor", "x", "--at", "x=1", "-o",
-                                                "t.npy")
+    assert ".csv, .json, .jsonl, .npz, .npy, .nc, .zarr, .parquet, .txt" in refused(
+        capsys, "taylor", "x", "--at", "x=1", "-o", "t.npx")
     assert "--polynomial" in refused(capsys, "taylor", "x", "--at", "x=1", "--polynomial",
                                      "-f", "csv")
     assert "--polynomial" in refused(capsys, "taylor", "x", "--at", "x=1", "-o", "t.txt")

@@ -227,8 +227,8 @@ def test_graph_output_by_extension(capsys, tmp_path):
     (["graph", "x", "--at", "x=1", "-o", "g.png"], [".json, .dot, .gv"]),
     (["grad", "x", "--at", "x=1", "-f", "csv", "-o", "g.json"], ["--format csv", ".json"]),
     (["grad", "x", "--at", "x=1", "-f", "json", "-o", "g.npy"], ["--format json", ".npy"]),
-    (["grad", "x", "--at", "x=1", "-o", "g.xyz"], [".csv, .json, .npz, .npy"]),
-    (["grad", "x", "--at", "x=1", "-o", "g"], [".csv, .json, .npz, .npy"]),
+    (["grad", "x", "--at", "x=1", "-o", "g.xyz"], [".csv, .json, .jsonl, .npz, .npy"]),
+    (["grad", "x", "--at", "x=1", "-o", "g"], [".csv, .json, .jsonl, .npz, .npy"]),
 ])
 def test_format_and_extension_errors(capsys, tmp_path, monkeypatch, argv, needles):
     monkeypatch.chdir(tmp_path)

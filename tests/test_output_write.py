@@ -1,4 +1,4 @@
-"""gradcli.output.write dispatch, format_from_extension, count_nonfinite."""
+"""gradcli.output.write dispatch, the format table's extensions, count_nonfinite."""
 
 from __future__ import annotations
 
@@ -10,24 +10,23 @@ import sys
 import numpy as np
 import pytest
 
-from gradcli.output import count_nonfinite, format_from_extension, write
+from gradcli.output import count_nonfinite, formats, write
 
 
-def test_format_from_extension() -> None:
-    assert format_from_extension("a/b.csv") == "csv"
-    assert format_from_extension("r.JSON") == "json"
-    assert format_from_extension("g.npz") == "npz"
-    assert format_from_extension("g.nc") == "nc"
-    assert format_from_extension("s3://bucket/field.zarr/") == "zarr"
-    assert format_from_extension("t.parquet") == "parquet"
-    with pytest.raises(ValueError) as info:
-        format_from_extension("out.xyz")
-    assert str(info.value) == ("unknown output extension '.xyz': use .csv, .json, .npz, .nc, "
-                               ".zarr or .parquet")
-    with pytest.raises(ValueError, match="'.npy'"):
-        format_from_extension("out.npy")
-    with pytest.raises(ValueError, match="no extension"):
-        format_from_extension("out")
+def test_extensions_pick_formats_from_the_format_table() -> None:
+    """Each extension means one format (case-insensitive); one that no rows format has
+    means none; .npy is the record-array format."""
+    assert formats.by_extension(".csv") == "csv"
+    assert formats.by_extension(".JSON") == "json"
+    assert formats.by_extension(".jsonl") == "jsonl"
+    assert formats.by_extension(".npz") == "npz"
+    assert formats.by_extension(".npy") == "npy"
+    assert formats.by_extension(".nc") == "nc"
+    assert formats.by_extension(".zarr") == "zarr"
+    assert formats.by_extension(".parquet") == "parquet"
+    assert formats.by_extension(".xyz") is None
+    assert formats.by_extension(".png") is None  # a picture, not rows
+    assert formats.by_extension(".png", (formats.PICTURE,)) == "png"
 
 
 def test_write_dispatch_stdout_and_files(tmp_path) -> None:
@@ -50,7 +49,7 @@ def test_table_to_stdout_and_errors() -> None:
     out = io.StringIO()
     write({"x": np.array([np.pi])}, fmt="table", stdout=out, precision=3)
     assert "3.14" in out.getvalue() and "3.142" not in out.getvalue()
-    with pytest.raises(ValueError, match="npz output needs -o FILE"):
+    with pytest.raises(ValueError, match="npz output needs a file"):
         write({"x": np.zeros(1)}, fmt="npz")
     with pytest.raises(ValueError, match="unknown output format"):
         write({"x": np.zeros(1)}, fmt="xml")

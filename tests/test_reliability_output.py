@@ -196,7 +196,7 @@ def test_interrupt_says_so(capsys, tmp_path, monkeypatch) -> None:
 
 # --- missing directories, directories, full disks -----------------------------------------
 
-@pytest.mark.parametrize("ext", ["csv", "json", "npz"])
+@pytest.mark.parametrize("ext", ["csv", "json", "jsonl", "npz"])
 def test_missing_directory_is_exit_1_naming_the_path(capsys, tmp_path, ext) -> None:
     target = tmp_path / "no" / "such" / f"out.{ext}"
     code, out, err = run(capsys, "grad", "x*y", "--grid", "x=0:1:3", "--grid", "y=0:1:3",
@@ -207,7 +207,7 @@ def test_missing_directory_is_exit_1_naming_the_path(capsys, tmp_path, ext) -> N
 
 
 @pytest.mark.skipif(not HAVE_DEV_FULL, reason="needs /dev/full")
-@pytest.mark.parametrize("ext", ["csv", "json", "npz"])
+@pytest.mark.parametrize("ext", ["csv", "json", "jsonl", "npz"])
 def test_full_disk_is_exit_1_naming_the_path(capsys, tmp_path, ext) -> None:
     """A symlink to /dev/full stands in for a full disk: every write fails with ENOSPC."""
     link = tmp_path / f"full.{ext}"
@@ -291,7 +291,7 @@ def test_sigint_while_computing_exits_130_and_leaves_nothing(tmp_path, ours) -> 
 
 
 @needs_script
-@pytest.mark.parametrize("ext", ["csv", "npz"])
+@pytest.mark.parametrize("ext", ["csv", "npz", "jsonl"])
 def test_sigint_while_writing_keeps_the_old_file(tmp_path, ext) -> None:
     target = tmp_path / f"OUT.{ext}"
     target.write_text("old\n")

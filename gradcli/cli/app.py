@@ -53,7 +53,7 @@ class _Value(click.ParamType):
 
 def help_text(option: Option) -> str:
     """--help's text for ``option``: its help, then its example."""
-    return f"{option.help} Example: {option.example}"
+    return f"{option.text} Example: {option.example}"
 
 
 def _parameter(option: Option) -> inspect.Parameter:

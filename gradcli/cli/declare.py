@@ -9,11 +9,13 @@ typer or click: the argv rewrites and the README read it without them.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..evaluation.binding import DEFAULT_MAX_POINTS
 from ..evaluation.fields import defaults as fields_defaults
+from ..output import formats as format_table
 
 #: value kinds: how an option's text becomes its value (``values.py`` converts them)
 KINDS = ("flag", "text", "choice", "whole", "real")
@@ -45,19 +47,21 @@ class Option:
     use into a list; ``once`` refuses a second use instead of letting the last one win.
     ``bare`` is the value an option stands for when given without one (``--grid``).
     ``shown_default`` replaces the default in --help and the README when the default is
-    decided at run time. A ``default`` of :data:`PLOT_DEFAULT` is PlotOptions' own
-    (:attr:`default_value` looks it up). (Not frozen only because frozen dataclasses cost
-    start-up time: nothing changes a declaration after it is made.)
+    decided at run time. ``help`` may be a function giving the text when it is shown (the
+    format options' texts are read from the format table then). A ``default`` of
+    :data:`PLOT_DEFAULT` is PlotOptions' own (:attr:`default_value` looks it up). (Not
+    frozen only because frozen dataclasses cost start-up time: nothing changes a
+    declaration after it is made.)
     """
 
     name: str
     flags: tuple[str, ...]
     kind: str
     default: Any
-    help: str
+    help: str | Callable[[], str]
     example: str
     metavar: str = ""
-    choices: tuple[str, ...] = ()
+    choices: Sequence[str] = ()
     low: float | None = None
     high: float | None = None
     repeat: bool = False
@@ -70,6 +74,11 @@ class Option:
     @property
     def takes_value(self) -> bool:
         return self.kind != "flag"
+
+    @property
+    def text(self) -> str:
+        """The help text (computed now when ``help`` is a function)."""
+        return self.help() if callable(self.help) else self.help
 
     @property
     def default_value(self) -> Any:
@@ -88,10 +97,11 @@ class Command:
 
     ``run`` names the function that does the work as ``package.module:function``
     (imported only when the command runs); it is called as ``function(name,
-    expression=..., **options)`` and returns the exit status. ``files``
-    maps each output extension to the format it picks; ``auto`` is the format used when
-    none is chosen, on a terminal and elsewhere. ``group`` is the README table it is
-    listed in.
+    expression=..., **options)`` and returns the exit status. ``writes`` names the kinds
+    of content it produces (``gradcli.output.formats``: ``rows``, ``polynomial``...): its
+    formats and the extensions that pick them are the format table's records holding
+    them; ``auto`` is the format used when none is chosen, on a terminal and elsewhere.
+    ``group`` is the README table it is listed in.
     """
 
     name: str
@@ -100,11 +110,21 @@ class Command:
     options: tuple[Option, ...]
     examples: tuple[str, ...]
     group: str
-    files: tuple[tuple[str, str], ...] = ()
+    writes: tuple[str, ...] = ()
     auto: tuple[str, str] = ("table", "csv")
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)
+
+    @property
+    def files(self) -> tuple[tuple[str, str], ...]:
+        """(extension, format) for every file extension the command writes."""
+        return tuple(format_table.extensions(self.writes).items())
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The names of the formats the command writes."""
+        return tuple(f.name for f in format_table.holding(self.writes))
 
 
 #: colormaps shell completion offers for --cmap (any matplotlib name is accepted; importing
@@ -137,18 +157,71 @@ POINTS = Option(
     example="--points pts.csv")
 
 # --- what to write ------------------------------------------------------------------------
+class Choices(Sequence[str]):
+    """The names of the formats holding ``kinds``, read from the format table whenever
+    asked (so a format registered at run time is a valid -f choice), after ``first``."""
+
+    def __init__(self, kinds: Sequence[str], first: Sequence[str] = ("auto",)) -> None:
+        self.kinds, self.first = tuple(kinds), tuple(first)
+
+    def _names(self) -> tuple[str, ...]:
+        return self.first + tuple(f.name for f in format_table.holding(self.kinds))
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._names()
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+ROWS = (format_table.ROWS,)
+
+
+def _format_help(kinds: tuple[str, ...]) -> Callable[[], str]:
+    """--format's text for a command writing ``kinds``, from the format table."""
+    def text() -> str:
+        names = [f.name for f in format_table.holding(kinds) if not f.file_only]
+        files = [f.name for f in format_table.holding(kinds) if f.file_only]
+        return ("auto is a table on a terminal and CSV otherwise; with -o the extension "
+                "decides, and a -f that contradicts it is an error. Formats: "
+                + " ".join(names) + (", and with -o FILE " + " ".join(files) if files else "")
+                + ".")
+    return text
+
+
+def _output_help(kinds: tuple[str, ...], lead: str = "Write to FILE (atomically)"
+                 ) -> Callable[[], str]:
+    """-o's text for a command writing ``kinds``: every extension, from the format table
+    (those needing an extra after it)."""
+    def text() -> str:
+        plain, extra = [], {}
+        for f in format_table.holding(kinds):
+            exts = " ".join(f.extensions)
+            if exts and f.extra:
+                extra.setdefault(f.extra, []).append(exts)
+            elif exts:
+                plain.append(exts)
+        tail = "".join(f", and with gradcli[{name}] {' '.join(exts)}"
+                       for name, exts in extra.items())
+        return f"{lead}; its extension picks the format: {' '.join(plain)}{tail}."
+    return text
+
+
 FORMAT = Option(
     "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
-    choices=("auto", "table", "csv", "json", "npz"),
-    help="auto is a table on a terminal and CSV otherwise; with -o the extension "
-    "decides, and a -f that contradicts it is an error.",
-    example="-f json")
+    choices=Choices(ROWS), help=_format_help(ROWS), example="-f json")
 OUTPUT = Option(
     "output", ("--output", "-o"), "text", None, metavar="FILE",
-    help="Write to FILE (atomically); its extension picks the format: .csv .json .npz "
-    "(one array per result block) .npy (one record array, streamed), and with gradcli[data] "
-    ".nc (NetCDF-4) .zarr (a Zarr store, streamed; a path or an fsspec URL) .parquet.",
-    example="-o grad.nc")
+    help=_output_help(ROWS), example="-o grad.nc")
 PRECISION = Option(
     "precision", ("--precision",), "whole", 6, low=1, high=17, metavar="DIGITS",
     help="Significant digits in tables (files always hold exact values).",
@@ -184,8 +257,6 @@ SCHEDULER_TIMEOUT = Option(
 
 NUMERIC = (AT, GRID, POINTS, FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS, DTYPE,
            SCHEDULER, SCHEDULER_TIMEOUT)
-NUMERIC_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"), (".npy", "npy"),
-                 (".nc", "nc"), (".zarr", "zarr"), (".parquet", "parquet"))
 
 # --- --check ------------------------------------------------------------------------------
 #: --check's default relative tolerance per command and dtype: float32 results carry about
@@ -276,7 +347,10 @@ POLYNOMIAL = Option(
     help="Print the Taylor polynomial instead, in gradcli's expression language in powers of "
     "(x - a), one line per point; gradcli reads it back. -o FILE.txt saves it.",
     example="--polynomial")
-TAYLOR_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"), (".txt", "text"))
+TAYLOR_WRITES = (format_table.ROWS, format_table.POLYNOMIAL)
+TAYLOR_FORMAT = replace(FORMAT, choices=Choices(TAYLOR_WRITES),
+                        help=_format_help(TAYLOR_WRITES))
+TAYLOR_OUTPUT = replace(OUTPUT, help=_output_help(TAYLOR_WRITES), example="-o t.nc")
 
 # --- graph --------------------------------------------------------------------------------
 GRAPH_AT = Option(
@@ -285,20 +359,29 @@ GRAPH_AT = Option(
     example='--at "x=3"')
 GRAPH_FORMAT = Option(
     "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
-    choices=("auto", "table", "json", "dot"),
+    choices=Choices((format_table.GRAPH,)),
     help="auto is a table, or what the -o extension says; dot is Graphviz source.",
     example="-f dot")
 GRAPH_OUTPUT = Option(
     "output", ("--output", "-o"), "text", None, metavar="FILE",
-    help="Write to FILE; its extension picks the format: .json .dot .gv (Graphviz).",
-    example="-o graph.dot")
+    help=_output_help((format_table.GRAPH,), "Write to FILE"), example="-o graph.dot")
 
 # --- plot ---------------------------------------------------------------------------------
+
+
+def _plot_output_help() -> str:
+    """-o's text for plot: the picture and animation formats of the format table."""
+    def exts(kind: str) -> list[str]:
+        return [" ".join(f.extensions) + (f" (needs gradcli[{f.extra}])" if f.extra else "")
+                for f in format_table.holding((kind,))]
+    return ("The picture; its extension picks the format: "
+            + " ".join(exts(format_table.PICTURE)) + ", "
+            + " ".join(exts(format_table.ANIMATION)) + " (with --animate); - previews in "
+            "the terminal. Needed unless --preview.")
+
+
 PLOT_OUTPUT = Option(
-    "output", ("--output", "-o"), "text", None, metavar="FILE",
-    help="The picture; its extension picks the format: .png .svg .pdf, .html (interactive, "
-    "needs gradcli[html]), .gif .mp4 (with --animate); - previews in the terminal. Needed "
-    "unless --preview.",
+    "output", ("--output", "-o"), "text", None, metavar="FILE", help=_plot_output_help,
     example="-o field.png")
 PLOT_GRID = Option(
     "grid", ("--grid", "-g"), "text", None, repeat=True, metavar="SPEC", bare=BARE_GRID,
@@ -389,10 +472,7 @@ HOLD = Option(
     "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
     help="Hold these variables fixed at these values (the formula's parameters).",
     example='--at "b=0.5"')
-FIELDS_OUTPUT = replace(
-    OUTPUT, help="Write to FILE (atomically); its extension picks the format: .csv .json "
-    ".npz (one array per column).", example="-o path.csv")
-FIELDS_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"))
+FIELDS_OUTPUT = replace(OUTPUT, example="-o path.csv")
 SEED_GRID = replace(
     GRID, help="start:stop:count per variable: every point is a seed, and the box is "
     "searched; z=0.5 holds z fixed; a bare --grid seeds every variable on -5:5.",
@@ -488,6 +568,13 @@ PLOT_FIELDS = (
 )
 RUN_FIELDS = "gradcli.cli.fields_run"
 
+
+def _with(options: tuple[Option, ...], *variants: Option) -> tuple[Option, ...]:
+    """``options`` with each option named like one of ``variants`` replaced by it."""
+    by_name = {v.name: v for v in variants}
+    return tuple(by_name.get(o.name, o) for o in options)
+
+
 #: the function every numeric command runs: it hands the command's name to
 #: ``gradcli.evaluate`` as ``what``
 RUN_NUMERIC = "gradcli.cli.execute:run_numeric"
@@ -496,13 +583,13 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         name="eval",
         help="Values of the formula: column f (f[i] for a vector, f[i][j] for a matrix).",
-        run=RUN_NUMERIC, options=NUMERIC, group="numeric", files=NUMERIC_FILES,
+        run=RUN_NUMERIC, options=NUMERIC, group="numeric", writes=ROWS,
         examples=('gradcli eval "x^2 + 3x + 1" --at x=4',
                   'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json')),
     Command(
         name="grad", help="Gradient of a scalar formula: f, then df/dx for each variable.",
         run=RUN_NUMERIC, options=(*NUMERIC, NORM, *_check("grad"), WRT), group="numeric",
-        files=NUMERIC_FILES,
+        writes=ROWS,
         examples=('gradcli grad "x^2 + 3x + 1" --at x=4',
                   'gradcli grad "x^2 + y^2" --at x=3,y=4 --norm',
                   'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
@@ -521,7 +608,7 @@ COMMANDS: tuple[Command, ...] = (
         name="jacobian",
         help="Every derivative: the values, then df[i]/dx per component and variable.",
         run=RUN_NUMERIC, options=(*NUMERIC, *_check("jacobian"), WRT), group="numeric",
-        files=NUMERIC_FILES,
+        writes=ROWS,
         examples=('gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2',
                   'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"',
                   'gradcli jacobian "A @ x" --at "A=[[1,2],[3,4]],x=[1,1]"')),
@@ -529,53 +616,53 @@ COMMANDS: tuple[Command, ...] = (
         name="vjp", help="Vector-Jacobian product vᵀJ (PyTorch's backward(gradient=v)): "
         "vjp/dx per variable.",
         run=RUN_NUMERIC, options=(*NUMERIC, VECTOR, WRT), group="numeric",
-        files=NUMERIC_FILES,
+        writes=ROWS,
         examples=('gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1',
                   'gradcli vjp "softmax(x)" --vector "1,0,0" --at "x=[1,2,3]"')),
     Command(
         name="jvp", help="Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a "
         "vector f).",
         run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT), group="numeric",
-        files=NUMERIC_FILES,
+        writes=ROWS,
         examples=('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',
                   'gradcli jvp "x*y" --direction "x=3,y=4" --unit --at x=1,y=2')),
     Command(
         name="hessian", help="Second derivatives of a scalar formula: f, then d2f/dadb for "
         "every ordered pair.",
         run=RUN_NUMERIC, options=(*NUMERIC, *_check("hessian")), group="numeric",
-        files=NUMERIC_FILES,
+        writes=ROWS,
         examples=('gradcli hessian "x^2*y + y^3" --at x=1,y=2',)),
     Command(
         name="div", help="Divergence of a vector field [P, Q, ...]: the components f[i], then "
         "div = sum of df[i]/dx_i. " + PAIRING,
-        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT), group="numeric", files=NUMERIC_FILES,
+        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT), group="numeric", writes=ROWS,
         examples=('gradcli div "[x*y, x-y, z^2]" --at x=1,y=2,z=3',
                   'gradcli div "[-y, x]" --grid x=-1:1:5 --grid y=-1:1:5',
                   'gradcli div "[a*x, a*y]" --at x=1,y=2,a=3 --wrt x,y')),
     Command(
         name="curl", help="Curl of a vector field: [P, Q] gives curl = dQ/dx - dP/dy; "
         "[P, Q, R] gives curl[0], curl[1], curl[2]; other sizes are an error. " + PAIRING,
-        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT), group="numeric", files=NUMERIC_FILES,
+        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT), group="numeric", writes=ROWS,
         examples=('gradcli curl "[-y, x]" --at x=1,y=2',
                   'gradcli curl "[x*y, x-y, z^2]" --at x=1,y=2,z=3')),
     Command(
         name="laplacian", help="Laplacian: f, then laplacian = sum of d2f/dx_i2 over the "
         "bound variables (or --wrt); f[i], laplacian[i] for a vector f. Taylor mode.",
         run=RUN_NUMERIC, options=(*NUMERIC, LAPLACIAN_WRT), group="numeric",
-        files=NUMERIC_FILES,
+        writes=ROWS,
         examples=('gradcli laplacian "exp(-(x^2+y^2))" --at x=0.5,y=0',
                   'gradcli laplacian "x^2 - y^2" --grid x=-1:1:5 --grid y=-1:1:5')),
     Command(
         name="hvp", help="Hessian-vector product H·u by forward over reverse (the values of "
         "torch.autograd.functional.hvp): f, then hvp/dx for each variable.",
         run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT), group="numeric",
-        files=NUMERIC_FILES,
+        writes=ROWS,
         examples=('gradcli hvp "x^2*y + y^3" --direction "x=1,y=0" --at x=1,y=2',)),
     Command(
         name="diff", help="A partial derivative of any order (Taylor mode): --wrt x --order 3 "
         "gives d3f/dx3, --wrt x,x,y gives d3f/dx2dy; f first (f[i] for a vector f).",
         run=RUN_NUMERIC, options=(*NUMERIC, DIFF_WRT, DIFF_ORDER), group="numeric",
-        files=NUMERIC_FILES,
+        writes=ROWS,
         examples=('gradcli diff "sin(x)*exp(y)" --wrt x --order 3 --at x=1,y=0',
                   'gradcli diff "sin(x)*exp(y)" --wrt x,x,y --at x=1,y=0',
                   'gradcli diff "exp(-x^2)" --order 4 --grid x=-2:2:9')),
@@ -584,8 +671,9 @@ COMMANDS: tuple[Command, ...] = (
         "mode): one row per multi-index in graded lexicographic order, with the point, "
         "order, deg(x)..., coefficient (d^alpha f / alpha!) and derivative (d^alpha f); "
         "--polynomial prints the polynomial instead.",
-        run=RUN_NUMERIC, options=(*NUMERIC, TAYLOR_WRT, TAYLOR_ORDER, POLYNOMIAL),
-        group="numeric", files=TAYLOR_FILES,
+        run=RUN_NUMERIC, options=(*_with(NUMERIC, TAYLOR_FORMAT, TAYLOR_OUTPUT), TAYLOR_WRT,
+                                  TAYLOR_ORDER, POLYNOMIAL),
+        group="numeric", writes=TAYLOR_WRITES,
         examples=('gradcli taylor "exp(x)*sin(y)" --at x=0,y=0 --order 3',
                   'gradcli taylor "cos(x)" --at x=0 --order 6 --polynomial',
                   'gradcli taylor "sqrt(1+x+y)" --at x=0,y=0 --order 2 -o coefficients.csv')),
@@ -594,7 +682,7 @@ COMMANDS: tuple[Command, ...] = (
         "inputs, value and adjoint ∂f/∂node.",
         run="gradcli.cli.graph_cmd:run_graph",
         options=(GRAPH_AT, GRAPH_FORMAT, GRAPH_OUTPUT, PRECISION, QUIET), group="graph",
-        files=((".json", "json"), (".dot", "dot"), (".gv", "dot")), auto=("table", "table"),
+        writes=(format_table.GRAPH,), auto=("table", "table"),
         examples=('gradcli graph "m = x^2; y = m + x; p = 4*y" --at x=3',
                   'gradcli graph "sin(x)*y" --at x=1,y=2 -o g.dot && dot -Tpng g.dot > g.png')),
     Command(
@@ -603,7 +691,7 @@ COMMANDS: tuple[Command, ...] = (
         "or interactive cones (three), an animation, or a terminal preview.",
         run="gradcli.cli.plot_run:run_plot",
         options=(PLOT_OUTPUT, PLOT_GRID, *PLOT_DRAWING, *PLOT_FIELDS, QUIET, MAX_POINTS),
-        group="plot",
+        group="plot", writes=(format_table.PICTURE, format_table.ANIMATION),
         examples=('gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '-o field.png',
                   'gradcli plot "sin(x)" --grid x=0:2pi:100 --derivative -o sin.svg',
@@ -630,7 +718,7 @@ COMMANDS: tuple[Command, ...] = (
         "type (stable/unstable node or focus, saddle, center, degenerate).",
         run=f"{RUN_FIELDS}:run_critical",
         options=(SEED_GRID, SEED_POINTS, HOLD, *FIELDS_WRITE), group="fields",
-        files=FIELDS_FILES,
+        writes=ROWS,
         examples=('gradcli critical "x^3 - 3x + y^3 - 3y" --grid x=-3:3:13 --grid y=-3:3:13',
                   'gradcli critical "[y, -sin(x) - 0.5y]" --grid x=-7:7:29 --grid y=-3:3:13',
                   'gradcli critical "x^2 + a*y^2" --grid x=-1:1:5 --grid y=-1:1:5 --at a=-1')),
@@ -640,7 +728,7 @@ COMMANDS: tuple[Command, ...] = (
         "at |grad f| <= --tol, or on a non-finite value (exit 1); the reason goes to stderr.",
         run=f"{RUN_FIELDS}:run_descend",
         options=(START, START_GRID, HOLD, DESCEND_METHOD, *HYPER, STEPS, TOL, STEP_EVERY,
-                 *FIELDS_WRITE), group="fields", files=FIELDS_FILES,
+                 *FIELDS_WRITE), group="fields", writes=ROWS,
         examples=('gradcli descend "(1-x)^2 + 100(y-x^2)^2" --from x=-1.2,y=1 --method adam '
                   '--lr 1e-3 --steps 5000 --every 500',
                   'gradcli descend "x^2 + 10y^2" --from x=1,y=1 --from x=-1,y=2 --method '
@@ -652,7 +740,7 @@ COMMANDS: tuple[Command, ...] = (
         "f) by fixed-step RK4 on the time grid --t: columns [run,] t, the variables, |F|.",
         run=f"{RUN_FIELDS}:run_flow",
         options=(START, START_GRID, HOLD, TIMES, FLOW_METHOD, STEP_EVERY, *FIELDS_WRITE),
-        group="fields", files=FIELDS_FILES,
+        group="fields", writes=ROWS,
         examples=('gradcli flow "[y, -sin(x) - 0.5y]" --from x=2,y=0 --t 0:20:2001',
                   'gradcli flow "[-y, x]" --from-grid x=0.5:2:4 --from-grid y=0 --t 0:2pi:629 '
                   '--every 157')),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,11 +132,6 @@ def run_request(req: Request) -> int:
     fmt = choose_format(BY_NAME[req.what], req.fmt, req.output)
     if req.what == "taylor":
         return run_taylor(req, prepared, fmt)
-    if fmt in ("npz", "nc", "zarr", "parquet") and not req.output:
-        raise UsageProblem(f"{fmt} output needs a file: add -o out.{fmt}")
-    if fmt == "npy" and req.check:
-        raise UsageProblem("--check needs the results in memory: use -o with .npz, .csv "
-                           "or .json")
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
     scheduler = req.scheduler or os.environ.get("GRADCLI_SCHEDULER") or None
     if scheduler and req.check:
@@ -147,16 +142,12 @@ def run_request(req: Request) -> int:
     to_file = bool(req.output) or not sys.stdout.isatty()
     with RunProgress(wanted(req.quiet, values, fmt in ("csv", "json") and to_file)) as bar, \
             _cluster(scheduler, req.scheduler_timeout) as client:
-        stream = None
-        if fmt in ("npz", "npy") and not req.check:
-            from ..output.stream_sink import StreamSink
-
-            stream = StreamSink(req.output or "", fmt)
-        elif fmt == "zarr" and not req.check:
-            from ..output.zarr_sink import ZarrSink
-
-            stream = ZarrSink(req.output or "", prepared.origin(history), history)
-        columns = prepared.run(stream, progress=bar.stage("computing"), client=client)
+        # a streaming format gets the rows as they are computed (--check needs them all)
+        stream = None if req.check else output.sink_for(
+            fmt, req.output, stdout=sys.stdout, origin=prepared.origin(history),
+            history=history)
+        with writing_stdout() if stream is not None and not req.output else nullcontext():
+            columns = prepared.run(stream, progress=bar.stage("computing"), client=client)
         status = _run_check(prepared, columns, req) if req.check else ExitStatus.OK
         if stream is not None:
             bad = stream.nonfinite
@@ -182,12 +173,11 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
     from ..evaluation.taylor_table import long_table, polynomials
     from ..lang import MAX_LENGTH
 
-    if req.polynomial and (fmt != "text" if req.output else req.fmt != "auto"):
+    if req.polynomial and (fmt != "text" if req.output else req.fmt not in ("auto", "text")):
         raise UsageProblem("--polynomial writes text: leave out -f, or write to -o FILE.txt")
     if fmt == "text" and not req.polynomial:
         raise UsageProblem("a .txt file holds the Taylor polynomial: add --polynomial")
-    if fmt == "npz" and not req.output:
-        raise UsageProblem("npz output needs a file: add -o out.npz")
+    output.require_format(fmt)  # a missing extra is said now, not after the evaluation
     scheduler = req.scheduler or os.environ.get("GRADCLI_SCHEDULER") or None
     with _cluster(scheduler, req.scheduler_timeout) as client:
         result = prepared.run(client=client)
@@ -211,7 +201,8 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
             notes = output.write(table, fmt=fmt, path=req.output,
                                  expression=req.expression,
                                  variables=list(prepared.binding.names),
-                                 precision=req.precision, stdout=sys.stdout)
+                                 precision=req.precision, stdout=sys.stdout,
+                                 history=command_line(req))
         if not req.quiet:
             for note in notes:
                 say(note)

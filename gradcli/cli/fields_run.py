@@ -9,6 +9,7 @@ and including the non-finite one are still written).
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -64,16 +65,25 @@ def _grid_spec(spec: str, flag: str) -> tuple[str, Any]:
         raise EvaluationError(str(exc).replace("--grid", flag)) from None
 
 
+def _format(command: str, fmt: str, output: str | None) -> str:
+    """The format ``command`` writes (``cli.formats``), its extra checked now: before the
+    work, not after it."""
+    from ..output import require_format
+
+    chosen = choose_format(BY_NAME[command], fmt, output)
+    require_format(chosen)
+    return chosen
+
+
 def _write(columns: dict[str, Any], req: dict[str, Any], command: str) -> None:
     from .. import output
 
-    fmt = choose_format(BY_NAME[command], req["fmt"], req["output"])
-    if fmt == "npz" and not req["output"]:
-        raise UsageProblem("npz output needs a file: add -o out.npz")
+    fmt = _format(command, req["fmt"], req["output"])
     with writing_stdout():
         notes = output.write(columns, fmt=fmt, path=req["output"],
                              expression=req["expression"], variables=req["variables"],
-                             precision=req["precision"], stdout=sys.stdout)
+                             precision=req["precision"], stdout=sys.stdout,
+                             history=req.get("history", ""))
     if not req["quiet"]:
         for note in notes:
             say(note)
@@ -101,6 +111,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
     """Find, classify and write the critical points seeded by --grid or --points."""
     from ..evaluation.fields.critical import find_critical
 
+    _format(what, fmt, output)
     if grid and points:
         raise UsageProblem("use only one of --grid and --points (--at beside either holds "
                            "a variable fixed)")
@@ -176,6 +187,7 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
     from ..evaluation.fields.descend import descend, row_limit
     from ..evaluation.fields.optim import settings
 
+    _format(what, fmt, output)
     held = _held(at)
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
@@ -186,19 +198,43 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
             raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "
                                   f"{function.shape}: a vector field's trajectories are "
                                   "gradcli flow")
-        with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar:
+        many = len(starts) > 1 or starts.lattice
+        chosen_fmt = _format(what, fmt, output)
+        # one run's rows come in order: a stream to standard output gets each as it is made
+        stream = _JsonlRows(function.columns) if (chosen_fmt == "jsonl" and not output
+                                                  and not many) else None
+        with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar, \
+                writing_stdout() if stream is not None else nullcontext():
             path = descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
-                           progress=bar.stage("descending"))
-    many = len(starts) > 1 or starts.lattice
-    columns: dict[str, Any] = {"run": path.run} if many else {}
-    columns["step"] = path.step
-    columns |= {c: path.X[:, j] for j, c in enumerate(path.columns)}
-    columns["f"], columns["|grad f|"] = path.f, path.gnorm
-    _write(columns, _request(expression, fmt, output, precision, quiet, path.columns), what)
+                           progress=bar.stage("descending"), recorded=stream)
+    if stream is None:
+        columns: dict[str, Any] = {"run": path.run} if many else {}
+        columns["step"] = path.step
+        columns |= {c: path.X[:, j] for j, c in enumerate(path.columns)}
+        columns["f"], columns["|grad f|"] = path.f, path.gnorm
+        _write(columns, _request(expression, fmt, output, precision, quiet, path.columns),
+               what)
     diverged = path.stop == "diverged"
     if not quiet or diverged.any():
         say(_stop_line(path, tol, steps, "raises" if chosen.maximize else "lowers"))
     return ExitStatus.FAIL if diverged.any() else ExitStatus.OK
+
+
+class _JsonlRows:
+    """Writes one descent's recorded rows (step, the variables, f, |grad f|) to standard
+    output as JSON Lines while it runs, flushed row by row."""
+
+    def __init__(self, columns: list[str]) -> None:
+        self.columns = columns
+
+    def __call__(self, rows: tuple) -> None:
+        from ..output.jsonl_writer import write_jsonl
+
+        ids, k, P, f, gn = rows
+        table: dict[str, Any] = {"step": np.full(len(ids), k, dtype=np.int64)}
+        table |= {c: np.asarray(P[j]) for j, c in enumerate(self.columns)}
+        table["f"], table["|grad f|"] = np.asarray(f), np.asarray(gn)
+        write_jsonl(sys.stdout, table)
 
 
 def _stop_line(path: Any, tol: float | None, steps: int, better: str = "lowers") -> str:
@@ -236,6 +272,7 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
     from ..evaluation.fields.flow import integrate
     from ..evaluation.fields.starts import parse_times
 
+    _format(what, fmt, output)
     held = _held(at)
     times = np.linspace(*(parse_times(t) if t is not None else TIMES))
     with expression_warnings(quiet):

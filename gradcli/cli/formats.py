@@ -1,9 +1,13 @@
 """Which format a command writes: the ``-o`` extension decides, ``-f`` may only agree.
 
-Every command declares the extensions it writes (``Command.files``), so one rule serves
+Every command declares the kinds of content it writes (``Command.writes``); the format
+table (``gradcli.output.formats``) gives their formats and extensions, so one rule serves
 them all: the extension picks the format; an explicit ``-f`` that contradicts it is an
 error naming both; a file without an extension needs ``-f`` (``-f csv -o /dev/stdout``);
-any other extension is an error; messages list every accepted extension.
+any other extension is an error; messages list every accepted extension; a format that
+needs a file (``npz``) without ``-o`` is an error naming the extension to use.
+
+The docs' table of formats is rendered from the same table by ``cli/reference.py``.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ..output import formats as format_table
 from .declare import Command
 from .errors import UsageProblem
 
@@ -20,6 +25,10 @@ def choose_format(command: Command, fmt: str, output: str | None) -> str:
     if not output:
         if fmt == "auto":
             return command.auto[0] if sys.stdout.isatty() else command.auto[1]
+        record = format_table.FORMATS.get(fmt)
+        if record is not None and record.file_only:
+            ext = record.extensions[0] if record.extensions else f".{fmt}"
+            raise UsageProblem(f"{fmt} output needs a file: add -o out{ext}")
         return fmt
     files = dict(command.files)
     ext = os.path.splitext(output.rstrip("/"))[1]  # a directory store: field.zarr/

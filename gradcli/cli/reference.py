@@ -9,7 +9,8 @@ next ``<!-- generated: end -->``; everything else in a page is left as it is. Ki
 * ``options GROUP``: the option table of a command group, from the declaration
   (``cli/declare.py``);
 * ``functions``: the expression language's functions, aliases and constants, from the
-  language's tables (which derive from the engine's rule table).
+  language's tables (which derive from the engine's rule table);
+* ``formats``: every output format, from the format table (``output/formats.py``).
 
 So a list a user reads can never drift from the code: a test checks every page.
 """
@@ -58,7 +59,7 @@ def helps(uses: Sequence[tuple[Command, Option]]) -> dict[str, list[str]]:
     something different per command: --wrt)."""
     out: dict[str, list[str]] = {}
     for command, variant in uses:
-        out.setdefault(variant.help, []).append(command.name)
+        out.setdefault(variant.text, []).append(command.name)
     return out
 
 
@@ -124,12 +125,31 @@ def render_functions() -> str:
     return "\n".join([*lines, "", f"Aliases: {aliases}. Constants: {constants}.", ""])
 
 
+def render_formats() -> str:
+    """Every output format of the format table, and what each kind of content is."""
+    from ..output import formats
+
+    lines = ["| format | extensions | holds | needs a file | streams | extra | what it is |",
+             "|---|---|---|---|---|---|---|"]
+    for f in formats.FORMATS.values():
+        exts = " ".join(f"`{e}`" for e in f.extensions) or "—"
+        extra = f"`gradcli[{f.extra}]`" if f.extra else "—"
+        lines.append(f"| `{f.name}` | {exts} | {', '.join(f.holds)} | "
+                     f"{'yes' if f.file_only else 'no'} | {'yes' if f.streams else 'no'} | "
+                     f"{extra} | {_cell(f.summary)} |")
+    lines += ["", "What each kind of content is:", ""]
+    lines += [f"- **{kind}**: {text}" for kind, text in formats.KINDS.items()]
+    return "\n".join([*lines, ""])
+
+
 def render(kind: str, argument: str = "") -> str:
     """The markdown of one generated block, by its kind."""
     if kind == "options":
         return render_options(argument)
     if kind == "functions":
         return render_functions()
+    if kind == "formats":
+        return render_formats()
     raise ValueError(f"unknown generated block kind {kind!r}")
 
 

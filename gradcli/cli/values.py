@@ -8,6 +8,7 @@ ValueError whose message says what was expected; the CLI reports it as a usage e
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from .declare import Option
@@ -24,7 +25,7 @@ def convert(option: Option, text: str) -> Any:
     return text
 
 
-def choice(text: str, choices: tuple[str, ...]) -> str:
+def choice(text: str, choices: Sequence[str]) -> str:
     """One of ``choices``, ignoring case."""
     folded = text.strip().lower()
     if folded in choices:

@@ -43,7 +43,7 @@ def long_table(result: Result, plan: Plan) -> Result:
         arrays[block.name] = np.repeat(_flat(result.arrays[block.name], batch, block.shape),
                                        m, axis=0)
     n_points = int(np.prod(batch, dtype=np.int64))
-    degrees = np.asarray(spec.indices, dtype=float).reshape(m, len(spec.names))
+    degrees = np.asarray(spec.indices, dtype=np.int64).reshape(m, len(spec.names))
     columns = {"order": degrees.sum(axis=1)} | {
         f"deg({name})": degrees[:, i] for i, name in enumerate(spec.names)}
     for name, values in columns.items():
@@ -97,12 +97,22 @@ def _term(coefficient: float, alpha: tuple[int, ...], bases: list[Node]) -> Node
     return Unary("-", node) if coefficient == -1.0 else node
 
 
+def _single_decimals(values: np.ndarray) -> np.ndarray:
+    """float32 values as the float64 numbers of their shortest float32 text (1/6 in
+    float32 prints as 0.16666667, not 0.1666666716337204), so the polynomial's text
+    carries the digits the result's own dtype has and reads back as the same float32."""
+    flat = [float(str(v)) for v in values.reshape(-1)]
+    return np.asarray(flat, dtype=np.float64).reshape(values.shape)
+
+
 def polynomials(result: Result, plan: Plan) -> list[str]:
     """The Taylor polynomial at each point, as text in gradcli's language (terms with a
     zero coefficient left out; ``0`` when every one is zero)."""
     spec = plan.spec
     batch = result.batch_shape
     coefficients = _flat(result.arrays["coefficient"], batch, (len(spec.indices),))
+    if coefficients.dtype == np.float32:  # the shortest text that reads back as float32
+        coefficients = _single_decimals(coefficients)
     points = []
     for j in spec.pairs:
         column = spec.columns[j]

@@ -6,11 +6,10 @@ knowledge of file formats, atomic replacement and error messages lives here.
 Importing this package loads only numpy (rich is imported when a table is
 rendered).
 
-Formats: ``table`` (rich, stdout or a text file), ``csv``, ``json``, and the file-only
-``npz``, ``nc`` (NetCDF-4), ``zarr`` (a Zarr v3 store: a directory or an fsspec URL) and
-``parquet``; the last three need the ``data`` extra (``evaluation.extras``). ``.npy`` is
-refused by ``format_from_extension``: one array cannot carry several named columns; use
-``.npz``, or ``NpyStream`` directly for a single huge column.
+Formats are the records of the one format table, ``formats.py`` (name, extensions, extra,
+whether a file is needed, whether rows stream, the writer); ``write`` dispatches on it and
+``sink_for`` gives a format's streaming sink. ``FORMATS`` and ``FILE_FORMATS`` are read
+from it.
 
 What is written is a ``gradcli.evaluation.blocks.Result`` (blocks: one array per
 derivative block, text columns carried through from a points file) or any mapping of
@@ -41,13 +40,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 __all__ = [
     "FORMATS",
     "FILE_FORMATS",
@@ -57,9 +49,9 @@ __all__ = [
     "atomic_path",
     "count_nonfinite",
     "csv_header",
-    "format_from_extension",
     "require_format",
     "row_count",
+    "sink_for",
     "to_xarray",
     "write",
     "write_csv",
@@ -73,41 +65,42 @@ __all__ = [
     "ZarrSink",
 ]
 
-FORMATS = ("table", "csv", "json", "npz", "nc", "zarr", "parquet")
-FILE_FORMATS = ("npz", "nc", "zarr", "parquet")  # binary or a directory: never stdout
-_EXTENSIONS = {".csv": "csv", ".json": "json", ".npz": "npz", ".nc": "nc", ".zarr": "zarr",
-               ".parquet": "parquet"}
-_SUGGESTED = ".csv, .json, .npz, .nc, .zarr or .parquet"
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+def _row_formats() -> tuple[str, ...]:
+    from . import formats
+
+    return tuple(f.name for f in formats.holding((formats.ROWS,)))
 
 
 def require_format(fmt: str) -> None:
     """Raise ``MissingExtra`` (exit 2, naming the extra) when ``fmt`` needs an optional
     dependency that is not installed: check before evaluating, not after."""
-    if fmt in ("nc", "zarr", "parquet"):
-        from ..evaluation.extras import require
+    from . import formats
 
-        require(fmt)
+    formats.require(fmt)
 
 
-def format_from_extension(path: str | os.PathLike[str]) -> str:
-    """Output format implied by a file name: ``.csv``, ``.json``, ``.npz``, ``.nc``,
-    ``.zarr`` (also an fsspec URL) or ``.parquet``.
+def _request(fmt: str, path: str | os.PathLike[str] | None, **meta: Any) -> Any:
+    from .formats import WriteRequest
 
-    Raises ValueError for anything else (the message suggests the valid ones).
-    """
-    ext = os.path.splitext(os.fspath(path).rstrip("/"))[1]
-    fmt = _EXTENSIONS.get(ext.lower())
-    if fmt is not None:
-        return fmt
-    if ext.lower() == ".npy":
-        raise ValueError(
-            f"unknown output extension '.npy': use .npz (one array per result block), {_SUGGESTED}"
-        )
-    if not ext:
-        raise ValueError(
-            f"output file '{os.fspath(path)}' has no extension: use {_SUGGESTED}"
-        )
-    raise ValueError(f"unknown output extension '{ext}': use {_SUGGESTED}")
+    return WriteRequest(fmt=fmt, path=None if path is None else os.fspath(path), **meta)
+
+
+def sink_for(fmt: str, path: str | os.PathLike[str] | None, *, stdout: TextIO | None = None,
+             origin: Any = None, history: str = "") -> Any:
+    """An evaluation sink writing format ``fmt`` as rows are computed (the format table's
+    ``sink``), or None for a format that is written from the whole result."""
+    from . import formats
+
+    record = formats.get(fmt)
+    if not record.streams or record.sink is None:
+        return None
+    request = _request(fmt, path, stdout=stdout, origin=origin, history=history)
+    return formats.resolve(record.sink)(request)
 
 
 def write(
@@ -127,9 +120,10 @@ def write(
     origin: Any = None,
     history: str = "",
 ) -> list[str]:
-    """Write a result in format ``fmt`` to ``path`` (atomically) or to stdout; return
-    the notes the user should see on stderr (a table too wide for the terminal says how
-    many columns it could not show).
+    """Write a result in format ``fmt`` (a rows format of the format table,
+    ``gradcli.output.formats``) to ``path`` (atomically) or to stdout; return the notes
+    the user should see on stderr (a table too wide for the terminal says how many
+    columns it could not show).
 
     ``result_columns`` is a Result (blocks) or a mapping of column name to array.
     ``stdout`` defaults to ``sys.stdout``; ``console`` (a rich Console) is used
@@ -142,69 +136,33 @@ def write(
     MissingExtra when the format's extra is not installed, and OutputError when the file
     cannot be written.
     """
-    notes = list(notes or ())
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown output format '{fmt}': use one of {', '.join(FORMATS)}")
-    if fmt in FILE_FORMATS:
-        if path is None:
-            raise ValueError(f"{fmt} output needs -o FILE")
-        _write_file(fmt, os.fspath(path), result_columns, origin, history or "",
-                    expression, progress)
-        return []
-    out = stdout if stdout is not None else sys.stdout
-    meta = {"expression": expression, "variables": list(variables), "notes": notes}
-    if fmt == "table":
-        from rich.console import Console
+    from . import formats
 
-        from .table import hidden_columns_note, render_table
-
-        kwargs = {"precision": precision, "max_rows": max_rows, "title": title, "notes": notes}
-        if path is not None:  # a file is as wide as the table
-            with atomic_open(path, "w", encoding="utf-8") as fh:
-                renderable, _ = render_table(result_columns, **kwargs)
-                Console(file=fh, width=10_000, no_color=True,
-                        force_terminal=False).print(renderable)
-            return []
-        console = console if console is not None else Console(file=out)
-        renderable, hidden = render_table(result_columns, width=console.width, **kwargs)
-        console.print(renderable)
-        return [hidden_columns_note(hidden)] if hidden else []
-    if fmt == "csv":
-        from .csv_writer import write_csv, write_csv_path
-
-        if path is None:
-            write_csv(out, result_columns, progress=progress)
-        else:
-            write_csv_path(path, result_columns, progress=progress)
-        return []
-    from .json_writer import write_json, write_json_path
-
-    if path is None:
-        write_json(out, result_columns, progress=progress, **meta)  # type: ignore[arg-type]
-    else:
-        write_json_path(path, result_columns, progress=progress, **meta)
-    return []
+    record = formats.FORMATS.get(fmt)
+    if record is None or formats.ROWS not in record.holds or record.writer is None:
+        raise ValueError(f"unknown output format '{fmt}': use one of "
+                         f"{', '.join(_row_formats())}")
+    if record.file_only and path is None:
+        ext = record.extensions[0] if record.extensions else f".{fmt}"
+        raise ValueError(f"{fmt} output needs a file: give a path such as out{ext}")
+    formats.require(fmt)
+    request = _request(fmt, path, stdout=stdout if stdout is not None else sys.stdout,
+                       expression=expression, variables=list(variables),
+                       notes=list(notes or ()), precision=precision, console=console,
+                       max_rows=max_rows, title=title, progress=progress, origin=origin,
+                       history=history or "")
+    return list(formats.resolve(record.writer)(result_columns, request) or [])
 
 
-def _write_file(fmt: str, path: str, columns: Mapping[str, Any], origin: Any, history: str,
-                expression: str, progress: Callable[[int, int], None] | None) -> None:
-    """The file-only formats: one writer each."""
-    require_format(fmt)
-    if fmt == "npz":
-        from .npz_writer import write_npz
+def __getattr__(name: str) -> Any:
+    if name == "FORMATS":  # read from the table each time: formats can be registered
+        return _row_formats()
+    if name == "FILE_FORMATS":  # binary or a directory: never stdout
+        from . import formats
 
-        write_npz(path, columns)
-    elif fmt == "nc":
-        from .netcdf_writer import write_netcdf
+        return tuple(f.name for f in formats.holding((formats.ROWS,)) if f.file_only)
+    if name in _LAZY:
+        import importlib
 
-        write_netcdf(path, columns, origin, history)
-    elif fmt == "zarr":
-        from ..evaluation.blocks import as_result
-        from .zarr_sink import write_zarr
-
-        write_zarr(path, as_result(columns), origin, history)
-    else:
-        from .parquet_writer import write_parquet
-
-        title = origin.expression if origin is not None else expression
-        write_parquet(path, columns, title=title, history=history, progress=progress)
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -102,6 +102,10 @@ class RowChunks:
         self.runs = [Run(blocks[i], self.result.arrays[blocks[i].name], first, count)
                      for i, first, count in self.result.layout.runs()]
         self.names = list(self.result.layout.column_names())
+        #: how each numeric column is written (``_floatfmt.column_kind``): integers stay
+        #: integers and float32 values get float32's shortest text
+        self.kinds = [_kind(np.asarray(r.array).dtype) for r in self.runs if not r.text
+                      for _ in range(r.count)]
 
     def chunks(self) -> Iterator[tuple[int, int]]:
         """Row ranges of at most ``chunk_rows`` rows covering every row."""
@@ -119,6 +123,12 @@ class RowChunks:
                 out[:, j:j + r.count] = r.slab(self.batch, start, stop)
             j += r.count
         return out
+
+
+def _kind(dtype: np.dtype) -> str:
+    if dtype.kind in "iu":
+        return "i"
+    return "f4" if dtype == np.float32 else "f"
 
 
 def take_rows(columns: Mapping[str, Any], rows: np.ndarray) -> dict[str, np.ndarray]:

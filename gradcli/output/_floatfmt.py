@@ -24,7 +24,7 @@ seen for random data, possible for contrived values) is formatted with
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -115,8 +115,11 @@ def _scale(m: np.ndarray, ea: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np
     return hi * sc, lo * sc
 
 
-def _shortest(a: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Digits D (int64), digit count, decimal exponent and an 'uncertain' mask for a > 0."""
+def _shortest(a: np.ndarray, single: bool = False) -> tuple[np.ndarray, ...]:
+    """Digits D (int64), digit count, decimal exponent and an 'uncertain' mask for a > 0;
+    with ``single`` the shortest digits that read back as the same float32 (``a`` holds
+    float32 values, exactly, as float64): only the width of the rounding interval
+    differs."""
     m, ea = np.frexp(a)
     ea = ea.astype(np.int64)
     e10 = np.floor(np.log10(a)).astype(np.int64)
@@ -134,11 +137,12 @@ def _shortest(a: np.ndarray) -> tuple[np.ndarray, ...]:
     ival += fl.astype(np.int64)
     f = lo - fl
     # half gaps to the float neighbours, scaled like v: v * 2**(gap - 1) / |x|
-    hu = hi / m * 2.0**-54
-    tiny = ea < -1021  # subnormals: the gap is fixed at 2**-1074
+    mant, emin = (24, -125) if single else (53, -1021)  # bits; exponent of the least normal
+    hu = hi / m * 2.0**-(mant + 1)
+    tiny = ea < emin  # subnormals: the gap is fixed at 2**(emin - mant)
     if tiny.any():
-        hu[tiny] = np.ldexp(hi[tiny] / m[tiny], -1075 - ea[tiny])
-    hd = np.where((m == 0.5) & (ea > -1021), 0.5 * hu, hu)  # powers of two: half gap below
+        hu[tiny] = np.ldexp(hi[tiny] / m[tiny], emin - mant - 1 - ea[tiny])
+    hd = np.where((m == 0.5) & (ea > emin), 0.5 * hu, hu)  # powers of two: half gap below
     y = f - hd
     fy = np.floor(y)
     z = f + hu
@@ -174,14 +178,35 @@ def _shortest(a: np.ndarray) -> tuple[np.ndarray, ...]:
     return digits, ndc - best, e10 + ndc - 17, unc
 
 
-def format_fields(x: np.ndarray, out: np.ndarray, quote_nonfinite: bool = False) -> None:
+def shortest_text(v: float, single: bool = False) -> str:
+    """``repr(v)``, or with ``single`` the shortest text that reads back as the same
+    float32 (numpy's ``str(np.float32(v))``, in the same layout as ``repr``)."""
+    return str(np.float32(v)) if single else repr(v)
+
+
+def _int_fields(x: np.ndarray, out: np.ndarray) -> None:
+    """Decimal text of the integers ``x`` (int64) into out[:, :SEP], NUL-padded."""
+    text = np.asarray(x, dtype=np.int64).astype("S20")
+    out[:, :SEP] = 0
+    out[:, :20] = text.view(np.uint8).reshape(-1, 20)
+
+
+def format_fields(x: np.ndarray, out: np.ndarray, quote_nonfinite: bool = False,
+                  kind: str = "f") -> None:
     """Write ``repr``-identical text of the 1-D array x into out[:, :SEP].
 
+    ``kind`` is ``f`` (float64: ``repr``), ``f4`` (float32 values: the shortest text
+    that reads back as the same float32) or ``i`` (integers, as integers).
     ``out`` is a (len(x), >= SEP) uint8 array (rows may be strided) whose unused
     bytes become NUL.  With ``quote_nonfinite`` NaN/inf are written as the JSON
     strings ``"nan"``, ``"inf"``, ``"-inf"``.  Layout: [0] sign, [1:17] integer digits, [17] dot,
     [18:38] fraction digits, [42:47] exponent, [47] left for the separator.
     """
+    if kind == "i":
+        if x.size:
+            _int_fields(x, out)
+        return
+    single = kind == "f4"
     x = np.asarray(x, dtype=np.float64)
     n = x.size
     if n == 0:
@@ -192,7 +217,7 @@ def format_fields(x: np.ndarray, out: np.ndarray, quote_nonfinite: bool = False)
     finite = np.isfinite(a)
     special = ~finite | (a == 0)
     a = np.where(special, 1.0, a)
-    digits, nd, e10, unc = _shortest(a)
+    digits, nd, e10, unc = _shortest(a, single)
     zero = special & finite
     digits[zero], nd[zero], e10[zero] = 0, 1, 0
     pos = (e10 >= -4) & (e10 < 16)
@@ -236,30 +261,40 @@ def format_fields(x: np.ndarray, out: np.ndarray, quote_nonfinite: bool = False)
     patch = np.flatnonzero(~finite | (unc & ~special))
     if patch.size:
         q = '"' if quote_nonfinite else ""
-        text = [(q + repr(v) + q if not math.isfinite(v) else repr(v)).encode("ascii")
+        text = [(q + repr(v) + q if not math.isfinite(v) else shortest_text(v, single))
+                .encode("ascii")
                 for v in x[patch].tolist()]
         out[patch, :SEP] = np.array(text, dtype=f"S{SEP}").view(np.uint8).reshape(-1, SEP)
+
+
+def column_kind(dtype: np.dtype) -> str:
+    """How a column of ``dtype`` is written: ``i`` integers, ``f4`` float32, ``f``."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return "i"
+    return "f4" if dtype == np.float32 else "f"
 
 
 def field_table(x: np.ndarray, quote_nonfinite: bool = False) -> np.ndarray:
     """``(len(x), FIELD)`` NUL-padded fields of the values ``x``, for formatting once and
     copying into many rows (a grid axis repeats each of its values many times)."""
-    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    kind = column_kind(np.asarray(x).dtype)
+    x = np.asarray(x, dtype=np.int64 if kind == "i" else np.float64).reshape(-1)
     out = np.zeros((x.size, FIELD), dtype=np.uint8)
     for r0 in range(0, x.size, _SUB):
-        format_fields(x[r0:r0 + _SUB], out[r0:r0 + _SUB], quote_nonfinite)
+        format_fields(x[r0:r0 + _SUB], out[r0:r0 + _SUB], quote_nonfinite, kind)
     return out
 
 
 def _format_sub(block: np.ndarray, sep: int, end: int, quote_nonfinite: bool,
-                fixed: Mapping[int, np.ndarray]) -> bytes:
+                fixed: Mapping[int, np.ndarray], kinds: Sequence[str]) -> bytes:
     n, k = block.shape
     canvas = np.empty((n, k, FIELD), dtype=np.uint8)
     for j in range(k):  # column by column, straight into the canvas (rows are strided)
         if j in fixed:
             canvas[:, j] = fixed[j]
         else:
-            format_fields(block[:, j], canvas[:, j], quote_nonfinite)
+            format_fields(block[:, j], canvas[:, j], quote_nonfinite, kinds[j])
     canvas[:, :, SEP] = sep
     canvas[:, -1, SEP] = end
     flat = canvas.reshape(-1)
@@ -268,21 +303,23 @@ def _format_sub(block: np.ndarray, sep: int, end: int, quote_nonfinite: bool,
 
 def format_rows(
     block: np.ndarray, sep: int = 44, end: int = 10, quote_nonfinite: bool = False,
-    fixed: Mapping[int, np.ndarray] | None = None,
+    fixed: Mapping[int, np.ndarray] | None = None, kinds: Sequence[str] | None = None,
 ) -> bytes:
     """Format a 2-D (rows, columns) array as delimited text lines, one per row.
 
     ``fixed`` maps column indices to ready ``(rows, FIELD)`` fields (from ``field_table``)
-    used instead of formatting that column of ``block``. Rows are formatted in sub-blocks
-    of about 16K rows, a column at a time: each numpy call works on enough values to
-    amortise its overhead, and the temporaries stay in cache.
+    used instead of formatting that column of ``block``; ``kinds`` says per column how its
+    values are written (``column_kind``; default: every column float64). Rows are
+    formatted in sub-blocks of about 16K rows, a column at a time: each numpy call works on
+    enough values to amortise its overhead, and the temporaries stay in cache.
     """
     block = np.asarray(block, dtype=np.float64)
     n, k = block.shape
     if n == 0 or k == 0:
         return b"\n" * n if k == 0 else b""
     fixed = fixed or {}
+    kinds = list(kinds) if kinds is not None else ["f"] * k
     return b"".join([
         _format_sub(block[r0:r0 + _SUB], sep, end, quote_nonfinite,
-                    {j: rows[r0:r0 + _SUB] for j, rows in fixed.items()})
+                    {j: rows[r0:r0 + _SUB] for j, rows in fixed.items()}, kinds)
         for r0 in range(0, n, _SUB)])

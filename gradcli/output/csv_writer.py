@@ -8,8 +8,8 @@ Format (why: must be exact and fast for million-row grids):
 * numbers are written exactly like Python's ``repr(float)`` -- the shortest
   text that reads back bit-identically with ``float()`` (``0.1``, ``29.0``,
   ``1e-05``, ``-0.0``); non-finite values are ``nan``, ``inf``, ``-inf``;
-* integer/bool columns are written as floats (``3.0``); float32 columns are
-  widened to float64 first (exact, so they round-trip too);
+* integer columns are written as integers (``3``); float32 columns get the shortest
+  text that reads back as the same float32 (``-0.35017547``); bool columns as floats;
 * rows are produced in chunks of 64K, formatted on a thread per core and written in
   order, so memory stays bounded by a few chunks.
 
@@ -91,15 +91,17 @@ class RowFormatter:
         return b"".join(b",".join(cells) + b"\n" for cells in zip(*lines, strict=True))
 
     def _numbers(self, start: int, stop: int) -> bytes:
+        kinds = self.rows.kinds
         if (stop - start) * len(self.rows.names) <= _SMALL:
-            return b"".join(b",".join(_plain(v, self.json) for v in row) + b"\n"
-                            for row in self.rows.numbers(start, stop).tolist())
+            return b"".join(b",".join(_plain(v, self.json, k) for v, k in zip(row, kinds,
+                                                                              strict=True))
+                            + b"\n" for row in self.rows.numbers(start, stop).tolist())
         block = self.rows.numbers(start, stop, skip=self.fixed)
         from ._floatfmt import format_rows  # its tables cost ~10 ms to import
 
         fixed = {j: fields[np.broadcast_to(index, self.rows.batch).flat[start:stop]]
                  for j, (fields, index) in self.fixed.items()}
-        return format_rows(block, quote_nonfinite=self.json, fixed=fixed)
+        return format_rows(block, quote_nonfinite=self.json, fixed=fixed, kinds=kinds)
 
     def _text(self, runs: list[int], start: int, stop: int) -> list[bytes]:
         cols = [self._cells(self.rows.runs[i], start, stop) for i in runs]
@@ -126,8 +128,10 @@ class RowFormatter:
         return run.slab(self.rows.batch, start, stop)[:, 0].tolist()
 
 
-def _plain(v: float, json: bool) -> bytes:
-    text = repr(v)
+def _plain(v: float, json: bool, kind: str = "f") -> bytes:
+    if kind == "i":
+        return str(int(v)).encode()
+    text = str(np.float32(v)) if kind == "f4" else repr(v)
     return f'"{text}"'.encode() if json and text in ("nan", "inf", "-inf") else text.encode()
 
 

@@ -32,6 +32,8 @@ def format_number(value: float, precision: int = 6) -> str:
     (a column carried from a points file) as it is."""
     if isinstance(value, str):
         return value
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        return str(int(value))  # a step, a run, an order: an integer, never 1e+06
     v = float(value)
     if math.isnan(v):
         return "nan"

@@ -19,16 +19,18 @@ from ..evaluation.fields import defaults as fields_defaults
 from ..evaluation.fields.optim import parse_betas
 from ..evaluation.fields.starts import parse_times
 from ..evaluation.specs import parse_grid, parse_point, split_top
+from ..output import formats as format_table
 
 __all__ = ["PlotOptions", "image_format", "parse_size", "parse_options", "FORMATS",
            "OPTION_DEFAULTS", "output_kind", "check_target", "DEFAULT_FPS"]
 
-#: file extension -> format; the picture formats go through matplotlib, html through the
-#: page writer, gif/mp4 through the animation writer
-FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf", ".html": "html", ".gif": "gif",
-           ".mp4": "mp4"}
-IMAGES = ("png", "svg", "pdf")
-MOVIES = ("gif", "mp4")
+#: file extension -> format, from the format table's picture and animation records; the
+#: picture formats go through matplotlib, html through the page writer, the animations
+#: through the animation writer
+FORMATS = format_table.extensions((format_table.PICTURE, format_table.ANIMATION))
+MOVIES = tuple(f.name for f in format_table.holding((format_table.ANIMATION,)))
+IMAGES = tuple(f.name for f in format_table.holding((format_table.PICTURE,))
+               if f.name != "html")
 EXTENSIONS = ", ".join(FORMATS)
 MAX_PIXELS_PER_SIDE = 16_000  # Agg refuses 2**16; far below that a picture is a mistake
 MAX_FRAMES = 1000

@@ -72,9 +72,12 @@ def row_limit(starts: int, steps: int, every: int, max_points: int) -> None:
 
 def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: int,
             tol: float | None = None, every: int = 1,
-            progress: Callable[[int, int], None] | None = None) -> Path:
+            progress: Callable[[int, int], None] | None = None,
+            recorded: Callable[[tuple], None] | None = None) -> Path:
     """Run ``s`` from each row of ``starts`` (N, n) for up to ``steps`` updates, recording
-    every ``every``-th step and each start's last."""
+    every ``every``-th step and each start's last. ``recorded(rows)`` is called with each
+    step's recorded rows (starts, step, P (n, m), f, |grad f|) as they are recorded: with
+    one start these are the path's rows in order, for a caller that streams them."""
     if function.kind != "scalar":
         raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "
                               f"{function.shape}")
@@ -88,6 +91,12 @@ def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: 
     stop = np.full(N, "", dtype=object)
     final = np.full(N, np.nan)
     kept: list[tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def keep(rows: tuple) -> None:
+        kept.append(rows)
+        if recorded is not None:
+            recorded(rows)
+
     active = np.ones(N, dtype=bool)
     with quiet():
         for k in range(steps + 1):
@@ -98,7 +107,7 @@ def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: 
             finite = math.isfinite(float(f.sum() + gn.sum() + P.sum()))
             if finite and tol is None and k < steps:  # nothing can end at this step
                 if k % every == 0:
-                    kept.append(_row(ids, k, P, f, gn, active))
+                    keep(_row(ids, k, P, f, gn, active))
             else:
                 bad = active & ~(np.isfinite(f) & np.isfinite(gn) & np.isfinite(P).all(0))
                 if bad.any():
@@ -116,7 +125,7 @@ def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: 
                 _finish(ending, k, ids, stop_step, final, gn)
                 take = active if k % every == 0 else ending
                 if take.any():
-                    kept.append(_row(ids, k, P, f, gn, take))
+                    keep(_row(ids, k, P, f, gn, take))
                 active &= ~ending
             if progress is not None:
                 progress(k, steps)
@@ -128,7 +137,7 @@ def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: 
                     stop[ids[stalled]] = "stalled"
                     _finish(stalled, k, ids, stop_step, final, gn)
                     if k % every:
-                        kept.append(_row(ids, k, P, f, gn, stalled))
+                        keep(_row(ids, k, P, f, gn, stalled))
                     active &= ~stalled
             else:
                 opt.step(P, G)
