@@ -860,9 +860,6 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     if budget and monte_carlo is not None:
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
-    if dist and monte_carlo is None:
-        raise PropagationError("dist", None, "distributions are for monte_carlo= (alone, "
-                               "give the uncertainty as VALUE+-U or u=)")
     inputs = _read_inputs(at or {}, u, corr, cov, dist)
     first = _first_order(expression, inputs)
     if budget:
