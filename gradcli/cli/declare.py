@@ -517,10 +517,10 @@ PROPAGATE = (
            example="--budget"),
     Option("monte_carlo", ("--monte-carlo",), "whole", None, low=2, high=10**8,
            metavar="N",
-           help="Also propagate N samples (JCGM 101), in blocks on every core and bounded "
+           help="Also propagate N samples (JCGM 101) in blocks, on every core, in bounded "
            "memory: adds mean, sd and the probabilistically symmetric --coverage interval "
-           "low, high, and says on stderr whether the law of propagation agrees to JCGM 101 "
-           "§8's tolerance.", example="--monte-carlo 1e6"),
+           "low, high; says on stderr whether the law of propagation agrees with it to "
+           "JCGM 101 §8's tolerance.", example="--monte-carlo 1e6"),
     Option("dist", ("--dist",), "text", None, repeat=True, metavar="NAME=KIND:A",
            help="Monte Carlo draws NAME from uniform:A (rectangular, half-width A) or "
            "triangular:A instead of a normal; it makes NAME uncertain with u = A/√3 or "
