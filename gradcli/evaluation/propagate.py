@@ -58,6 +58,7 @@ DISTRIBUTIONS = {"uniform": math.sqrt(3.0), "triangular": math.sqrt(6.0)}
 TOLERANCE_DIGITS = 2
 
 _PILOT = 1 << 18
+_SMALL_FACTOR = 8  # up to this many correlated inputs, L·z is written out (no BLAS)
 _KEEP_ALL = 1 << 20  # up to this many samples, every value is kept (no pilot)
 _SEPARATORS = ("+-", "±")
 
@@ -588,28 +589,40 @@ def draw(inputs: Inputs, factor: np.ndarray, seed: int, start: int, stop: int,
     unit variance and independent (normal, or uniform/triangular scaled to unit
     variance)."""
     rows, n = stop - start, len(inputs.labels)
-    rng = np.random.Generator(np.random.PCG64(
+    rng = np.random.Generator(np.random.SFC64(
         np.random.SeedSequence(seed, spawn_key=(key, start))))
-    z = np.empty((rows, n))
+    # components first: each row of z (and of x) is one input's samples, contiguous
+    z = np.empty((n, rows))
     kinds = np.array(inputs.kinds)
     for kind in dict.fromkeys(inputs.kinds):
         cols = np.flatnonzero(kinds == kind)
         if kind == "normal":
-            z[:, cols] = rng.standard_normal((rows, cols.size))
+            z[cols] = rng.standard_normal((cols.size, rows))
         elif kind == "uniform":
             a = math.sqrt(3.0)
-            z[:, cols] = rng.uniform(-a, a, (rows, cols.size))
+            z[cols] = rng.uniform(-a, a, (cols.size, rows))
         else:
             a = math.sqrt(6.0)
-            z[:, cols] = rng.triangular(-a, 0.0, a, (rows, cols.size))
-    x = z * factor if factor.ndim == 1 else z @ factor.T
+            z[cols] = rng.triangular(-a, 0.0, a, (cols.size, rows))
+    if factor.ndim == 1:
+        x = z * factor[:, None]
+    elif n <= _SMALL_FACTOR:  # a few inputs: n² scaled adds beat a BLAS call's threads
+        x = np.zeros((n, rows))
+        for i in range(n):
+            for j in range(n):
+                if factor[i, j] != 0.0:
+                    x[i] += factor[i, j] * z[j]
+    else:
+        x = factor @ z
     out: dict[str, np.ndarray] = {}
     for name, value in inputs.values.items():
         cols = [j for j, v in enumerate(inputs.var) if v == name]
         if not cols:
             out[name] = value.reshape((1,) + value.shape)
+        elif value.shape == ():
+            out[name] = x[cols[0]] + value
         else:
-            part = x[:, cols[0]:cols[0] + len(cols)].reshape((rows,) + value.shape)
+            part = x[cols[0]:cols[0] + len(cols)].T.reshape((rows,) + value.shape)
             out[name] = part + value
     return out
 
@@ -631,23 +644,33 @@ class _Accumulator:
 
     def write(self, start: int, stop: int, values: Any) -> None:
         rows = stop - start
-        y = np.concatenate([np.broadcast_to(np.asarray(v, dtype=np.float64),
-                                            (rows,) + np.shape(v)[1:]).reshape(rows, -1)
-                            for v in values], axis=1)
-        mean = y.mean(axis=0)
-        m2 = ((y - mean) ** 2).sum(axis=0)
-        bad = int(y.size - np.count_nonzero(np.isfinite(y)))
+        means, m2s, ends = [], [], []
         below = np.zeros(self.brackets.shape[:2], dtype=np.int64)
-        inside: list[list[np.ndarray]] = []
-        for j in range(y.shape[1]):
-            col, ends = y[:, j], []
-            for e in range(2):
-                lo, hi = self.brackets[j, e]
-                below[j, e] = np.count_nonzero(col < lo)
-                ends.append(col[(col >= lo) & (col <= hi)].copy())
-            inside.append(ends)
+        bad = 0
+        for v in values:
+            arr = np.asarray(v, dtype=np.float64)
+            arr = np.broadcast_to(arr, (rows,) + arr.shape[1:]).reshape(rows, -1)
+            for c in range(arr.shape[1]):
+                j = len(means)
+                col = np.ascontiguousarray(arr[:, c])
+                mean = float(col.mean())
+                d = col - mean
+                m2 = float(d @ d)
+                if not math.isfinite(m2):
+                    bad += int(col.size - np.count_nonzero(np.isfinite(col)))
+                means.append(mean)
+                m2s.append(m2)
+                kept = []
+                for e in range(2):
+                    lo, hi = self.brackets[j, e]
+                    if lo == -np.inf and hi == np.inf:
+                        kept.append(col)
+                        continue
+                    below[j, e] = np.count_nonzero(col < lo)
+                    kept.append(col[(col >= lo) & (col <= hi)])
+                ends.append(kept)
         with self.lock:
-            self.parts[start] = (rows, mean, m2, bad, below, inside)
+            self.parts[start] = (rows, np.array(means), np.array(m2s), bad, below, ends)
 
     def result(self) -> Any:
         return None
