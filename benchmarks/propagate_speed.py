@@ -1,9 +1,11 @@
 """The "propagate" section (issue 29): measurement uncertainty through a formula.
 
-- First order through ``sum(x^2)`` of a 10⁴-vector with independent uncertainties, read
-  from ``.npy`` files, as a fresh ``gradcli propagate`` process writing CSV, beside the
+- First order through ``sum(x^2)`` of a 10⁴-vector (and a 10⁵-vector) with independent
+  uncertainties, read from ``.npy`` files, as a fresh ``gradcli propagate`` process
+  writing CSV and as a fresh Python process calling ``gradcli.propagate``, beside the
   ``uncertainties`` package doing the same in a fresh process (load, ``unumpy.uarray``,
-  the sum, write f and u). Both are checked against the closed form u = sqrt(Σ(2xᵢuᵢ)²).
+  the sum, write f and u). All are checked against the closed form
+  u = sqrt(Σ(2xᵢuᵢ)²).
 - GUM H.2 (three outputs, correlated inputs) by Monte Carlo with 10⁷ samples, a fresh
   process, its peak memory, and its mean and sd checked against the law of propagation
   (linear enough here: within 1 % of u).
@@ -37,19 +39,28 @@ f = (x**2).sum()
 open(sys.argv[3], "w").write(f"f,u(f)\\n{f.nominal_value!r},{f.std_dev!r}\\n")
 """
 
+LIBRARY = """
+import sys, numpy as np
+import gradcli
+r = gradcli.propagate("sum(x^2)", at={"x": (np.load(sys.argv[1]), np.load(sys.argv[2]))})
+open(sys.argv[3], "w").write(f"f,u(f)\\n{float(r['f'][0])!r},{float(r['u(f)'][0])!r}\\n")
+"""
+
 H2 = ["[V/I*cos(phi), V/I*sin(phi), V/I]", "--at",
       "V=4.9990+-0.0032, I=19.6610e-3+-0.0095e-3, phi=1.04446+-0.00075",
       "--corr", "V,I=-0.36", "--corr", "V,phi=0.86", "--corr", "I,phi=-0.65"]
 
 
-def sizes(quick: bool) -> tuple[int, int]:
-    """(vector length, Monte Carlo samples)."""
-    return (10**3, 10**6) if quick else (10**4, 10**7)
+def sizes(quick: bool) -> tuple[list[int], int]:
+    """(vector lengths, Monte Carlo samples)."""
+    return ([10**3], 10**6) if quick else ([10**4, 10**5], 10**7)
 
 
-def names(quick: bool) -> dict[str, str]:
-    n, mc = sizes(quick)
+def names(quick: bool, n: int | None = None) -> dict[str, str]:
+    lengths, mc = sizes(quick)
+    n = lengths[0] if n is None else n
     return {"gradcli": f"gradcli propagate: {n:,}-vector",
+            "library": f"gradcli.propagate (Python): {n:,}-vector",
             "uncertainties": f"uncertainties (unumpy): {n:,}-vector",
             "mc": f"gradcli propagate H.2 --monte-carlo {mc:,}"}
 
@@ -73,27 +84,33 @@ def propagate_tables(quick: bool, runs: int) -> dict[str, list[Row]]:
     """Both tables: the vector beside uncertainties, and H.2 by Monte Carlo."""
     import numpy as np
 
-    n, samples = sizes(quick)
-    label = names(quick)
+    lengths, samples = sizes(quick)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gradcli-bench-propagate-") as name:
         tmp = Path(name)
-        rng = np.random.default_rng(29)
-        x, u = rng.standard_normal(n), rng.uniform(0.01, 0.1, n)
-        np.save(tmp / "x.npy", x)
-        np.save(tmp / "u.npy", u)
-        truth = float(np.sqrt(np.sum((2 * x * u) ** 2)))
-        out = tmp / "gradcli.csv"
-        cmd = [PY, "-m", "gradcli", "propagate", "sum(x^2)", "--at",
-               f"x=@{tmp / 'x.npy'}+-@{tmp / 'u.npy'}", "-o", str(out)]
-        rows.append(_vector_row(label["gradcli"], cmd, runs, out, truth))
-        if importlib.util.find_spec("uncertainties") is None:
-            rows.append(Row(label["uncertainties"], "not installed"))
-        else:
+        for n in lengths:
+            label = names(quick, n)
+            rng = np.random.default_rng(29)
+            x, u = rng.standard_normal(n), rng.uniform(0.01, 0.1, n)
+            xs, us = tmp / f"x{n}.npy", tmp / f"u{n}.npy"
+            np.save(xs, x)
+            np.save(us, u)
+            truth = float(np.sqrt(np.sum((2 * x * u) ** 2)))
+            out = tmp / "gradcli.csv"
+            cmd = [PY, "-m", "gradcli", "propagate", "sum(x^2)", "--at", f"x=@{xs}+-@{us}",
+                   "-o", str(out)]
+            rows.append(_vector_row(label["gradcli"], cmd, runs, out, truth))
+            out = tmp / "library.csv"
+            rows.append(_vector_row(label["library"], [PY, "-c", LIBRARY, str(xs), str(us),
+                                                       str(out)], runs, out, truth))
+            if importlib.util.find_spec("uncertainties") is None:
+                rows.append(Row(label["uncertainties"], "not installed"))
+                continue
             out = tmp / "uncertainties.csv"
             rows.append(_vector_row(label["uncertainties"],
-                                    [PY, "-c", UNCERTAINTIES, str(tmp / "x.npy"),
-                                     str(tmp / "u.npy"), str(out)], runs, out, truth))
+                                    [PY, "-c", UNCERTAINTIES, str(xs), str(us), str(out)],
+                                    runs, out, truth))
+        label = names(quick)
         out = tmp / "mc.csv"
         cmd = [PY, "-m", "gradcli", "propagate", *H2, "--monte-carlo", str(samples),
                "--seed", "1", "-q", "-o", str(out)]
@@ -117,11 +134,16 @@ def propagate_goals(quick: bool) -> list:
     from .report import Goal
 
     n = names(quick)
+    big = names(quick, sizes(quick)[0][-1])
     return [
         Goal("29: first-order propagation of sum(x^2), 10⁴-vector, fresh process ≤ 0.5 s",
              "propagate", n["gradcli"], (), 0.5),
         Goal("29: the same ≤ 1.0× the uncertainties package's time (fresh processes)",
              "propagate", n["gradcli"], (n["uncertainties"],), 1.0),
+        Goal("29: the same from Python (gradcli.propagate) ≤ 1.0× uncertainties", "propagate",
+             n["library"], (n["uncertainties"],), 1.0),
+        Goal("29: the command at 10⁵ components ≤ 1.0× uncertainties", "propagate",
+             big["gradcli"], (big["uncertainties"],), 1.0),
         Goal("29: GUM H.2 by Monte Carlo, 10⁷ samples ≤ 3 s", "propagate_mc", n["mc"], (),
              3.0),
         Goal("29: the same, peak memory ≤ 500 MB", "propagate_mc", n["mc"], (), 500 / 1.048576,

@@ -160,13 +160,13 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str],
         except PropagationError as exc:
             raise _flag_error(exc, cov) from None
     names = [n for n in estimates]
-    _write(result.result, _request(expression, fmt, output, precision, quiet, names), what)
+    _write(result, _request(expression, fmt, output, precision, quiet, names), what)
     if not quiet:
         for note in result.notes:
             say(note)
     from ..output import count_nonfinite
 
-    bad = count_nonfinite(result.result, results_only=True)
+    bad = count_nonfinite(result, results_only=True)
     if bad and not quiet:
         say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} (nan or "
             "inf) in the output")

@@ -806,25 +806,27 @@ def agreement(name: str, f: float, u: float, mc: MonteCarlo, j: int, coverage: f
 
 
 # --- the result --------------------------------------------------------------------------
-class Propagated(dict):  # type: ignore[type-arg]
-    """``{column name: array}``, one row per output component (or, with ``budget``, per
-    output component and input), the table ``gradcli propagate`` writes; ``notes`` are
-    the lines it says on stderr (Monte Carlo's agreement with the law of propagation)."""
+class Propagated(Result):
+    """The table ``gradcli propagate`` writes, read as ``{column name: array}`` (one row
+    per output component or, with ``budget``, per output component and input; a vector
+    variable's components are columns ``x[0]``... of one block, as in every result);
+    ``notes`` are the lines it says on stderr (Monte Carlo's agreement with the law of
+    propagation)."""
 
     def __init__(self, result: Result, notes: list[str] | None = None) -> None:
-        super().__init__(result)
-        #: the same columns as blocks (a vector variable is one block): what writers take
-        self.result = result
+        super().__init__(result.layout, result.arrays, result.batch_shape)
         self.notes = list(notes or [])
 
     def _repr_html_(self) -> str:
         import html
 
-        head = "".join(f"<th>{html.escape(str(k))}</th>" for k in self)
+        names = list(self)[:200]  # a long vector's columns: the first 200
+        head = "".join(f"<th>{html.escape(str(k))}</th>" for k in names)
         rows = []
-        count = len(next(iter(self.values()))) if self else 0
+        columns = [self[k] for k in names]
+        count = self.batch_shape[0] if self.batch_shape else 0
         for i in range(min(count, 200)):
-            cells = "".join(f"<td>{html.escape(_cell(v[i]))}</td>" for v in self.values())
+            cells = "".join(f"<td>{html.escape(_cell(v[i]))}</td>" for v in columns)
             rows.append(f"<tr>{cells}</tr>")
         return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
