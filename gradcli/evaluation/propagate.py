@@ -207,9 +207,10 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
         values[name] = value
     for name, given in (u or {}).items():
         if name not in values:
-            raise PropagationError("u", name, f"'{name}' has no estimate in at=")
+            raise PropagationError("u", name, f"'{name}' has no estimate: give it a value "
+                                   "(with its uncertainty, VALUE+-U)")
         if name in unc:
-            raise PropagationError("u", name, "the uncertainty is also given in at= "
+            raise PropagationError("u", name, "the uncertainty is also given with the estimate "
                                    "(VALUE+-U): give it once")
         unc[name] = (_number_array(given, "u", name, "the uncertainty"), "u")
     for name, (arr, where) in list(unc.items()):
@@ -224,7 +225,8 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
     kinds: dict[str, str] = {}
     for name, given in (dist or {}).items():
         if name not in values:
-            raise PropagationError("dist", name, f"'{name}' has no estimate in at=")
+            raise PropagationError("dist", name, f"'{name}' has no estimate: give it a value "
+                                   "(with its uncertainty, VALUE+-U)")
         kind, half = _distribution(name, given)
         implied = np.broadcast_to(half / DISTRIBUTIONS[kind], values[name].shape)
         if name in unc:
@@ -352,8 +354,8 @@ def _place_cov(cov: tuple[list[str], np.ndarray], inputs: Inputs, covered: dict[
         elif name in inputs.values:
             labels += _labels(name, inputs.values[name].shape)
         else:
-            raise PropagationError("cov", None, f"'{name}' names no variable of at= (these "
-                                   f"are: {', '.join(inputs.values)})")
+            raise PropagationError("cov", None, f"'{name}' is not a variable with an "
+                                   f"estimate (these are: {', '.join(inputs.values)})")
     if len(labels) != m.shape[0]:
         raise PropagationError("cov", None, f"the matrix is {m.shape[0]}×{m.shape[1]} but "
                                f"its variables have {len(labels)} components")
@@ -372,7 +374,7 @@ def _place_cov(cov: tuple[list[str], np.ndarray], inputs: Inputs, covered: dict[
     for label in labels:
         if label not in covered:
             raise PropagationError("cov", None, f"'{label}' is not a component of a "
-                                   "variable of at=")
+                                   "variable with an estimate")
         where.append(covered[label])
     idx = np.array(where)
     for a, j in enumerate(where):
@@ -413,7 +415,7 @@ def _corr_cov(corr: Mapping[Any, Any], inputs: Inputs, covered: dict[str, int],
                 if label in values:
                     raise PropagationError("corr", pair, f"'{label}' is a vector: name one "
                                            f"of its components, {label}[0]")
-                raise PropagationError("corr", pair, f"'{label}' is not a variable of at= "
+                raise PropagationError("corr", pair, f"'{label}' is not a variable with an estimate "
                                        f"(these are: {', '.join(values)})")
             if label not in covered:
                 raise PropagationError("corr", pair, f"'{label}' has no uncertainty: give "
@@ -698,6 +700,9 @@ def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
     from .runner import run
 
     m, n = first.f.size, len(inputs.labels)
+    if not inputs.values:  # a constant formula: every sample is f
+        f = first.f.copy()
+        return MonteCarlo(f, np.zeros(m), f.copy(), f.copy(), 0)
     if count * m > MAX_MC_VALUES:
         raise PropagationError("monte_carlo", None, f"{count:,} samples × {m:,} output "
                                f"components is over the limit of {MAX_MC_VALUES:,} values")
