@@ -415,8 +415,8 @@ def _corr_cov(corr: Mapping[Any, Any], inputs: Inputs, covered: dict[str, int],
                 if label in values:
                     raise PropagationError("corr", pair, f"'{label}' is a vector: name one "
                                            f"of its components, {label}[0]")
-                raise PropagationError("corr", pair, f"'{label}' is not a variable with an estimate "
-                                       f"(these are: {', '.join(values)})")
+                raise PropagationError("corr", pair, f"'{label}' is not a variable with an "
+                                       f"estimate (these are: {', '.join(values)})")
             if label not in covered:
                 raise PropagationError("corr", pair, f"'{label}' has no uncertainty: give "
                                        "it one (VALUE+-U) or leave the correlation out")
