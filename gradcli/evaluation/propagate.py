@@ -122,7 +122,10 @@ def parse_estimates(spec: str, option: str = "at", files: Any = None
 
 def _number_array(value: Any, param: str, key: Any, what: str) -> np.ndarray:
     if isinstance(value, str):
-        value = parse_constant(value, f"{param}{_key_text(key)}")
+        try:
+            value = parse_constant(value, "")
+        except EvaluationError as exc:
+            raise PropagationError(param, key, f"{what}: {str(exc).lstrip(': ')}") from None
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):
