@@ -337,3 +337,16 @@ def test_monte_carlo_of_many_correlated_vector_components():
     assert got["u(f)"][0] == pytest.approx(u, rel=1e-13)
     assert abs(got["sd"][0] - u) < 5 * u / math.sqrt(2 * count)
     assert abs(got["mean"][0] - 45.0) < 5 * u / math.sqrt(count)
+
+
+def test_many_output_components_leave_out_their_correlations():
+    """A vector f of more than 50 components: u(f) per component, no r(f[i],f[j])
+    columns (there would be m(m-1)/2), and a note saying so."""
+    got = propagate("2*x", at={"x": (np.arange(60.0), 0.5)})
+    np.testing.assert_allclose(got["u(f)"], 1.0, rtol=1e-15)
+    assert not [c for c in got if c.startswith("r(")]
+    assert got.notes == ["note: the outputs' correlations r(f[i],f[j]) are left out: f has "
+                         "60 components, over 50 (1,770 columns)"]
+    few = propagate("2*x", at={"x": (np.arange(3.0), 0.5)})
+    assert [c for c in few if c.startswith("r(")] == ["r(f[0],f[1])", "r(f[0],f[2])",
+                                                     "r(f[1],f[2])"]

@@ -50,6 +50,9 @@ MAX_CORRELATED = 4096
 #: the most uncertain components of a second-order run: eq. 14 needs every second
 #: partial (one reverse sweep per component) of every output component
 MAX_SECOND_ORDER = 500
+#: the most output components whose correlations r(f[i],f[j]) are columns (m(m-1)/2 of
+#: them: 1,225 for 50)
+MAX_CORRELATED_OUTPUTS = 50
 #: the most output values Monte Carlo accumulates (samples × output components)
 MAX_MC_VALUES = 10**9
 #: the distributions of ``dist=`` and the standard uncertainty of half-width a of each
@@ -465,7 +468,8 @@ class FirstOrder:
     f: np.ndarray           # (m,)
     jac: np.ndarray         # (m, n): ∂f/∂(uncertain component)
     program: Any
-    cov_f: np.ndarray       # (m, m)
+    var_f: np.ndarray       # (m,): u(f)²
+    cov_f: np.ndarray | None  # (m, m), for at most MAX_CORRELATED_OUTPUTS components
 
 
 def _point(inputs: Inputs) -> dict[str, Any]:
@@ -498,8 +502,9 @@ def _first_order(expression: str, inputs: Inputs) -> FirstOrder:
             jac[row:row + size, start[var]:start[var] + width] = d.reshape(size, width)
         row += size
     cs = inputs.covariance_product(jac)
-    cov_f = cs @ jac.T
-    return FirstOrder(outputs, f, jac, program, cov_f)
+    cov_f = cs @ jac.T if m <= MAX_CORRELATED_OUTPUTS else None
+    var_f = np.diag(cov_f).copy() if cov_f is not None else np.sum(cs * jac, axis=1)
+    return FirstOrder(outputs, f, jac, program, var_f, cov_f)
 
 
 # --- second order ------------------------------------------------------------------------
@@ -516,7 +521,7 @@ def _second_order(first: FirstOrder, inputs: Inputs) -> tuple[np.ndarray, np.nda
         raise PropagationError("order", None, f"second order needs every second partial "
                                f"derivative: {n:,} uncertain components, at most "
                                f"{MAX_SECOND_ORDER:,}")
-    u2, e2 = np.sqrt(np.diag(first.cov_f)).copy(), first.f.copy()
+    u2, e2 = np.sqrt(np.clip(first.var_f, 0.0, None)), first.f.copy()
     if n == 0:
         return u2, e2
     factor = inputs.factor()
@@ -897,7 +902,7 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     first = _first_order(expression, inputs)
     if budget:
         return Propagated(_table(_budget(first, inputs), []))
-    u1 = np.sqrt(np.clip(np.diag(first.cov_f), 0.0, None))
+    u1 = np.sqrt(np.clip(first.var_f, 0.0, None))
     m = first.f.size
     vector = first.outputs != ["f"]
     cols: dict[str, Any] = {}
@@ -915,12 +920,16 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
         cols["u2(f)"], cols["E2(f)"] = u2, e2
         used, what = u2, "u2(f)"
     cols["U(f)"], cols["k"] = k * used, np.full(m, float(k))
+    notes: list[str] = []
+    if first.cov_f is None:
+        notes.append(f"note: the outputs' correlations r(f[i],f[j]) are left out: f has "
+                     f"{m:,} components, over {MAX_CORRELATED_OUTPUTS} ({m * (m - 1) // 2:,} "
+                     "columns)")
     with np.errstate(divide="ignore", invalid="ignore"):
-        for i in range(m):
+        for i in range(m if first.cov_f is not None else 0):
             for j in range(i + 1, m):
                 r = first.cov_f[i, j] / (u1[i] * u1[j])
                 cols[f"r({first.outputs[i]},{first.outputs[j]})"] = np.full(m, r)
-    notes: list[str] = []
     if monte_carlo is not None:
         chosen = int(np.random.SeedSequence().entropy % 2**63) if seed is None else int(seed)
         mc = _monte_carlo(expression, inputs, first, int(monte_carlo), coverage, chosen)
