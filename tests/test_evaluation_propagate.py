@@ -350,3 +350,10 @@ def test_many_output_components_leave_out_their_correlations():
     few = propagate("2*x", at={"x": (np.arange(3.0), 0.5)})
     assert [c for c in few if c.startswith("r(")] == ["r(f[0],f[1])", "r(f[0],f[2])",
                                                      "r(f[1],f[2])"]
+
+
+def test_a_budget_past_its_bound_is_refused():
+    """A budget of more than 10⁶ rows (outputs × inputs) is refused before it is made."""
+    with pytest.raises(PropagationError) as err:
+        propagate("x", at={"x": (np.zeros(1001), 0.1)}, budget=True)
+    assert err.value.param == "budget" and "1,001 × 1,001 rows" in err.value.detail

@@ -53,6 +53,8 @@ MAX_SECOND_ORDER = 500
 #: the most output components whose correlations r(f[i],f[j]) are columns (m(m-1)/2 of
 #: them: 1,225 for 50)
 MAX_CORRELATED_OUTPUTS = 50
+#: the most rows of a budget (output components × uncertain inputs)
+MAX_BUDGET_ROWS = 10**6
 #: the most output values Monte Carlo accumulates (samples × output components)
 MAX_MC_VALUES = 10**9
 #: the distributions of ``dist=`` and the standard uncertainty of half-width a of each
@@ -957,6 +959,10 @@ def _budget(first: FirstOrder, inputs: Inputs) -> dict[str, Any]:
     """One row per output component and uncertain input: value, u(x), c = ∂f/∂x,
     u_i(f) = |c|·u(x), share = 100·cᵢ(Σc)ᵢ/u(f)² (adds up to 100 with correlations)."""
     m, n = first.f.size, len(inputs.labels)
+    if m * n > MAX_BUDGET_ROWS:
+        raise PropagationError("budget", None, f"the budget would have {m:,} × {n:,} rows "
+                               f"(output components × uncertain inputs), over the limit of "
+                               f"{MAX_BUDGET_ROWS:,}")
     sc = inputs.covariance_product(first.jac)  # (m, n): (Σc)ᵢ per output
     var = np.sum(first.jac * sc, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
