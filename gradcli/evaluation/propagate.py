@@ -236,6 +236,9 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
             raise PropagationError("dist", name, f"'{name}' has no estimate: give it a value "
                                    "(with its uncertainty, VALUE+-U)")
         kind, half = _distribution(name, given)
+        if half.shape not in ((), values[name].shape):
+            raise PropagationError("dist", name, f"{half.size} half-widths for a variable of "
+                                   f"{values[name].size} components")
         implied = np.broadcast_to(half / DISTRIBUTIONS[kind], values[name].shape)
         if name in unc:
             have = unc[name][0]
@@ -250,8 +253,10 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
     inputs = Inputs(list(values), values)
     covered: dict[str, int] = {}
     cov_matrix = _read_cov(cov, values) if cov is not None else None
+    in_cov_names = set() if cov_matrix is None else \
+        {str(c).partition("[")[0].strip() for c in cov_matrix[0]}
     for name in values:
-        in_cov = cov_matrix is not None and name in cov_matrix[0]
+        in_cov = name in in_cov_names
         if name not in unc and not in_cov:
             continue
         for i, label in enumerate(_labels(name, values[name].shape)):
@@ -267,8 +272,8 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
             s[j] = unc[name][0].reshape(-1)[i]
     if cov_matrix is not None:
         if corr:
-            raise PropagationError("cov", None, "give correlations in corr= or a covariance "
-                                   "matrix in cov=, not both")
+            raise PropagationError("cov", None, "give correlations or a covariance matrix, "
+                                   "not both")
         inputs.cov = _place_cov(cov_matrix, inputs, covered, s, unc)
         s = np.sqrt(np.diag(inputs.cov))
     elif corr:
