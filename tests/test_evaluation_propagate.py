@@ -357,3 +357,11 @@ def test_a_budget_past_its_bound_is_refused():
     with pytest.raises(PropagationError) as err:
         propagate("x", at={"x": (np.zeros(1001), 0.1)}, budget=True)
     assert err.value.param == "budget" and "1,001 × 1,001 rows" in err.value.detail
+
+
+def test_cov_may_name_a_vectors_components():
+    """cov=(["x[0]", "x[1]"], Σ) makes those components uncertain with Σ, beside y's +-U:
+    u² = Σ₀₀ + Σ₁₁ + 2Σ₀₁ + u(y)²."""
+    got = propagate("x[0] + x[1] + y", at={"x": [1.0, 2.0], "y": "1+-0.5"},
+                    cov=(["x[0]", "x[1]"], [[0.01, 0.005], [0.005, 0.04]]))
+    assert got["u(f)"][0] == pytest.approx(math.sqrt(0.01 + 0.04 + 0.01 + 0.25), rel=1e-14)
