@@ -98,7 +98,8 @@ reference: $(STAMP)
 fuzz: $(STAMP)
 	$(PY) fuzz/run.py --minutes $(FUZZ_MINUTES)
 
-# `make bench BENCH_ARGS="--quick"`; peers (torch, JAX, HIPS autograd, polars) are compared when
+# `make bench BENCH_ARGS="--quick"`; peers (torch, JAX, HIPS autograd, polars, uncertainties) are
+# compared when
 # `make bench-peers` has made their venv.
 # gradcli's bytecode is compiled first, as a wheel install does: with PYTHONDONTWRITEBYTECODE
 # set, an editable install would otherwise recompile every module in every cold start.
@@ -113,7 +114,8 @@ bench: $(STAMP)
 $(BENCH_STAMP): pyproject.toml
 	test -d $(BENCH_VENV) || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[html]' torch==2.13.0 jax jaxlib autograd polars
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[html]' torch==2.13.0 jax jaxlib autograd polars \
+	  uncertainties
 	touch $(BENCH_STAMP)
 
 bench-peers: $(BENCH_STAMP)

@@ -1,7 +1,8 @@
 """gradcli: derivatives from the command line, on a PyTorch-style autograd engine over numpy.
 
 ``import gradcli as gc`` gives the engine (``gc.tensor``, ``gc.sin``, ``gc.autograd.grad``,
-``gc.functional``...), ``gc.evaluate``, the expression evaluator the CLI uses, and
+``gc.functional``...), ``gc.evaluate``, the expression evaluator the CLI uses,
+``gc.propagate`` (measurement uncertainty through a formula: GUM, JCGM 101) and
 ``gc.to_xarray`` for its results.
 """
 
@@ -11,7 +12,7 @@ from ._version import __version__
 from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 
-__all__ = [*_engine_all, "evaluate", "to_xarray", "__version__"]  # noqa: F405 - lazy ones
+__all__ = [*_engine_all, "evaluate", "propagate", "to_xarray", "__version__"]  # noqa: F405 - lazy ones
 
 
 def __getattr__(name: str) -> Any:
@@ -20,6 +21,10 @@ def __getattr__(name: str) -> Any:
         from .evaluation import evaluate
 
         return evaluate
+    if name == "propagate":  # the GUM's law of propagation, Monte Carlo (JCGM 101)
+        from .evaluation.propagate import propagate
+
+        return propagate
     if name == "to_xarray":  # needs the data extra (xarray): imported on first use
         from .output.dataset import to_xarray
 

@@ -566,6 +566,64 @@ PLOT_FIELDS = (
             example="--method gd --lr 1e-3 --method adam --lr 1e-2"),
     *(replace(o, default=PLOT_DEFAULT) for o in (*HYPER[1:], STEPS, TOL, TIMES)),
 )
+
+# --- propagate: measurement uncertainty through the formula (GUM, JCGM 101) ---------------
+PROPAGATE_AT = Option(
+    "at", ("--at", "-a"), "text", None, repeat=True, metavar="ESTIMATES",
+    help="The estimates, NAME=VALUE, and their standard uncertainties, NAME=VALUE+-U (or "
+    "±): here the first +- or ± outside brackets separates the two (in the other commands "
+    "1+-0.1 is arithmetic). A vector takes a list of uncertainties or one for every "
+    "component: x=[1,2]+-[0.1,0.2], x=[1,2]+-0.1, x=@x.npy+-@u.npy. A variable without one "
+    "is a constant. Repeatable.",
+    example='--at "V=4.9990+-0.0032, I=19.6610e-3+-0.0095e-3"')
+PROPAGATE = (
+    PROPAGATE_AT,
+    Option("u", ("--u",), "text", None, repeat=True, metavar="UNCERTAINTIES",
+           help="Standard uncertainties by name instead of +-; a vector takes a list or "
+           "@u.npy.", example='--u "V=0.0032,I=9.5e-6"'),
+    Option("corr", ("--corr",), "text", None, repeat=True, metavar="A,B=R",
+           help="The correlation coefficient of two inputs, -1 to 1 (repeat for more "
+           "pairs; x[0] names a vector's component); together they must be positive "
+           "semi-definite.", example="--corr V,I=-0.36"),
+    Option("cov", ("--cov",), "text", None, once=True, metavar="FILE",
+           help="A covariance matrix instead of --corr: a CSV whose header names the "
+           "variables in any order (its rows follow the header; a vector's name stands for "
+           "its components, x[0] for one), or a .npy over every component of the --at "
+           "variables in --at order. It gives those variables' uncertainties.",
+           example="--cov cov.csv"),
+    Option("order", ("--order",), "whole", 1, low=1, high=2, metavar="1|2",
+           help="2 adds u2(f), with GUM eq. 14's second-order terms for normal inputs "
+           "(correlated ones in decorrelated coordinates), and E2(f) = f + tr(H Sigma)/2; "
+           "U(f) is then k·u2(f).", example="--order 2"),
+    Option("k", ("--k",), "real", 2.0, low=0, metavar="K",
+           help="The coverage factor: U(f) = k·u(f).", example="--k 1.96"),
+    Option("budget", ("--budget",), "flag", False,
+           help="Write the uncertainty budget instead: per input (and output component) "
+           "input, value, u(x), c = df/dx, u_i(f) = |c|·u(x), and share, its part of u(f)² "
+           "in per cent (c_i(Sigma c)_i/u(f)² with correlations: the shares add up to 100).",
+           example="--budget"),
+    Option("monte_carlo", ("--monte-carlo",), "whole", None, low=2, high=10**8,
+           metavar="N",
+           help="Also propagate N samples (JCGM 101) in blocks, on every core, in bounded "
+           "memory: adds mean, sd and the probabilistically symmetric --coverage interval "
+           "low, high; says on stderr whether the law of propagation agrees with it to "
+           "JCGM 101 §8's tolerance.", example="--monte-carlo 1e6"),
+    Option("dist", ("--dist",), "text", None, repeat=True, metavar="NAME=KIND:A",
+           help="Monte Carlo draws NAME from uniform:A (rectangular, half-width A) or "
+           "triangular:A instead of a normal; it makes NAME uncertain with u = A/√3 or "
+           "A/√6 (a +-U that disagrees is an error).", example="--dist T=uniform:0.05"),
+    Option("coverage", ("--coverage",), "real", 0.95, low=0, high=1, metavar="P",
+           help="The coverage probability of Monte Carlo's interval (between 0 and 1).",
+           example="--coverage 0.99"),
+    Option("seed", ("--seed",), "whole", None, low=0, high=MAX_COUNT, metavar="SEED",
+           shown_default="a fresh one each run",
+           help="The seed of Monte Carlo's samples: the same command writes the same bytes, "
+           "on any number of cores.", example="--seed 1"),
+    FORMAT, replace(OUTPUT, help="Write to FILE (atomically); its extension picks the "
+                    "format: .csv .json .npz (one array per column).", example="-o u.csv"),
+    PRECISION, QUIET,
+)
+
 RUN_FIELDS = "gradcli.cli.fields_run"
 
 
@@ -722,6 +780,24 @@ COMMANDS: tuple[Command, ...] = (
         examples=('gradcli critical "x^3 - 3x + y^3 - 3y" --grid x=-3:3:13 --grid y=-3:3:13',
                   'gradcli critical "[y, -sin(x) - 0.5y]" --grid x=-7:7:29 --grid y=-3:3:13',
                   'gradcli critical "x^2 + a*y^2" --grid x=-1:1:5 --grid y=-1:1:5 --at a=-1')),
+    Command(
+        name="propagate", help="Measurement uncertainty through the formula by the GUM's "
+        "law of propagation: one row per output component with the estimates, f, u(f), "
+        "U(f) = k·u(f), k and, for a vector f, output (its name) and the correlations "
+        "r(f[i],f[j]); --order 2 adds second-order terms, --budget writes the uncertainty "
+        "budget, --monte-carlo N checks it by Monte Carlo (JCGM 101).",
+        run="gradcli.cli.propagate_run:run_propagate", options=PROPAGATE, group="propagate",
+        writes=ROWS,
+        examples=('gradcli propagate "V/I" --at "V=4.9990+-0.0032, I=19.6610e-3+-0.0095e-3" '
+                  '--corr V,I=-0.36',
+                  'gradcli propagate "[V/I*cos(phi), V/I*sin(phi), V/I]" --at "V=4.9990+-0.0032, '
+                  'I=19.6610e-3+-0.0095e-3, phi=1.04446+-0.00075" --corr V,I=-0.36 '
+                  '--corr V,phi=0.86 --corr I,phi=-0.65 --budget',
+                  'gradcli propagate "exp(x)" --at x=1+-0.3 --order 2 --monte-carlo 1e6 '
+                  '--seed 1',
+                  'gradcli propagate "x + 2y" --at x=1+-0.1,y=0 --dist y=uniform:0.3 '
+                  '--monte-carlo 1e6 --seed 1',
+                  'gradcli propagate "sum(x^2)" --at "x=[1,2,3]+-[0.1,0.1,0.2]"')),
     Command(
         name="descend", help="Descent paths, iterate for iterate as torch.optim: columns "
         "[run,] step, the variables, f, |grad f|; step 0 is the start. Stops after --steps, "

@@ -290,11 +290,18 @@ def _format_sub(block: np.ndarray, sep: int, end: int, quote_nonfinite: bool,
                 fixed: Mapping[int, np.ndarray], kinds: Sequence[str]) -> bytes:
     n, k = block.shape
     canvas = np.empty((n, k, FIELD), dtype=np.uint8)
-    for j in range(k):  # column by column, straight into the canvas (rows are strided)
-        if j in fixed:
-            canvas[:, j] = fixed[j]
-        else:
-            format_fields(block[:, j], canvas[:, j], quote_nonfinite, kinds[j])
+    if k > n and not fixed and len(set(kinds)) == 1:  # a wide table (a long vector's
+        # columns): in runs of values, not one numpy pass per column (10⁴ columns of one
+        # row took 1.3 s that way)
+        values, fields = block.reshape(-1), canvas.reshape(n * k, FIELD)
+        for i in range(0, n * k, _SUB):
+            format_fields(values[i:i + _SUB], fields[i:i + _SUB], quote_nonfinite, kinds[0])
+    else:
+        for j in range(k):  # column by column, straight into the canvas (rows are strided)
+            if j in fixed:
+                canvas[:, j] = fixed[j]
+            else:
+                format_fields(block[:, j], canvas[:, j], quote_nonfinite, kinds[j])
     canvas[:, :, SEP] = sep
     canvas[:, -1, SEP] = end
     flat = canvas.reshape(-1)
