@@ -1,7 +1,8 @@
 """gradcli: derivatives from the command line, on a PyTorch-style autograd engine over numpy.
 
 ``import gradcli as gc`` gives the engine (``gc.tensor``, ``gc.sin``, ``gc.autograd.grad``,
-``gc.functional``...), ``gc.evaluate``, the expression evaluator the CLI uses, and
+``gc.functional``...), ``gc.evaluate``, the expression evaluator the CLI uses, ``gc.formula``, the
+derivatives as expressions, and
 ``gc.to_xarray`` for its results.
 """
 
@@ -11,7 +12,7 @@ from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 
 __version__ = "0.1.0"
-__all__ = [*_engine_all, "evaluate", "to_xarray", "__version__"]  # noqa: F405 - lazy ones
+__all__ = [*_engine_all, "evaluate", "formula", "to_xarray", "__version__"]  # noqa: F405 - lazy ones
 
 
 def __getattr__(name: str) -> Any:
@@ -20,6 +21,10 @@ def __getattr__(name: str) -> Any:
         from .evaluation import evaluate
 
         return evaluate
+    if name == "formula":  # derivative formulas (gradcli/evaluation/formula.py)
+        from .evaluation.formula import formula
+
+        return formula
     if name == "to_xarray":  # needs the data extra (xarray): imported on first use
         from .output.dataset import to_xarray
 

@@ -168,7 +168,7 @@ class Algebra:
             # positive terms first, then negative ones, the constant last (first when
             # every term is negative: 1 - x^2)
             pairs = sorted(zip(args, coefs, strict=True), key=lambda tc: tc[1] < 0)
-            pieces = [_mul_text(c, [(t, 1.0)])[0] for t, c in pairs]
+            pieces = [_mul_text(c, _factors(t))[0] for t, c in pairs]
             if any(p is None for p in pieces):
                 return
             if const:
@@ -400,10 +400,17 @@ def _mul_text(coef: float, factors: list[tuple[Expr, float]]) -> tuple[str | Non
             under = bottom[0][0] if bottom[0][1] > _MUL else f"({bottom[0][0]})"
         else:
             under = "(" + "*".join(s if pr >= _MUL else f"({s})" for s, pr in bottom) + ")"
-        text = f"{text if len(top) > 1 or top[0][1] >= _MUL else '(' + text + ')'}/{under}"
+        text = f"{text}/{under}"
     if coef < 0:
         return "-" + (text if prec >= _MUL else f"({text})"), _NEG
     return text, prec
+
+
+def _factors(t: Expr) -> list[tuple[Expr, float]]:
+    """A sum's term as (base, exponent) factors: a product's own (its coefficient is 1)."""
+    if t.kind == "mul":
+        return list(zip(t.args, t.data[1], strict=True))
+    return [(t, 1.0)]
 
 
 def _power_text(b: Expr, x: float) -> tuple[str, int]:
