@@ -329,7 +329,7 @@ sigmoid_backward = binary("sigmoid_backward", lambda g, y: g * (1.0 - y) * y,
                           lambda h, g, y, out: h * g * (-2.0 * y + 1.0),
                           jet=T.composite(lambda g, y: g * (1.0 - y) * y))
 relu = unary("relu", lambda a: np.maximum(a, 0.0), lambda g, x, y: threshold_backward(g, y),
-             form="where(x > 0, 1, 0)", kind="function", jet=T.per_coefficient)
+             form="where(x <= 0, 0, 1)", kind="function", jet=T.per_coefficient)
 
 
 def _sigmoid(a: Any) -> Any:

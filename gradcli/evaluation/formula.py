@@ -73,10 +73,6 @@ def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "e
     tree = parse(expression)
     point = _point(at)
     names = free_variables(tree)
-    unknown = [n for n in point if n not in names]
-    if unknown:
-        raise EvaluationError(f"at names '{unknown[0]}', which is not a variable of the "
-                              "expression")
     shapes = {n: np.shape(v) if not isinstance(v, str) else () for n, v in point.items()}
     try:
         sym = Symbolic(tree, shapes)
@@ -112,7 +108,7 @@ class _Columns:
     def __init__(self, sym: Symbolic, names: list[str], point: Mapping[str, Any],
                  tree: Any) -> None:
         self.sym, self.alg = sym, sym.alg
-        bound = [n for n in point if n in names]
+        bound = [n for n in point if n in names or n not in sym.steps]
         self.order = bound + [n for n in names if n not in bound]  # binding order
         self.sorted = bound + sorted(n for n in names if n not in bound)
         result = sym.result

@@ -45,6 +45,7 @@ from .ast import (
     Var,
     Vector,
     fold,
+    walk,
 )
 from .names import CONSTANTS, FUNCTIONS
 
@@ -242,7 +243,7 @@ class Algebra:
                     coef *= b.data ** x if x != 1 else b.data
                 except ZeroDivisionError:
                     coef *= math.inf
-            elif b.kind == "mul" and float(x).is_integer():
+            elif b.kind == "mul" and x in (1.0, -1.0):  # (a*b)^3 stays: a^3*b^3 rounds apart
                 coef *= b.data[0] ** x
                 stack[:0] = [(f, k * x) for f, k in zip(b.args, b.data[1], strict=True)]
             else:
@@ -257,6 +258,20 @@ class Algebra:
         factors.sort(key=lambda bx: self.key(bx[0]))
         return self._make("mul", (coef, tuple(x for _, x in factors)),
                           tuple(b for b, _ in factors), shape)
+
+    def product(self, items: Sequence[tuple[Expr, float]], coef: float = 1.0) -> Expr:
+        """``mul``, with a factor ``where(c, 0, v)`` taking the others into its branches:
+        ``where(c, 0, u*v)``. So the selection comes last, as in the engine's rules, which
+        select on the incoming gradient: an inf or nan in ``u`` stays out of the branch
+        not taken (0*inf would be nan)."""
+        for i, (b, x) in enumerate(items):
+            if x == 1 and b.kind == "call" and b.data == "where" and (
+                    b.args[1] is self.zero or b.args[2] is self.zero):
+                rest = [*items[:i], *items[i + 1:]]
+                c, p, q = b.args
+                return self.call("where", [c, self.product([*rest, (p, 1.0)], coef),
+                                           self.product([*rest, (q, 1.0)], coef)])
+        return self.mul(items, coef)
 
     def neg(self, e: Expr) -> Expr:
         return self.scale(e, -1.0)
@@ -436,6 +451,12 @@ class Symbolic:
         self.functions: dict[str, Define] = {}
         self.order: list[tuple[str | None, Expr]] = []  # every statement's value, in order
         result: Expr | None = None
+        defined = {s.name for s in (tree.statements if isinstance(tree, Program) else ())
+                   if isinstance(s, Define)}
+        for node in walk(tree):
+            if isinstance(node, Call) and node.func in NO_FORMULA and node.func not in defined:
+                raise FormulaError(f"no formula yet for {node.func}: it works on matrices "
+                                   "or along axes, which the formulas do not cover")
         for statement in tree.statements if isinstance(tree, Program) else (tree,):
             if isinstance(statement, Define):
                 self.functions[statement.name] = statement
@@ -612,7 +633,7 @@ class Symbolic:
                     continue
                 rest = [(f, y - 1.0 if j == i else y)
                         for j, (f, y) in enumerate(zip(e.args, exps, strict=True))]
-                terms.append((a.mul(rest + [(db, 1.0)], coef * x), 1.0))
+                terms.append((a.product(rest + [(db, 1.0)], coef * x), 1.0))
             return a.add(terms)
         if kind == "pow":
             return self._chain(e, "pow", list(e.args), d)
@@ -641,7 +662,7 @@ class Symbolic:
             env = dict(zip(names, args, strict=True))
             env["y"] = e
             partial = _instantiate(self, form, env)
-            terms.append((a.mul([(partial, 1.0), (darg, 1.0)]), 1.0))
+            terms.append((a.product([(partial, 1.0), (darg, 1.0)]), 1.0))
         return a.add(terms)
 
     def _reduction(self, e: Expr, d: Callable[[Expr], Expr]) -> Expr:
