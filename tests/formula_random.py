@@ -24,18 +24,22 @@ def _leaf(rng: random.Random) -> str:
     return rng.choice(["x", "y", "x", "y", str(rng.randint(1, 5)), "0.5"])
 
 
-def _expr(rng: random.Random, depth: int, unary: tuple, binary: tuple, wheres: bool) -> str:
+POWERS = ("2", "3", "-1", "0.5", "y", "x")
+
+
+def _expr(rng: random.Random, depth: int, unary: tuple, binary: tuple, wheres: bool,
+          powers: tuple = POWERS) -> str:
     if depth == 0 or rng.random() < 0.2:
         return _leaf(rng)
     kind = rng.random()
-    sub = [_expr(rng, depth - 1, unary, binary, wheres) for _ in range(3)]
+    sub = [_expr(rng, depth - 1, unary, binary, wheres, powers) for _ in range(3)]
     if kind < 0.35:
         return f"{rng.choice(unary)}({sub[0]})"
     if kind < 0.75:
         op = rng.choice(["+", "-", "*", "/", "*"])
         return f"({sub[0]}) {op} ({sub[1]})"
     if kind < 0.85:
-        return f"({sub[0]})^{rng.choice(['2', '3', '-1', '0.5', 'y', 'x'])}"
+        return f"({sub[0]})^{rng.choice(powers)}"
     if binary and kind < 0.95:
         return f"{rng.choice(binary)}({sub[0]}, {sub[1]})"
     if wheres:
@@ -44,12 +48,12 @@ def _expr(rng: random.Random, depth: int, unary: tuple, binary: tuple, wheres: b
 
 
 def expressions(seed: int, count: int, unary: tuple = UNARY, binary: tuple = BINARY,
-                wheres: bool = True, depth: int = 4) -> list[str]:
+                wheres: bool = True, depth: int = 4, powers: tuple = POWERS) -> list[str]:
     """``count`` random expressions in x and y (each mentions at least one of them)."""
     rng = random.Random(seed)
     out: list[str] = []
     while len(out) < count:
-        text = _expr(rng, depth, unary, binary, wheres)
+        text = _expr(rng, depth, unary, binary, wheres, powers)
         if ("x" in text or "y" in text) and text not in out:
             out.append(text)
     return out
