@@ -23,8 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-import gradcli as gc  # noqa: E402
 from formula_random import SMOOTH, expressions  # noqa: E402
+
+import gradcli as gc  # noqa: E402
 
 #: the seeds' examples: (gradcli expression, what, at, sympy expression)
 SEEDS = [
