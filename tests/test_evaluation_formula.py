@@ -10,6 +10,7 @@ meet a non-finite formula.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -171,3 +172,131 @@ def test_200_random_expressions_agree_with_the_engine(block: int) -> None:
     # ill-conditioned points (terms of 1e10 cancelling) may differ beyond 1e-12 in the
     # engine's digits, never beyond 1e-7; they are rare
     assert COUNTS["over 1e-12"] <= 0.002 * COUNTS["compared"], COUNTS
+
+
+def _engine_value(engine: dict, column: str) -> np.ndarray:
+    """The engine's value of a formula column: ``df/dx[1]`` is block ``df/dx``'s
+    component 1 (a vector variable's derivative is one block)."""
+    if column in engine:
+        return np.asarray(engine[column], float)
+    block = re.sub(r"\[\d+\]", "", column.split("/")[0]) if "/" not in column else \
+        column.split("/")[0] + "/" + re.sub(r"\[\d+\]", "", column.split("/", 1)[1])
+    indices = [int(i) for i in re.findall(r"\[(\d+)\]", column.split("/", 1)[-1])]
+    return np.asarray(engine[block], float)[(..., *indices)]
+
+
+COMMAND_CASES = [
+    ("sin(x)*cos(y) + x^3*y", "grad", {"x": 0.7, "y": -1.3}, {}),
+    ("[x*y^2, sin(x)*exp(y), atan2(y, x)]", "jacobian", {"x": 0.7, "y": -1.3}, {}),
+    ("x^2*y + exp(x*y) + relu(x - y)", "hessian", {"x": 0.7, "y": -1.3}, {}),
+    ("sin(x)*exp(y)", "diff", {"x": 0.7, "y": -1.3}, {"wrt": "x,x,y"}),
+    ("sin(x)*exp(y)*x", "diff", {"x": 0.7, "y": -1.3}, {"wrt": "x", "order": 4}),
+    ("exp(-(x^2+y^2))*tanh(x)", "laplacian", {"x": 0.7, "y": -1.3}, {}),
+    ("[x*y, x - y, z^2*x]", "div", {"x": 0.7, "y": -1.3, "z": 2.0}, {}),
+    ("[x*y*z, x - y, z^2*sin(x)]", "curl", {"x": 0.7, "y": -1.3, "z": 2.0}, {}),
+    ("[-y*x, x^2]", "curl", {"x": 0.7, "y": -1.3}, {}),
+    ("[sin(x)*cos(y), x*y]", "jvp", {"x": 0.7, "y": -1.3},
+     {"direction": {"x": 3.0, "y": 4.0}, "unit": True}),
+    ("x^2*y + y^3*sigmoid(x)", "hvp", {"x": 0.7, "y": -1.3}, {"direction": {"x": 1.0,
+                                                                            "y": -2.0}}),
+    ("logsumexp(x) + norm(x)*y + dot(x, x) + prod(x) + mean(x^3) + softmax(x)[1]", "grad",
+     {"x": [0.5, -1.0, 2.0], "y": 1.5}, {}),
+    ("sum(x[0:2]^2) + x[-1]*sum(sin(x))", "hessian", {"x": [0.5, -1.0, 2.0]}, {}),
+    ("[sum(x), sum(x^2)]", "jacobian", {"x": [0.0, 1.0, 2.0, 3.0]}, {}),
+    ("z = w*x + b; p = sigmoid(z); -(t*log(p) + (1-t)*log(1-p))", "grad",
+     {"w": 0.5, "x": 2.0, "b": 0.1, "t": 1.0}, {}),
+    ("m = x^2; y = m + x; p = 4*y", "grad", {"x": 3.0}, {"wrt": "m,x"}),
+    ("f(a) = a^2 + sin(a); f(x*y) + f(x)", "grad", {"x": 0.7, "y": -1.3}, {}),
+]
+
+
+@pytest.mark.parametrize(("expression", "what", "point", "options"), COMMAND_CASES)
+def test_every_command_formula_gives_the_engines_values(expression: str, what: str,
+                                                        point: dict, options: dict) -> None:
+    """grad, jacobian, hessian, diff, laplacian, div, curl, jvp and hvp: each formula,
+    evaluated at the point, equals the command's value there (vector variables, reductions,
+    softmax, slices, programs and their functions included)."""
+    engine = gc.evaluate(expression, what, at=point, **options)
+    result = gc.formula(expression, what, at=point, **options)
+    columns = [c for c in result if "/" in c or c.split("[")[0] in (
+        "laplacian", "div", "curl", "jvp")]
+    assert columns
+    for column in columns:
+        value = gc.evaluate(_program(result, column).replace(" + 0*x + 0*y", ""), "eval",
+                            at=point)["f"]
+        np.testing.assert_allclose(np.asarray(value, float).reshape(-1),
+                                   _engine_value(engine, column).reshape(-1),
+                                   rtol=1e-12, atol=1e-14, err_msg=f"{column} = "
+                                   f"{result[column]}")
+
+
+def test_a_vector_gradient_prints_in_vector_terms() -> None:
+    """d/dx logsumexp(x) = softmax(x): a vector variable's components of one vector print
+    as that vector."""
+    assert gc.formula("logsumexp(x)", at={"x": [1, 2, 3]}) == {"df/dx": "softmax(x)"}
+    assert gc.formula("sum(x^2)", at={"x": [1, 2]}) == {"df/dx[0]": "2*x[0]",
+                                                         "df/dx[1]": "2*x[1]"}
+
+
+@pytest.mark.parametrize("text", ["det(A)", "sum(inv(A))", "sum(solve(A, x))",
+                                  "sum(A @ x)", "trace(A)"])
+def test_matrix_functions_say_they_have_no_formula_yet(text: str) -> None:
+    """Matrices have no formula yet: one message naming what."""
+    with pytest.raises(EvaluationError, match="no formula yet for"):
+        gc.formula(text, at={"A": [[1.0, 2.0], [3.0, 4.0]], "x": [1.0, 1.0]})
+
+
+def test_backward_program_steps_are_the_graphs_adjoints() -> None:
+    """Each v_bar of the backward program, evaluated at a point, is the adjoint gradcli
+    graph shows for v there; the seeds' staged example prints as the issue shows it."""
+    from gradcli.evaluation.graph import build_graph
+
+    staged = "m = x^2; y = m + x; p = 4*y"
+    assert gc.formula(staged, form="program") == (
+        "m = x^2\ny = m + x\np = 4*y\np_bar = 1\ny_bar = 4*p_bar\nm_bar = y_bar\n"
+        "x_bar = y_bar + 2*x*m_bar")
+    for text, point in [(staged, {"x": 3.0}),
+                        ("z = w*x + b; p = sigmoid(z); q = p*w; -(t*log(p) + (1-t)*log(1-q))",
+                         {"w": 0.5, "x": 2.0, "b": 0.1, "t": 1.0}),
+                        ("a = sin(x)*y; b = a^2 + x; c = a*b; c/(1 + b)", {"x": 0.3, "y": 2.0})]:
+        program = gc.formula(text, form="program")
+        rows, _ = build_graph(text, point)
+        for row in rows:
+            name = row.id.split()[0]
+            bar = next((line.split(" = ")[0] for line in program.splitlines()
+                        if line.startswith(f"{name}_bar")), None)
+            if bar is None:
+                continue
+            value = gc.evaluate(f"{program}\n{bar}", "eval", at=point)["f"]
+            np.testing.assert_allclose(float(np.asarray(value).reshape(-1)[0]), row.adjoint,
+                                       rtol=1e-12, err_msg=bar)
+
+
+def test_adjoint_names_never_clash_with_the_users() -> None:
+    """The adjoint of v is v_bar, with _ appended until no name of the program is hit."""
+    program = gc.formula("x_bar = x^2; x_bar*x", form="program")
+    lines = program.splitlines()
+    assert lines[:2] == ["x_bar = x^2", "f = x*x_bar"]
+    assert "x_bar_bar = x*f_bar" in lines
+    assert "x_bar_ = x_bar*f_bar + 2*x*x_bar_bar" in lines
+
+
+def test_a_closed_form_much_longer_than_the_program_says_so() -> None:
+    """Shared subexpressions: the closed form is reported, pointing to the program form."""
+    text = ("a = sin(x)*cos(x); b = a*a + a; c = b*b + b; d = c*c + c; g = d*d + d; "
+            "h = g*g + g; h*h + h")
+    result = gc.formula(text)
+    assert "much longer than the backward program" in result["df/dx"]
+    assert "x_bar = " in gc.formula(text, form="program")
+
+
+def test_errors_name_the_parameters() -> None:
+    """The library's errors speak its own parameter names, never command-line flags."""
+    for call, words in [(lambda: gc.formula("x^2", wrt="q"), "wrt names 'q'"),
+                        (lambda: gc.formula("x^2", "eval"), "what='eval'"),
+                        (lambda: gc.formula("x^2", form="tex"), "form='tex'"),
+                        (lambda: gc.formula("x^2", "hessian", form="program"), "form='program'"),
+                        (lambda: gc.formula("x*y", "jvp"), "need direction")]:
+        with pytest.raises(EvaluationError, match=re.escape(words)) as info:
+            call()
+        assert "--" not in str(info.value)

@@ -33,7 +33,7 @@ WHATS = ("grad", "jacobian", "hessian", "diff", "laplacian", "div", "curl", "jvp
 FORMS = ("expr", "program", "latex")
 #: a closed form longer than this many characters, and this many times the backward
 #: program, is reported instead of printed (its shared subexpressions repeat)
-LONG_TEXT, LONG_RATIO = 2_000, 4
+LONG_TEXT, LONG_RATIO = 1_000, 4
 
 
 class TooLong(str):
