@@ -51,7 +51,7 @@ def test_every_listed_command_takes_formula(capsys) -> None:  # noqa: ANN001
         (["grad", "x*y^2", "--wrt", "y,x"], "df/dy = 2*x*y\ndf/dx = y^2\n"),
         (["grad", "logsumexp(x)", "--at", "x=[1,2,3]"], "df/dx = softmax(x)\n"),
         (["grad", "z = w*x + b; p = sigmoid(z); p*t", "--wrt", "w"],
-         "z = w*x + b\ndf/dw = t*x*sigmoid(z)*(1 - sigmoid(z))\n"),
+         "z = w*x + b\np = sigmoid(z)\ndf/dw = p*t*x*(1 - p)\n"),
     ]
     for argv, expected in cases:
         assert run(capsys, argv[0], argv[1], *argv[2:], "--formula") == (0, expected, ""), argv

@@ -450,6 +450,7 @@ class Symbolic:
         self.steps: dict[str, Expr] = {}
         self.functions: dict[str, Define] = {}
         self.order: list[tuple[str | None, Expr]] = []  # every statement's value, in order
+        self._step_of: dict[int, Expr] = {}  # a step's value -> the step (a rule's y)
         result: Expr | None = None
         defined = {s.name for s in (tree.statements if isinstance(tree, Program) else ())
                    if isinstance(s, Define)}
@@ -465,6 +466,7 @@ class Symbolic:
                 self.steps[statement.name] = value
                 self.order.append((statement.name, value))
                 result = self.alg.atom("ref", statement.name, value.shape)
+                self._step_of.setdefault(id(value), result)
             else:
                 result = self.build(statement, {})
                 self.order.append((None, result))
@@ -660,7 +662,7 @@ class Symbolic:
             if darg is a.zero:
                 continue
             env = dict(zip(names, args, strict=True))
-            env["y"] = e
+            env["y"] = self._step_of.get(id(e), e)  # sigmoid's y*(1 - y) as p*(1 - p)
             partial = _instantiate(self, form, env)
             terms.append((a.product([(partial, 1.0), (darg, 1.0)]), 1.0))
         return a.add(terms)
