@@ -300,3 +300,16 @@ def test_errors_name_the_parameters() -> None:
         with pytest.raises(EvaluationError, match=re.escape(words)) as info:
             call()
         assert "--" not in str(info.value)
+
+
+def test_closed_forms_are_bounded_in_length() -> None:
+    """A function nested 40 deep (a closed form of astronomically many characters) is
+    reported as over MAX_TEXT characters, built in bounded time and memory: text past the
+    bound is never made."""
+    from gradcli.evaluation.formula import TooLong
+    from gradcli.lang.formula import MAX_TEXT
+
+    text = "f(a) = sin(a)*cos(a) + a^2; " + "f(" * 40 + "x" + ")" * 40
+    for what in ("grad", "hessian"):
+        value = next(iter(gc.formula(text, what).values()))
+        assert isinstance(value, TooLong) and f"over {MAX_TEXT:,} characters" in value
