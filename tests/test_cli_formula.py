@@ -81,3 +81,12 @@ def test_what_has_no_formula_is_one_line_exit_2(capsys, argv: list[str],  # noqa
     status, out, err = run(capsys, *argv)
     assert status == 2 and out == "", (status, out, err)
     assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("option", [["--precision", "10"], ["--dtype", "float32"],
+                                    ["--max-points", "5"], ["--check"], ["--strict"]])
+def test_options_about_values_are_refused_not_ignored(capsys, option) -> None:  # noqa: ANN001
+    """An option that only changes values is an error beside --formula, naming it."""
+    status, out, err = run(capsys, "grad", "x^2", "--formula", *option)
+    assert status == 2 and out == ""
+    assert f"{option[0]} concerns values" in err

@@ -312,4 +312,4 @@ def test_closed_forms_are_bounded_in_length() -> None:
     text = "f(a) = sin(a)*cos(a) + a^2; " + "f(" * 40 + "x" + ")" * 40
     for what in ("grad", "hessian"):
         value = next(iter(gc.formula(text, what).values()))
-        assert isinstance(value, TooLong) and f"over {MAX_TEXT:,} characters" in value
+        assert isinstance(value, TooLong) and f"over {MAX_TEXT:,} characters long" in value

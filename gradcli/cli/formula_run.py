@@ -18,10 +18,10 @@ from typing import Any
 from .errors import UsageProblem, say, writing_stdout
 from .inputs import read_array
 
-#: options of the numeric commands that concern values, refused beside --formula
-_VALUES_ONLY = {"grid": "--grid", "points": "--points", "check": "--check",
-                "check_tol": "--check-tol", "norm": "--norm", "scheduler": "--scheduler",
-                "strict": "--strict"}
+#: the options --formula reads; any other given a value of its own is refused (it
+#: concerns values: points, checks, digits, dtype, where to compute)
+_FORMULA_OPTIONS = {"expression", "fmt", "output", "quiet", "at", "wrt", "direction", "unit",
+                    "order"}
 #: what -o's extension means for formulas
 _FILES = {".txt": "text", ".json": "json", ".tex": "latex"}
 #: the library's parameter names, as the command line spells them
@@ -48,8 +48,13 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
         raise UsageProblem("-f latex writes formulas: add --formula")
     if what not in WHATS:
         raise UsageProblem(f"{what} has no --formula")
-    for name, flag in _VALUES_ONLY.items():
-        if options.get(name) not in (None, False, []):
+    from .declare import BY_NAME
+
+    for option in BY_NAME[what].options:
+        value = options.get(option.name)
+        if option.name not in _FORMULA_OPTIONS and value not in (None, False, []) and \
+                value != option.default_value:
+            flag = option.flags[0]
             raise UsageProblem(f"{flag} concerns values; --formula prints formulas: drop {flag}")
     if output:
         ext = os.path.splitext(output)[1].lower()

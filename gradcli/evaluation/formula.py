@@ -43,9 +43,13 @@ class TooLong(str):
     length: int | None
 
     def __new__(cls, length: int | None) -> TooLong:
-        size = f"{length:,} characters" if length else f"over {MAX_TEXT:,} characters"
-        made = super().__new__(cls, f"the closed form is {size} long, much longer than the "
-                               "backward program: ask for the program form")
+        if length:
+            text = (f"the closed form is {length:,} characters long, much longer than the "
+                    "backward program: ask for the program form")
+        else:
+            text = (f"the closed form is over {MAX_TEXT:,} characters long: name shared "
+                    "parts as steps (the program form may be shorter)")
+        made = super().__new__(cls, text)
         made.length = length
         return made
 
@@ -268,9 +272,10 @@ def _render(sym: Symbolic, tree: Any, names: list[str],
     used = _steps_used(sym, exprs)
     for name, value in sym.order:
         if name is not None and name in used:
-            out[name] = _show(value, form, sym, tree, names)
+            out[name] = _show(value, form, sym, tree, names, {})
+    programs: dict[str, str | None] = {}  # the backward program, made once if needed
     for column, e, _ in _grouped(sym, columns):
-        out[column] = _show(e, form, sym, tree, names)
+        out[column] = _show(e, form, sym, tree, names, programs)
     return out
 
 
@@ -297,14 +302,17 @@ def _grouped(sym: Symbolic, columns: list[tuple[str, Expr, list]]) -> list:
     return out
 
 
-def _show(e: Expr, form: str, sym: Symbolic, tree: Any, names: list[str]) -> str:
+def _show(e: Expr, form: str, sym: Symbolic, tree: Any, names: list[str],
+          programs: dict[str, str | None]) -> str:
     if e.text is None:
         return TooLong(None)
     if len(e.text) > LONG_TEXT and not e.shape:
-        try:
-            program = backward_program(sym, tree, names)
-        except (FormulaError, EvaluationError):
-            program = None
+        if "program" not in programs:
+            try:
+                programs["program"] = backward_program(sym, tree, names)
+            except (FormulaError, EvaluationError):
+                programs["program"] = None
+        program = programs["program"]
         if program is not None and len(e.text) > LONG_RATIO * len(program):
             return TooLong(len(e.text))
     return latex(e) if form == "latex" else e.text
