@@ -37,6 +37,21 @@ def _flags(message: str) -> str:
     return message
 
 
+def _labels(expression: str, at: list[dict[str, Any]]) -> list[str]:
+    """The names a column's derivatives may name: variables, their components, steps."""
+    import numpy as np
+
+    from ..lang import Assign, parse, walk
+
+    tree = parse(expression)
+    names = {v.name for v in walk(tree) if getattr(v, "name", None) and isinstance(
+        v.name, str)} | {n for n in (at[0] if at else {})}
+    labels = set(names) | {s.name for s in walk(tree) if isinstance(s, Assign)}
+    for name, value in (at[0] if at else {}).items():
+        labels |= {f"{name}[{i}]" for i in range(int(np.size(value)))}
+    return sorted(labels)
+
+
 def run_formula(what: str, form: str | None, **options: Any) -> int:
     """Print (or write) the formulas of ``what``; return the exit status."""
     from ..evaluation import EvaluationError
@@ -89,13 +104,14 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
                            for k, v in result.items()}, ensure_ascii=False) + "\n"
     else:
         lines = []
+        labels = _labels(options["expression"], at)
         for name, value in result.items():
-            shown = latex_name(name) if fmt == "latex" and "/" in name or name in (
-                "laplacian", "div", "curl", "jvp") else name
+            column = "/" in name or name.split("[")[0] in ("laplacian", "div", "curl", "jvp")
+            shown = latex_name(name, labels) if fmt == "latex" and column else name
             if isinstance(value, TooLong):
                 lines.append(f"{name}: {_flags(value)}")
             else:
-                lines.append(f"{shown if fmt == 'latex' else name} = {value}")
+                lines.append(f"{shown} = {value}")
         text = "".join(line + "\n" for line in lines)
     if not options.get("quiet"):
         for name, value in ({} if isinstance(result, str) else result).items():

@@ -514,10 +514,14 @@ def _number(v: float) -> str:
 def _latex_product(coef: float, factors: list[tuple[Expr, float]], memo: dict) -> str:
     from ..lang.formula import _fraction, _num_text
 
+    ups = sum(x > 0 for _, x in factors) + (abs(coef) not in (1.0,) and 1)
+    downs = sum(x < 0 for _, x in factors)
+
     def power(b: Expr, x: float) -> str:
         t = _latex(b, memo)
-        if x == 1:
-            return rf"\left({t}\right)" if b.prec < 3 else t
+        if x == 1 or x == -1:  # a lone numerator or denominator needs no parentheses
+            alone = (ups if x > 0 else downs) <= 1 and (x < 0 or downs == 0 or ups <= 1)
+            return rf"\left({t}\right)" if b.prec < 3 and not alone else t
         if x == 0.5:
             return rf"\sqrt{{{t}}}"
         base = rf"\left({t}\right)" if b.prec <= 5 else t
@@ -525,7 +529,7 @@ def _latex_product(coef: float, factors: list[tuple[Expr, float]], memo: dict) -
 
     p, q = _fraction(abs(coef))
     top = [power(b, x) for b, x in factors if x > 0]
-    bottom = [power(b, -x) for b, x in factors if x < 0]
+    bottom = [power(b, -x) if x != -1 else power(b, -1.0) for b, x in factors if x < 0]
     if p != 1 or not top:
         top.insert(0, _num_text(p))
     if q != 1:
@@ -537,22 +541,41 @@ def _latex_product(coef: float, factors: list[tuple[Expr, float]], memo: dict) -
     return ("-" if coef < 0 else "") + text
 
 
-def latex_name(column: str) -> str:
-    """A column's name in LaTeX: ``df/dx`` as a partial fraction, others upright."""
-    m = re.fullmatch(r"d(\d*)(f(?:\[\d+\])?)/((?:d[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])?\d*)+)",
-                     column)
-    if not m:
-        m2 = re.fullmatch(r"(hvp|vjp)/d(.+)", column)
-        if m2:
-            return rf"(H u)_{{{_name(m2.group(2))}}}"
-        return r"\mathrm{" + column.replace("[", "}_{").replace("]", "") + "}" \
-            if "[" not in column else r"\mathrm{" + column.split("[")[0] + "}_{" + \
-            column.split("[")[1].rstrip("]") + "}"
-    k, out, parts = m.group(1), m.group(2), m.group(3)
-    top = r"\partial" + (f"^{{{k}}}" if k else "") + " " + out.replace("[", "_{").replace(
-        "]", "}")
-    pieces = re.findall(r"d([A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])?)(\d*)", parts)
-    below = " ".join(r"\partial " + _name(n.split("[")[0]) + (
-        f"_{{{n.split('[')[1][:-1]}}}" if "[" in n else "") + (f"^{{{c}}}" if c else "")
-        for n, c in pieces)
+def latex_name(column: str, labels: Sequence[str] = ()) -> str:
+    """A column's name in LaTeX: ``d2f/dxdy`` as a partial-derivative fraction (``labels``
+    are the variables' names, so ``dxdy`` splits into x and y), others upright with their
+    index as a subscript (``curl[0]``)."""
+    m = re.fullmatch(r"(?:d(\d*)(f(?:\[\d+\])?)|(hvp|vjp))/(.+)", column)
+    parts = _split_parts(m.group(4), labels) if m else None
+    if m is None or parts is None:
+        base, _, index = column.partition("[")
+        text = r"\mathrm{" + base.replace("_", r"\_") + "}"
+        return text + (f"_{{{index.rstrip(']')}}}" if index else "")
+    k, out = m.group(1), m.group(2) or m.group(3)
+    if out in ("hvp", "vjp"):
+        return rf"(H u)_{{{_label(parts[0][0])}}}" if out == "hvp" else column
+    top = r"\partial" + (f"^{{{k}}}" if k else "") + " " + re.sub(r"\[(\d+)\]", r"_{\1}", out)
+    below = " ".join(r"\partial " + _label(n) + (f"^{{{c}}}" if c > 1 else "") for n, c in parts)
     return rf"\frac{{{top}}}{{{below}}}"
+
+
+def _label(name: str) -> str:
+    base, _, index = name.partition("[")
+    return _name(base) + (f"_{{{index.rstrip(']')}}}" if index else "")
+
+
+def _split_parts(text: str, labels: Sequence[str]) -> list[tuple[str, int]] | None:
+    """``dx2dy`` as [("x", 2), ("y", 1)], reading the longest label first."""
+    out: list[tuple[str, int]] = []
+    ordered = sorted(labels, key=len, reverse=True)
+    while text:
+        if not text.startswith("d"):
+            return None
+        label = next((n for n in ordered if text[1:].startswith(n)), None)
+        if label is None:
+            return None
+        text = text[1 + len(label):]
+        count = re.match(r"\d*", text).group(0)  # type: ignore[union-attr]
+        text = text[len(count):]
+        out.append((label, int(count) if count else 1))
+    return out
