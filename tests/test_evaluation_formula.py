@@ -296,7 +296,11 @@ def test_errors_name_the_parameters() -> None:
                         (lambda: gc.formula("x^2", "eval"), "what='eval'"),
                         (lambda: gc.formula("x^2", form="tex"), "form='tex'"),
                         (lambda: gc.formula("x^2", "hessian", form="program"), "form='program'"),
-                        (lambda: gc.formula("x*y", "jvp"), "need direction")]:
+                        (lambda: gc.formula("x*y", "jvp"), "need direction"),
+                        (lambda: gc.formula("x*y", "jvp", direction={"q": 1}),
+                         "direction names 'q'"),
+                        (lambda: gc.formula("sum(x)", wrt="x[3]", at={"x": [1, 2, 3]}),
+                         "wrt names 'x[3]', but 'x' has 3 components")]:
         with pytest.raises(EvaluationError, match=re.escape(words)) as info:
             call()
         assert "--" not in str(info.value)

@@ -122,8 +122,10 @@ class _Columns:
         else:
             self.outputs = [("f", result)]
 
-    def targets(self, names: list[str], allow_steps: bool = False) -> list[tuple[str, tuple]]:
-        """(label, wrt key) per name, a vector variable's components in turn."""
+    def targets(self, names: list[str], allow_steps: bool = False,
+                parameter: str = "wrt") -> list[tuple[str, tuple]]:
+        """(label, wrt key) per name, a vector variable's components in turn; errors name
+        ``parameter``, the argument the names came from."""
         out: list[tuple[str, tuple]] = []
         for name in names:
             m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]", name)
@@ -133,13 +135,18 @@ class _Columns:
                 continue
             if base not in self.order:
                 known = ", ".join(self.order) or "none"
-                raise EvaluationError(f"wrt names '{name}', which is not a variable of the "
-                                      f"expression (its variables: {known})")
+                raise EvaluationError(f"{parameter} names '{name}', which is not a variable "
+                                      f"of the expression (its variables: {known})")
             shape = tuple(self.sym.shapes.get(base, ()))
             if m:
                 if not shape:
-                    raise EvaluationError(f"wrt names '{name}', but '{base}' is a scalar")
-                i = int(m.group(2)) % shape[0]
+                    raise EvaluationError(f"{parameter} names '{name}', but '{base}' is a "
+                                          "scalar")
+                i = int(m.group(2))
+                if not -shape[0] <= i < shape[0]:
+                    raise EvaluationError(f"{parameter} names '{name}', but '{base}' has "
+                                          f"{shape[0]} components")
+                i %= shape[0]
                 out.append((f"{base}[{i}]", ("idx", base, i)))
             elif shape:
                 out += [(f"{base}[{i}]", ("idx", base, i)) for i in range(shape[0])]
@@ -250,7 +257,7 @@ class _Columns:
 
         pairs: list[tuple[tuple, float]] = []
         for name, value in dict(direction).items():
-            keys = self.targets([name])
+            keys = self.targets([name], parameter="direction")
             values = np.ravel(np.asarray(
                 parse_constant(value) if isinstance(value, str) else value, dtype=float))
             if len(values) != len(keys):
