@@ -202,6 +202,9 @@ COMMAND_CASES = [
     ("logsumexp(x) + norm(x)*y + dot(x, x) + prod(x) + mean(x^3) + softmax(x)[1]", "grad",
      {"x": [0.5, -1.0, 2.0], "y": 1.5}, {}),
     ("sum(x[0:2]^2) + x[-1]*sum(sin(x))", "hessian", {"x": [0.5, -1.0, 2.0]}, {}),
+    ("sum(exp(x))/mean(x) + where(norm(x) == 0, 0, x/norm(x))[0]", "grad",
+     {"x": [0.5, -1.0, 2.0]}, {}),
+    ("[sum(x*y), dot(x, softmax(x))]", "jacobian", {"x": [0.5, -1.0, 2.0], "y": 0.3}, {}),
     ("[sum(x), sum(x^2)]", "jacobian", {"x": [0.0, 1.0, 2.0, 3.0]}, {}),
     ("z = w*x + b; p = sigmoid(z); -(t*log(p) + (1-t)*log(1-p))", "grad",
      {"w": 0.5, "x": 2.0, "b": 0.1, "t": 1.0}, {}),
@@ -234,8 +237,12 @@ def test_a_vector_gradient_prints_in_vector_terms() -> None:
     """d/dx logsumexp(x) = softmax(x): a vector variable's components of one vector print
     as that vector."""
     assert gc.formula("logsumexp(x)", at={"x": [1, 2, 3]}) == {"df/dx": "softmax(x)"}
-    assert gc.formula("sum(x^2)", at={"x": [1, 2]}) == {"df/dx[0]": "2*x[0]",
-                                                         "df/dx[1]": "2*x[1]"}
+    assert gc.formula("sum(x^2)", at={"x": [1, 2]}) == {"df/dx": "2*x"}
+    assert gc.formula("norm(x)", at={"x": [3, 4]}) == {
+        "df/dx": "where(norm(x) == 0, 0, x/norm(x))"}
+    # x[0] is not a component of one vector here: per component
+    assert gc.formula("x[0]*sum(x)", at={"x": [3, 4]}) == {"df/dx[0]": "x[0] + sum(x)",
+                                                           "df/dx[1]": "x[0]"}
 
 
 @pytest.mark.parametrize("text", ["det(A)", "sum(inv(A))", "sum(solve(A, x))",

@@ -287,23 +287,29 @@ def _render(sym: Symbolic, tree: Any, names: list[str],
 
 
 def _grouped(sym: Symbolic, columns: list[tuple[str, Expr, list]]) -> list:
-    """A vector variable's components ``df/dx[i] = E[i]`` of one vector ``E`` as one line
-    ``df/dx = E`` (``d/dx logsumexp(x) = softmax(x)``)."""
+    """A vector variable's components ``df/dx[i]`` as one line ``df/dx = E`` when one
+    vector expression ``E`` has them as its components (``d/dx logsumexp(x) = softmax(x)``,
+    ``d/dx sum(x^2) = 2*x``): ``E`` is component 0 with every ``v[0]`` of a vector ``v`` of
+    that length made ``v``, kept only if its every component is the formula printed for
+    that component (nodes are interned, so that is identity)."""
+    a = sym.alg
     out: list = []
     i = 0
     while i < len(columns):
         column, e, keys = columns[i]
         m = re.fullmatch(r"(.*)\[0\]", column)
-        if keys and keys[0][0] == "idx" and keys[0][2] == 0 and m and e.kind == "idx":
+        if keys and keys[0][0] == "idx" and keys[0][2] == 0 and m:
             n = sym.shapes[keys[0][1]][0]
             run = columns[i:i + n]
-            target = e.args[0]
-            if len(run) == n and target.shape == (n,) and all(
-                    c.kind == "idx" and c.args[0] is target and c.data == j
-                    and k and k[0] == ("idx", keys[0][1], j) for j, (_, c, k) in enumerate(run)):
-                out.append((m.group(1), target, []))
-                i += n
-                continue
+            if len(run) == n and all(k and k[0] == ("idx", keys[0][1], j)
+                                     for j, (_, _, k) in enumerate(run)):
+                whole = a.rebuild(e, lambda x, n=n: x.args[0] if x.kind == "idx" and
+                                  x.data == 0 and x.args[0].shape == (n,) else None)
+                if whole is not None and whole.shape == (n,) and all(
+                        a.component(whole, j) is c for j, (_, c, _) in enumerate(run)):
+                    out.append((m.group(1), whole, []))
+                    i += n
+                    continue
         out.append(columns[i])
         i += 1
     return out

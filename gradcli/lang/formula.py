@@ -316,7 +316,8 @@ class Algebra:
             i = key + n if key < 0 else key
             if target.kind == "vec":
                 return target.args[i]
-            if target.kind in ("var", "ref", "call"):
+            if target.kind in ("var", "ref") or (target.kind == "call" and
+                                                  target.data == "softmax"):
                 return self._make("idx", i, (target,), ())
             return self.component(target, i)
         if isinstance(key, Slice) and target.kind == "var":
@@ -329,6 +330,53 @@ class Algebra:
         if any(i.shape for i in items):
             raise FormulaError("no formula yet for matrices (nested brackets)")
         return self._make("vec", None, tuple(items), (len(items),))
+
+    def rebuild(self, e: Expr, swap: Callable[[Expr], Expr | None]) -> Expr | None:
+        """``e`` with every node for which ``swap`` gives a node replaced by it, rebuilt
+        through the constructors (so it simplifies again); None where that fails."""
+        done: dict[int, Expr] = {}
+        stack = [(e, False)]
+        try:
+            while stack:
+                node, ready = stack.pop()
+                if id(node) in done:
+                    continue
+                swapped = swap(node)
+                if swapped is not None:
+                    done[id(node)] = swapped
+                    continue
+                if not ready and node.args:
+                    stack.append((node, True))
+                    stack.extend((x, False) for x in node.args if id(x) not in done)
+                    continue
+                args = [done[id(x)] for x in node.args]
+                done[id(node)] = self._remake(node, args)
+        except FormulaError:
+            return None
+        return done[id(e)]
+
+    def _remake(self, e: Expr, args: list[Expr]) -> Expr:
+        kind = e.kind
+        if not args:
+            return e
+        if kind == "add":
+            return self.add([(t, c) for t, c in zip(args, e.data[1], strict=True)]
+                            + [(self.num(e.data[0]), 1.0)])
+        if kind == "mul":
+            return self.mul(list(zip(args, e.data[1], strict=True)), e.data[0])
+        if kind == "pow":
+            return self.power(*args)
+        if kind == "cmp":
+            return self.compare(e.data, *args)
+        if kind == "vec":
+            return self.vector(args)
+        if kind == "idx":
+            if not args[0].shape:
+                raise FormulaError("indexing a scalar")
+            return self.index(args[0], e.data)
+        if e.data in REDUCTIONS:
+            return self.call(e.data, args, ())
+        return self.call(e.data, args, args[0].shape if e.data == "softmax" else None)
 
     def component(self, e: Expr, i: int) -> Expr:
         """Component ``i`` of a vector-valued node (a scalar node is itself)."""

@@ -70,15 +70,22 @@ def entry(expression: str, what: str, at: dict | None, reference: str) -> dict:
         m = re.fullmatch(r"df(?:\[(\d+)\])?/d(.+)", column)
         assert m, column
         f = items[int(m.group(1) or 0)]
-        var = sympy.Symbol(re.sub(r"\[(\d+)\]", r"_\1", m.group(2)))
-        theirs = sympy.diff(f, var)
+        name = m.group(2)
         steps = {k: v for k, v in ours.items() if "/" not in k}
         full = text
-        for name, value in reversed(list(steps.items())):  # steps into the formula
-            full = re.sub(rf"\b{name}\b", f"({value})", full)
-        zero = sympy.simplify(to_sympy(full) - theirs) == 0
-        columns.append({"column": column, "gradcli": text, "sympy": to_gradcli(theirs),
-                        "simplifies_to_zero": bool(zero)})
+        for step, value in reversed(list(steps.items())):  # steps into the formula
+            full = re.sub(rf"\b{step}\b", f"({value})", full)
+        # a vector variable's gradient on one line (2*x): compared per component, x_j
+        # for x (the seeds' grouped formulas are elementwise in x)
+        size = len(at[name]) if at and name in at and isinstance(at[name], list) else 0
+        for j in range(size) if size else [None]:
+            var = sympy.Symbol(re.sub(r"\[(\d+)\]", r"_\1", name) if j is None
+                               else f"{name}_{j}")
+            theirs = sympy.diff(f, var)
+            mine = full if j is None else re.sub(rf"\b{name}\b(?!\[)", f"{name}_{j}", full)
+            zero = sympy.simplify(to_sympy(mine) - theirs) == 0
+            columns.append({"column": column, "component": j, "gradcli": text,
+                            "sympy": to_gradcli(theirs), "simplifies_to_zero": bool(zero)})
     return {"expression": expression, "what": what, "at": at, "columns": columns}
 
 
