@@ -72,7 +72,7 @@ def _magnitude(text: str) -> str:
 
 def _compare(engine: np.ndarray, formula: np.ndarray, what: str,
              f: np.ndarray | None = None, size: np.ndarray | None = None,
-             rtol: float = 1e-12) -> None:
+             rtol: float = 1e-12, strict: bool = True) -> None:
     """Where f itself is a number, the formula's value equals the engine's derivative."""
     engine, formula = np.broadcast_arrays(np.asarray(engine, float), np.asarray(formula, float))
     if f is not None:  # where f is nan (0/0, log of a negative) neither is meaningful
@@ -93,8 +93,9 @@ def _compare(engine: np.ndarray, formula: np.ndarray, what: str,
     # order stays finite: only beyond 1e150 is that allowed
     lost = np.isfinite(engine) & ~np.isfinite(formula) & ~(
         np.isinf(formula) & (np.abs(engine) > 1e150))
-    assert not lost.any(), (what, "engine finite, formula not", engine[lost][:3],
-                            formula[lost][:3])
+    COUNTS["lost"] = COUNTS.get("lost", 0) + int(lost.sum())
+    assert not (lost.any() and strict), (what, "engine finite, formula not",
+                                         engine[lost][:3], formula[lost][:3])
     # an infinite engine value is met by the same infinity (or nan, where the formula's
     # order of operations meets inf - inf or 0*inf first); a nan may become anything
     infinite = np.isinf(engine) & ~(np.abs(formula) > 1e150)
@@ -324,3 +325,25 @@ def test_closed_forms_are_bounded_in_length() -> None:
     for what in ("grad", "hessian"):
         value = next(iter(gc.formula(text, what).values()))
         assert isinstance(value, TooLong) and f"over {MAX_TEXT:,} characters long" in value
+
+
+def test_second_derivatives_of_60_random_expressions_agree_with_the_engine() -> None:
+    """hessian's formulas (derivatives of derivatives: the selections at kinks and pow's
+    b = 0 keep the engine's second-order paths) equal the engine's hessian; a formula may
+    be nan where the engine is finite only at the rare 0*log(negative) products."""
+    COUNTS.update({"compared": 0, "over 1e-12": 0, "lost": 0})
+    points = _points(10, large=1e3, tiny=False)
+    for text in expressions(23, 60, depth=3):
+        with np.errstate(all="ignore"):
+            engine = gc.evaluate(text, "hessian", points=points)
+            result = gc.formula(text, "hessian", at={"x": 0.0, "y": 0.0})
+            for column, formula in result.items():
+                value = gc.evaluate(f"{formula} + 0*x + 0*y", "eval", points=points)["f"]
+                size = gc.evaluate(f"{_magnitude(formula)} + 0*x + 0*y", "eval",
+                                   points=points)["f"]
+                _compare(engine[column], value, f"{text}: {column} = {formula}", engine["f"],
+                         size, rtol=1e-7, strict=False)
+    assert COUNTS["over 1e-12"] <= 0.002 * COUNTS["compared"], COUNTS
+    # second order meets 0*log(negative) (y*x^(y-1)*log(x) at y = 0, x < 0), which the
+    # formula evaluates as nan where the engine's order of work never forms it; rare
+    assert COUNTS["lost"] <= 0.002 * COUNTS["compared"], COUNTS

@@ -182,7 +182,10 @@ div = binary("div", np.true_divide, lambda g, a, b, y: g / b,
 # ∂/∂b is 0 where a = 0 and b >= 0 (PyTorch masks the log(0) there)
 pow = binary("pow", np.power, _pow_base,  # noqa: A001 - mirrors torch.pow
              lambda g, a, b, y: g * where(logical_and(a == 0, b >= 0), 0.0, y * log(a)),
-             form=("where(b == 0, 0, b*a^(b - 1))", "where((a == 0)*(b >= 0), 0, y*log(a))"),
+             # the forms select as the rules do: 0 at b = 0 only where a^(b-1) is not
+             # finite (abs(...) < inf is false for inf and nan), so d/db keeps its path
+             form=("where(abs(a^(b - 1)) < inf, b*a^(b - 1), where(b == 0, 0, b*a^(b - 1)))",
+                   "where((a == 0)*(b >= 0), 0, y*log(a))"),
              kind="operator", grad_name="PowBackward1", jet=_pow_jet)
 neg = unary("neg", np.negative, lambda g, x, y: -g, kind="operator", saves=False,
             jet=T.per_coefficient)
