@@ -169,10 +169,8 @@ def test_200_random_expressions_agree_with_the_engine(block: int) -> None:
     1e-8, where the engine's own x/x loses 8 digits that the simplified formula keeps)."""
     COUNTS.update({"compared": 0, "over 1e-12": 0})
     for text in expressions(7, 200)[block * 50:(block + 1) * 50]:
-        _check_grad(text, _points(20, large=1e6, tiny=False), rtol=1e-7)
-    # ill-conditioned points (terms of 1e10 cancelling) may differ beyond 1e-12 in the
-    # engine's digits, never beyond 1e-7; they are rare
-    assert COUNTS["over 1e-12"] <= 0.002 * COUNTS["compared"], COUNTS
+        _check_grad(text, _points(20, large=1e6, tiny=False))
+    assert COUNTS["compared"] > 3000
 
 
 def _engine_value(engine: dict, column: str) -> np.ndarray:
@@ -342,8 +340,7 @@ def test_second_derivatives_of_60_random_expressions_agree_with_the_engine() -> 
                 size = gc.evaluate(f"{_magnitude(formula)} + 0*x + 0*y", "eval",
                                    points=points)["f"]
                 _compare(engine[column], value, f"{text}: {column} = {formula}", engine["f"],
-                         size, rtol=1e-7, strict=False)
-    assert COUNTS["over 1e-12"] <= 0.002 * COUNTS["compared"], COUNTS
+                         size, strict=False)
     # second order meets 0*log(negative) (y*x^(y-1)*log(x) at y = 0, x < 0), which the
     # formula evaluates as nan where the engine's order of work never forms it; rare
     assert COUNTS["lost"] <= 0.002 * COUNTS["compared"], COUNTS
