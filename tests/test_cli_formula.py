@@ -65,7 +65,7 @@ def test_output_file_is_written(capsys, tmp_path) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["grad", "det(A)", "--formula", "--at", "A=[[1,2],[3,4]]"], "no formula yet for det"),
+    (["grad", "trace(A)", "--formula", "--at", "A=[[1,2],[3,4]]"], "no formula yet for trace"),
     (["grad", "x^2", "--formula", "--grid", "x=0:1:3"], "--grid concerns values"),
     (["grad", "x^2", "--formula", "--wrt", "q"], "--wrt names 'q'"),
     (["hessian", "x^2", "--formula", "program"], "--formula program is the backward program"),

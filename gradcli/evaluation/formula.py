@@ -129,7 +129,8 @@ class _Columns:
         out: list[tuple[str, tuple]] = []
         for name in names:
             m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]", name)
-            base = m.group(1) if m else name
+            m2 = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]\[(-?\d+)\]", name)
+            base = m.group(1) if m else m2.group(1) if m2 else name
             if allow_steps and base in self.sym.steps and not m:
                 out.append((name, ("ref", name)))
                 continue
@@ -138,6 +139,22 @@ class _Columns:
                 raise EvaluationError(f"{parameter} names '{name}', which is not a variable "
                                       f"of the expression (its variables: {known})")
             shape = tuple(self.sym.shapes.get(base, ()))
+            if len(shape) == 2:  # a matrix: its entries A[i][j], as the columns name them
+                entries = [(i, j) for i in range(shape[0]) for j in range(shape[1])]
+                if m2:
+                    i, j = int(m2.group(2)), int(m2.group(3))
+                    if not (-shape[0] <= i < shape[0] and -shape[1] <= j < shape[1]):
+                        raise EvaluationError(f"{parameter} names '{name}', outside the "
+                                              f"{shape[0]}x{shape[1]} matrix '{base}'")
+                    entries = [(i % shape[0], j % shape[1])]
+                elif m:
+                    raise EvaluationError(f"{parameter} names '{name}': a matrix entry is "
+                                          f"{base}[i][j]")
+                out += [(f"{base}[{i}][{j}]", ("idx", base, (i, j))) for i, j in entries]
+                continue
+            if m2:
+                raise EvaluationError(f"{parameter} names '{name}', but '{base}' is not a "
+                                      "matrix")
             if m:
                 if not shape:
                     raise EvaluationError(f"{parameter} names '{name}', but '{base}' is a "
@@ -297,6 +314,17 @@ def _grouped(sym: Symbolic, columns: list[tuple[str, Expr, list]]) -> list:
     i = 0
     while i < len(columns):
         column, e, keys = columns[i]
+        m = re.fullmatch(r"(.*)\[0\]\[0\]", column)
+        if keys and keys[0][0] == "idx" and keys[0][2] == (0, 0) and m:
+            shape = sym.shapes[keys[0][1]]
+            n = shape[0] * shape[1]
+            run = columns[i:i + n]
+            entries = [(r, c) for r in range(shape[0]) for c in range(shape[1])]
+            whole = _matrix_whole(sym, e, shape, run, entries, keys[0][1])
+            if whole is not None:
+                out.append((m.group(1), whole, []))
+                i += n
+                continue
         m = re.fullmatch(r"(.*)\[0\]", column)
         if keys and keys[0][0] == "idx" and keys[0][2] == 0 and m:
             n = sym.shapes[keys[0][1]][0]
@@ -313,6 +341,31 @@ def _grouped(sym: Symbolic, columns: list[tuple[str, Expr, list]]) -> list:
         out.append(columns[i])
         i += 1
     return out
+
+
+def _matrix_whole(sym: Symbolic, e: Expr, shape: tuple, run: list, entries: list,
+                  name: str) -> Expr | None:
+    """The matrix whose entries are the run's formulas: entry (0, 0) with each ``M[0, 0]``
+    made ``M`` or ``transpose(M)`` (``d/dA det(A) = det(A)*transpose(inv(A))``)."""
+    a = sym.alg
+    if len(run) != len(entries) or any(not k or k[0] != ("idx", name, rc)
+                                       for (_, _, k), rc in zip(run, entries, strict=True)):
+        return None
+    for flip in (False, True):
+        def swap(x: Expr, flip: bool = flip) -> Expr | None:
+            if x.kind == "idx" and x.data == (0, 0) and x.args[0].shape == shape:
+                m = x.args[0]
+                return a.call("transpose", [m], m.shape[::-1]) if flip else m
+            return None
+        whole = a.rebuild(e, swap)
+        try:
+            if whole is not None and whole.shape == shape and all(
+                    a.component(whole, rc) is c for (_, c, _), rc in zip(run, entries,
+                                                                          strict=True)):
+                return whole
+        except FormulaError:
+            continue
+    return None
 
 
 def _show(e: Expr, form: str, sym: Symbolic, tree: Any, names: list[str],

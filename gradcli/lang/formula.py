@@ -15,8 +15,10 @@ longer closed form is reported as too long instead of being built.
 
 Vectors: a vector variable's components are ``x[0]``, ``x[1]``...; ``sum``, ``mean``,
 ``norm``, ``dot``, ``prod``, ``logsumexp`` and ``softmax`` of vectors, ``@`` of two vectors,
-indexing and slices differentiate componentwise. Matrices (``det``, ``inv``, ``solve``,
-``transpose``, a matrix ``@``) have no formula yet: :class:`FormulaError` names what.
+indexing and slices differentiate componentwise. A square matrix variable has ``det``,
+``inv``, ``transpose`` and its entries ``A[i, j]`` (d det(A) = det(A)·inv(A)ᵀ : dA); the
+rest of matrices (``solve``, a matrix ``@``, matrix sums) has no formula yet:
+:class:`FormulaError` names what.
 """
 
 from __future__ import annotations
@@ -56,8 +58,11 @@ MAX_TEXT = 20_000
 _ADD, _MUL, _NEG, _POW, _ATOM, _CMP = 2, 3, 2, 5, 6, 1
 #: the language functions with a vector argument and a scalar value, differentiated here
 REDUCTIONS = ("sum", "mean", "norm", "dot", "prod", "logsumexp")
+#: a square matrix variable's functions: det(A) is scalar, inv(A) and transpose(A) are
+#: matrices whose entries (inv(A)[i, j]) differentiate
+MATRIX = ("det", "inv", "transpose")
 #: language functions that have no formula yet (matrices, axes and losses)
-NO_FORMULA = ("det", "inv", "solve", "transpose", "outer", "cumsum", "log_softmax",
+NO_FORMULA = ("solve", "outer", "cumsum", "log_softmax",
               "cross_entropy", "trace")
 
 
@@ -311,6 +316,20 @@ class Algebra:
         return self._make("call", name, args, shape)
 
     def index(self, target: Expr, key: Any) -> Expr:
+        if isinstance(key, tuple) and len(key) == 2 and len(target.shape) == 2 and all(
+                isinstance(k, int) for k in key):
+            r, c = target.shape
+            i, j = key[0] % r if -r <= key[0] < r else -1, key[1] % c if -c <= key[1] < c \
+                else -1
+            if i < 0 or j < 0:
+                raise FormulaError(f"index [{_key_text(key)}] is outside the {r}x{c} matrix")
+            if target.kind == "call" and target.data == "transpose":
+                return self.index(target.args[0], (j, i))
+            if target.kind == "var" or (target.kind == "call" and target.data == "inv"):
+                return self._make("idx", (i, j), (target,), ())
+            raise FormulaError("no formula yet for entries of that matrix")
+        if len(target.shape) == 2:
+            raise FormulaError("a matrix takes two indices, A[i, j]")
         if isinstance(key, int):
             n = target.shape[0]
             i = key + n if key < 0 else key
@@ -385,6 +404,11 @@ class Algebra:
         kind = e.kind
         if kind == "vec":
             return e.args[i]
+        if len(e.shape) == 2:
+            if kind in ("var", "call"):
+                return self.index(e, i)
+            if kind not in ("add", "mul"):
+                raise FormulaError(f"no formula yet for an entry of {e.text}")
         if kind in ("var", "ref"):
             return self._make("idx", i, (e,), ())
         if kind == "add":
@@ -534,8 +558,8 @@ class Symbolic:
             return a.atom("const", node.name)
         if isinstance(node, Var):
             shape = tuple(self.shapes.get(node.name, ()))
-            if len(shape) > 1:
-                raise FormulaError(f"no formula yet for the matrix variable '{node.name}'")
+            if len(shape) > 2:
+                raise FormulaError(f"no formula yet for the array variable '{node.name}'")
             return a.atom("var", node.name, shape)
         if isinstance(node, Ref):
             if node.name in scope:
@@ -547,6 +571,13 @@ class Symbolic:
             return a.compare(node.op, *parts)
         if isinstance(node, Binary):
             left, right = parts
+            if node.op == "@" and any(len(p.shape) == 2 for p in parts):
+                raise FormulaError("no formula yet for @ with a matrix")
+            if node.op != "*" and any(len(p.shape) == 2 for p in parts) or (
+                    node.op == "*" and sum(len(p.shape) > 0 for p in parts) > 1 and any(
+                        len(p.shape) == 2 for p in parts)):
+                raise FormulaError("no formula yet for matrix arithmetic: only det, inv, "
+                                   "transpose, A[i, j] and a scalar times a matrix")
             _same_length(node.op, left, right)
             if node.op == "+":
                 return a.add([(left, 1.0), (right, 1.0)])
@@ -567,7 +598,7 @@ class Symbolic:
             if not parts[0].shape:
                 raise FormulaError("indexing a scalar")
             if len(node.keys) > 1:
-                raise FormulaError("no formula yet for matrices (indexing two axes)")
+                return a.index(parts[0], node.keys)
             return a.index(parts[0], node.keys[0])
         if isinstance(node, Call):
             if node.func in self.functions:
@@ -583,6 +614,17 @@ class Symbolic:
         if name in NO_FORMULA:
             raise FormulaError(f"no formula yet for {name}: it works on matrices or along "
                                "axes, which the formulas do not cover")
+        if name in MATRIX:
+            (m,) = parts
+            if len(m.shape) != 2 or m.shape[0] != m.shape[1]:
+                raise FormulaError(f"{name} needs a square matrix")
+            if name != "transpose" and m.kind != "var":
+                raise FormulaError(f"no formula yet for {name} of a matrix expression: only "
+                                   "of a matrix variable")
+            shape = () if name == "det" else m.shape[::-1]
+            return a.call(name, parts, shape)
+        if any(len(p.shape) == 2 for p in parts):
+            raise FormulaError(f"no formula yet for {name} of a matrix")
         if name in ("min", "max") and len(parts) == 1:
             raise FormulaError(f"no formula yet for {name} of one vector")
         if name == "norm" and len(parts) == 2:
@@ -629,14 +671,22 @@ class Symbolic:
             return self._component_deps(e, through)
         if e.kind == "call" and e.data in REDUCTIONS:
             return [self.alg.component(p, i) for p in e.args for i in range(p.shape[0])]
+        if e.kind == "call" and e.data == "det":
+            return self._entries(e.args[0])
         if e.kind in ("num", "const", "var", "cmp"):
             return []
         return list(e.args)
+
+    def _entries(self, m: Expr) -> list[Expr]:
+        r, c = m.shape
+        return [self.alg.index(m, (i, j)) for i in range(r) for j in range(c)]
 
     def _component_deps(self, e: Expr, through: bool) -> list[Expr]:
         target = e.args[0]
         if target.kind == "var":
             return []
+        if target.kind == "call" and target.data == "inv":
+            return self._entries(target.args[0])
         if target.kind == "ref":
             return [self.alg.component(self.steps[target.data], e.data)] if through else []
         (u,) = target.args  # softmax(u)
@@ -666,6 +716,16 @@ class Symbolic:
                 if not through:
                     raise FormulaError("no backward program yet for vector steps")
                 return d(a.component(self.steps[target.data], e.data))
+            if target.kind == "call" and target.data == "inv":
+                # d inv(A)[i, j] = -sum_kl inv(A)[i, k] dA[k, l] inv(A)[l, j]
+                (m,) = target.args
+                i, j = e.data
+                n = m.shape[0]
+                return a.add([(a.mul([(a.index(target, (i, k)), 1.0),
+                                      (d(a.index(m, (k, l))), 1.0),
+                                      (a.index(target, (l, j)), 1.0)]), -1.0)
+                              for k in range(n) for l in range(n)
+                              if d(a.index(m, (k, l))) is not a.zero])
             (u,) = target.args  # softmax(u)[k]: s_k*(du_k - sum_j s_j du_j)
             n, k = u.shape[0], e.data
             s = [a.index(target, j) for j in range(n)]
@@ -694,6 +754,16 @@ class Symbolic:
                 return a.call("where", [c, d(x), d(y)])
             if name in REDUCTIONS:
                 return self._reduction(e, d)
+            if name == "det":  # d det(A) = det(A) * sum_ij inv(A)[j, i] dA[i, j]
+                (m,) = e.args
+                inv = a.call("inv", [m], m.shape)
+                n = m.shape[0]
+                return a.add([(a.mul([(e, 1.0), (a.index(inv, (j, i)), 1.0),
+                                      (d(a.index(m, (i, j))), 1.0)]), 1.0)
+                              for i in range(n) for j in range(n)
+                              if d(a.index(m, (i, j))) is not a.zero])
+            if name in MATRIX:
+                raise FormulaError(f"{name} is a matrix: take an entry, {name}(A)[0, 1]")
             if name == "softmax":
                 raise FormulaError("softmax is a vector: take a component, softmax(x)[0]")
             return self._chain(e, name, list(e.args), d)
