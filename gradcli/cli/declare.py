@@ -242,9 +242,10 @@ FORMULA = Option(
     "formula", ("--formula",), "choice", None, choices=("expr", "program"), bare="expr",
     metavar="FORM",
     help="Print the derivatives as formulas in gradcli's language instead of values, one "
-    "'name = formula' per line, from the engine's own rules (no points needed; --at gives a "
-    "vector variable its length); -f json is one object, -f latex LaTeX. 'program' (grad): "
-    "the reverse-mode program, forward steps then one adjoint v_bar per step.",
+    "'name = formula' per line, from the engine's own rules (no points needed; --at gives "
+    "a vector or matrix variable its shape); -f json is one object, -f latex LaTeX. "
+    "'program' (grad): the reverse-mode program, forward steps then one adjoint v_bar per "
+    "step.",
     example='gradcli grad "sin(x)*cos(y)" --formula')
 
 # --- vector calculus and higher order -------------------------------------------------
