@@ -2,7 +2,8 @@
 
 ``import gradcli as gc`` gives the engine (``gc.tensor``, ``gc.sin``, ``gc.autograd.grad``,
 ``gc.functional``...), ``gc.evaluate``, the expression evaluator the CLI uses,
-``gc.propagate`` (measurement uncertainty through a formula: GUM, JCGM 101) and
+``gc.propagate`` (measurement uncertainty through a formula: GUM, JCGM 101), ``gc.formula``
+(the derivatives as expressions) and
 ``gc.to_xarray`` for its results.
 """
 
@@ -12,7 +13,8 @@ from ._version import __version__
 from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 
-__all__ = [*_engine_all, "evaluate", "propagate", "to_xarray", "__version__"]  # noqa: F405 - lazy ones
+__all__ = [*_engine_all, "evaluate", "formula", "propagate", "to_xarray",  # noqa: F405
+           "__version__"]  # the lazy ones are in __getattr__
 
 
 def __getattr__(name: str) -> Any:
@@ -25,6 +27,10 @@ def __getattr__(name: str) -> Any:
         from .evaluation.propagate import propagate
 
         return propagate
+    if name == "formula":  # derivative formulas (gradcli/evaluation/formula.py)
+        from .evaluation.formula import formula
+
+        return formula
     if name == "to_xarray":  # needs the data extra (xarray): imported on first use
         from .output.dataset import to_xarray
 

@@ -255,8 +255,13 @@ SCHEDULER_TIMEOUT = Option(
     help="How long to wait for the --scheduler to answer before giving up.",
     example="--scheduler-timeout 30")
 
-NUMERIC = (AT, GRID, POINTS, FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS, DTYPE,
-           SCHEDULER, SCHEDULER_TIMEOUT)
+#: the numeric commands' -f: their rows' formats, and with --formula the formulas' ones
+NUMERIC_FORMAT = replace(FORMAT, choices=Choices(ROWS + (format_table.FORMULA,)),
+                         help=lambda: _format_help(ROWS)() + " With --formula: "
+                         + " ".join(f.name for f in format_table.holding((format_table.FORMULA,)))
+                         + ".")
+NUMERIC = (AT, GRID, POINTS, NUMERIC_FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS,
+           DTYPE, SCHEDULER, SCHEDULER_TIMEOUT)
 
 # --- --check ------------------------------------------------------------------------------
 #: --check's default relative tolerance per command and dtype: float32 results carry about
@@ -315,6 +320,16 @@ NORM = Option(
     "norm", ("--norm",), "flag", False,
     help="Also write |grad f|, the Euclidean norm of the gradient, after the partials.",
     example="--norm")
+
+FORMULA = Option(
+    "formula", ("--formula",), "choice", None, choices=("expr", "program"), bare="expr",
+    metavar="FORM",
+    help="Print the derivatives as formulas in gradcli's language instead of values, one "
+    "'name = formula' per line, from the engine's own rules (no points needed; --at gives "
+    "a vector or matrix variable its shape); -f json is one object, -f latex LaTeX. "
+    "'program' (grad): the reverse-mode program, forward steps then one adjoint v_bar per "
+    "step.",
+    example='gradcli grad "sin(x)*cos(y)" --formula')
 
 # --- vector calculus and higher order -------------------------------------------------
 #: how the components of div's and curl's field pair with the variables
@@ -646,7 +661,8 @@ COMMANDS: tuple[Command, ...] = (
                   'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json')),
     Command(
         name="grad", help="Gradient of a scalar formula: f, then df/dx for each variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, NORM, *_check("grad"), WRT), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, NORM, *_check("grad"), WRT, FORMULA),
+        group="numeric",
         writes=ROWS,
         examples=('gradcli grad "x^2 + 3x + 1" --at x=4',
                   'gradcli grad "x^2 + y^2" --at x=3,y=4 --norm',
@@ -665,7 +681,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         name="jacobian",
         help="Every derivative: the values, then df[i]/dx per component and variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, *_check("jacobian"), WRT), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, *_check("jacobian"), WRT, FORMULA),
+        group="numeric",
         writes=ROWS,
         examples=('gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2',
                   'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"',
@@ -680,46 +697,46 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         name="jvp", help="Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a "
         "vector f).",
-        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT, FORMULA), group="numeric",
         writes=ROWS,
         examples=('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',
                   'gradcli jvp "x*y" --direction "x=3,y=4" --unit --at x=1,y=2')),
     Command(
         name="hessian", help="Second derivatives of a scalar formula: f, then d2f/dadb for "
         "every ordered pair.",
-        run=RUN_NUMERIC, options=(*NUMERIC, *_check("hessian")), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, *_check("hessian"), FORMULA), group="numeric",
         writes=ROWS,
         examples=('gradcli hessian "x^2*y + y^3" --at x=1,y=2',)),
     Command(
         name="div", help="Divergence of a vector field [P, Q, ...]: the components f[i], then "
         "div = sum of df[i]/dx_i. " + PAIRING,
-        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT), group="numeric", writes=ROWS,
+        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT, FORMULA), group="numeric", writes=ROWS,
         examples=('gradcli div "[x*y, x-y, z^2]" --at x=1,y=2,z=3',
                   'gradcli div "[-y, x]" --grid x=-1:1:5 --grid y=-1:1:5',
                   'gradcli div "[a*x, a*y]" --at x=1,y=2,a=3 --wrt x,y')),
     Command(
         name="curl", help="Curl of a vector field: [P, Q] gives curl = dQ/dx - dP/dy; "
         "[P, Q, R] gives curl[0], curl[1], curl[2]; other sizes are an error. " + PAIRING,
-        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT), group="numeric", writes=ROWS,
+        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT, FORMULA), group="numeric", writes=ROWS,
         examples=('gradcli curl "[-y, x]" --at x=1,y=2',
                   'gradcli curl "[x*y, x-y, z^2]" --at x=1,y=2,z=3')),
     Command(
         name="laplacian", help="Laplacian: f, then laplacian = sum of d2f/dx_i2 over the "
         "bound variables (or --wrt); f[i], laplacian[i] for a vector f. Taylor mode.",
-        run=RUN_NUMERIC, options=(*NUMERIC, LAPLACIAN_WRT), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, LAPLACIAN_WRT, FORMULA), group="numeric",
         writes=ROWS,
         examples=('gradcli laplacian "exp(-(x^2+y^2))" --at x=0.5,y=0',
                   'gradcli laplacian "x^2 - y^2" --grid x=-1:1:5 --grid y=-1:1:5')),
     Command(
         name="hvp", help="Hessian-vector product H·u by forward over reverse (the values of "
         "torch.autograd.functional.hvp): f, then hvp/dx for each variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT, FORMULA), group="numeric",
         writes=ROWS,
         examples=('gradcli hvp "x^2*y + y^3" --direction "x=1,y=0" --at x=1,y=2',)),
     Command(
         name="diff", help="A partial derivative of any order (Taylor mode): --wrt x --order 3 "
         "gives d3f/dx3, --wrt x,x,y gives d3f/dx2dy; f first (f[i] for a vector f).",
-        run=RUN_NUMERIC, options=(*NUMERIC, DIFF_WRT, DIFF_ORDER), group="numeric",
+        run=RUN_NUMERIC, options=(*NUMERIC, DIFF_WRT, DIFF_ORDER, FORMULA), group="numeric",
         writes=ROWS,
         examples=('gradcli diff "sin(x)*exp(y)" --wrt x --order 3 --at x=1,y=0',
                   'gradcli diff "sin(x)*exp(y)" --wrt x,x,y --at x=1,y=0',

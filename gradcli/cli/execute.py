@@ -58,6 +58,11 @@ class Request:
 
 def run_numeric(what: str, **options: Any) -> int:
     """The body of every numeric command (``declare.py`` routes them here)."""
+    form = options.pop("formula", None)
+    if form is not None or options.get("fmt") == "latex":
+        from .formula_run import run_formula  # --formula: formulas, not values
+
+        return run_formula(what, form, **options)
     request = Request(what=what, **options)
     with expression_warnings(request.quiet):
         return run_request(request)

@@ -54,7 +54,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "fwd", "vjp", "jvp", "jet", "kind", "arity", "nondiff", "saves",
-                 "grad_name")
+                 "grad_name", "form")
 
     def __init__(
         self,
@@ -69,11 +69,16 @@ class Primitive:
         nondiff: bool = False,
         saves: bool = True,
         grad_name: str | None = None,
+        form: str | tuple[str, ...] | None = None,
     ) -> None:
         self.name, self.fwd, self.vjp, self.jvp, self.jet = name, fwd, vjp, jvp, jet
         self.kind, self.arity, self.nondiff, self.saves = kind, arity, nondiff, saves
         camel = "".join(p[:1].upper() + p[1:] for p in name.split("_"))
         self.grad_name = grad_name or f"{camel}Backward0"
+        # the derivative's expression form, per input, as text over the rule's own names
+        # (x, or a and b; y is the result): read by the language (``lang/formula``), so the
+        # engine never imports it
+        self.form = (form,) if isinstance(form, str) else form
 
     def __call__(self, *args: Any, **params: Any) -> Any:
         """Apply to tensors (recording a node) or, when no argument is a Tensor, to arrays."""

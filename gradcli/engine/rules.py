@@ -16,6 +16,11 @@ through truncated Taylor series, mostly one of the generic forms there (every co
 through the first-order rule, a Cauchy product, y' = w(y)·u' or y' = w(u)·u' with w in
 series arithmetic). A primitive without one is refused by Taylor mode, naming it.
 
+Each function and operator also gives its derivative's expression form, ``form=``: the
+partial per input as text in the language over the rule's own names (``x``, or ``a`` and
+``b``; ``y`` is the result), ``cos(x)`` for sin. The language reads it to print derivative
+formulas (``lang/formula.py``); it is text, so the engine never imports the language.
+
 Adding a function is one entry here plus its test: ``kind="function"`` makes it ``gc.NAME``,
 ``Tensor.NAME`` and a function of the expression language.
 """
@@ -177,6 +182,10 @@ div = binary("div", np.true_divide, lambda g, a, b, y: g / b,
 # ∂/∂b is 0 where a = 0 and b >= 0 (PyTorch masks the log(0) there)
 pow = binary("pow", np.power, _pow_base,  # noqa: A001 - mirrors torch.pow
              lambda g, a, b, y: g * where(logical_and(a == 0, b >= 0), 0.0, y * log(a)),
+             # the forms select as the rules do: 0 at b = 0 only where a^(b-1) is not
+             # finite (abs(...) < inf is false for inf and nan), so d/db keeps its path
+             form=("where(abs(a^(b - 1)) < inf, b*a^(b - 1), where(b == 0, 0, b*a^(b - 1)))",
+                   "where((a == 0)*(b >= 0), 0, y*log(a))"),
              kind="operator", grad_name="PowBackward1", jet=_pow_jet)
 neg = unary("neg", np.negative, lambda g, x, y: -g, kind="operator", saves=False,
             jet=T.per_coefficient)
@@ -195,10 +204,14 @@ rsqrt = unary("rsqrt", lambda a: 1.0 / np.sqrt(a), lambda g, x, y: -0.5 * g * y 
 minimum = binary("minimum", np.minimum,
                  lambda g, a, b, y: where(a > b, 0.0, where(a == b, g / 2.0, g)),
                  lambda g, a, b, y: where(a < b, 0.0, where(a == b, g / 2.0, g)),
+                 form=("where(a > b, 0, where(a == b, 0.5, 1))",
+                       "where(a < b, 0, where(a == b, 0.5, 1))"),
                  kind="function", jet=T.per_coefficient)
 maximum = binary("maximum", np.maximum,
                  lambda g, a, b, y: where(a < b, 0.0, where(a == b, g / 2.0, g)),
                  lambda g, a, b, y: where(a > b, 0.0, where(a == b, g / 2.0, g)),
+                 form=("where(a < b, 0, where(a == b, 0.5, 1))",
+                       "where(a > b, 0, where(a == b, 0.5, 1))"),
                  kind="function", jet=T.per_coefficient)
 
 
@@ -223,9 +236,12 @@ def _squares(ctx: T.JetCtx, us: list) -> list:
 
 
 atan2 = binary("atan2", np.arctan2, lambda g, a, b, y: g * b * _recip_r2(a, b),
-               lambda g, a, b, y: g * -a * _recip_r2(a, b), kind="function", jet=_atan2_jet)
+               lambda g, a, b, y: g * -a * _recip_r2(a, b),
+               form=("where(a^2 + b^2 == 0, 0, b/(a^2 + b^2))",
+                     "where(a^2 + b^2 == 0, 0, -a/(a^2 + b^2))"),
+               kind="function", jet=_atan2_jet)
 hypot = binary("hypot", np.hypot, lambda g, a, b, y: g * a / y, lambda g, a, b, y: g * b / y,
-               kind="function", jet=T.sqrt_rule(_squares))
+               form=("a/y", "b/y"), kind="function", jet=T.sqrt_rule(_squares))
 
 
 def _recip_r2(a: Any, b: Any) -> Any:
@@ -237,21 +253,24 @@ def _recip_r2(a: Any, b: Any) -> Any:
 
 # --- elementwise functions of one input ----------------------------------------------------
 # name                        numpy forward      derivative applied to g         edge case
-sin = unary("sin", np.sin, lambda g, x, y: g * cos(x), kind="function",
+sin = unary("sin", np.sin, lambda g, x, y: g * cos(x), form="cos(x)", kind="function",
             jet=T.sin_cos(np.cos, is_sin=True))
-cos = unary("cos", np.cos, lambda g, x, y: g * -sin(x), kind="function",
+cos = unary("cos", np.cos, lambda g, x, y: g * -sin(x), form="-sin(x)", kind="function",
             jet=T.sin_cos(np.sin, is_sin=False))
-tan = unary("tan", np.tan, lambda g, x, y: g * (1.0 + y ** 2.0), kind="function",
+tan = unary("tan", np.tan, lambda g, x, y: g * (1.0 + y ** 2.0), form="1 + y^2", kind="function",
             jet=T.via_output(1.0, 0.0, 1.0))
 asin = unary("asin", np.arcsin, lambda g, x, y: g * rsqrt(1.0 - x * x),   # ±inf at |x| = 1
-             kind="function", jet=T.via_input(lambda u: 1.0 / (1.0 - u * u).sqrt()))
-acos = unary("acos", np.arccos, lambda g, x, y: g * -rsqrt(1.0 - x * x), kind="function",
+             form="1/sqrt(1 - x^2)", kind="function",
+             jet=T.via_input(lambda u: 1.0 / (1.0 - u * u).sqrt()))
+acos = unary("acos", np.arccos, lambda g, x, y: g * -rsqrt(1.0 - x * x),
+             form="-1/sqrt(1 - x^2)", kind="function",
              jet=T.via_input(lambda u: -1.0 / (1.0 - u * u).sqrt()))
-atan = unary("atan", np.arctan, lambda g, x, y: g / (x * x + 1.0), kind="function",
+atan = unary("atan", np.arctan, lambda g, x, y: g / (x * x + 1.0),
+             form="1/(x^2 + 1)", kind="function",
              jet=T.via_input(lambda u: 1.0 / (u * u + 1.0)))
-sinh = unary("sinh", np.sinh, lambda g, x, y: g * cosh(x), kind="function",
+sinh = unary("sinh", np.sinh, lambda g, x, y: g * cosh(x), form="cosh(x)", kind="function",
              jet=T.sinh_cosh(np.cosh, is_sinh=True))
-cosh = unary("cosh", np.cosh, lambda g, x, y: g * sinh(x), kind="function",
+cosh = unary("cosh", np.cosh, lambda g, x, y: g * sinh(x), form="sinh(x)", kind="function",
              jet=T.sinh_cosh(np.sinh, is_sinh=False))
 def _tanh(a: Any) -> Any:
     """tanh, correctly rounded near saturation.
@@ -274,31 +293,38 @@ def _tanh(a: Any) -> Any:
     return y[()] if y.ndim == 0 else y
 
 
-tanh = unary("tanh", _tanh, lambda g, x, y: tanh_backward(g, y), kind="function",
+tanh = unary("tanh", _tanh, lambda g, x, y: tanh_backward(g, y), form="1 - y^2",
+             kind="function",
              jet=T.via_output(1.0, 0.0, -1.0))
-asinh = unary("asinh", np.arcsinh, lambda g, x, y: g * rsqrt(x ** 2.0 + 1.0), kind="function",
+asinh = unary("asinh", np.arcsinh, lambda g, x, y: g * rsqrt(x ** 2.0 + 1.0),
+              form="1/sqrt(x^2 + 1)", kind="function",
               jet=T.via_input(lambda u: 1.0 / (u * u + 1.0).sqrt()))
 acosh = unary("acosh", np.arccosh, lambda g, x, y: g * rsqrt(x * x - 1.0),  # +inf at x = 1
-              kind="function", jet=T.via_input(lambda u: 1.0 / (u * u - 1.0).sqrt()))
-atanh = unary("atanh", np.arctanh, lambda g, x, y: g / (1.0 - x ** 2.0), kind="function",
+              form="1/sqrt(x^2 - 1)", kind="function",
+              jet=T.via_input(lambda u: 1.0 / (u * u - 1.0).sqrt()))
+atanh = unary("atanh", np.arctanh, lambda g, x, y: g / (1.0 - x ** 2.0),
+              form="1/(1 - x^2)", kind="function",
               jet=T.via_input(lambda u: 1.0 / (1.0 - u * u)))
-exp = unary("exp", np.exp, lambda g, x, y: g * y, kind="function",
+exp = unary("exp", np.exp, lambda g, x, y: g * y, form="y", kind="function",
             jet=T.via_output(0.0, 1.0, 0.0))
-expm1 = unary("expm1", np.expm1, lambda g, x, y: g * (y + 1.0), kind="function",
+expm1 = unary("expm1", np.expm1, lambda g, x, y: g * (y + 1.0), form="y + 1", kind="function",
               jet=T.via_output(1.0, 1.0, 0.0))
-log = unary("log", np.log, lambda g, x, y: g / x, kind="function",            # log'(0) = +inf
+log = unary("log", np.log, lambda g, x, y: g / x,
+            form="1/x", kind="function",            # log'(0) = +inf
             jet=T.via_input(lambda u: 1.0 / u))
-log1p = unary("log1p", np.log1p, lambda g, x, y: g / (x + 1.0), kind="function",
+log1p = unary("log1p", np.log1p, lambda g, x, y: g / (x + 1.0), form="1/(x + 1)", kind="function",
               grad_name="Log1PBackward0", jet=T.via_input(lambda u: 1.0 / (u + 1.0)))
-log2 = unary("log2", np.log2, lambda g, x, y: g / (x * LN2), kind="function",
+log2 = unary("log2", np.log2, lambda g, x, y: g / (x * LN2), form="1/(x*log(2))", kind="function",
              jet=T.via_input(lambda u: 1.0 / (u * LN2)))
-log10 = unary("log10", np.log10, lambda g, x, y: g / (x * LN10), kind="function",
+log10 = unary("log10", np.log10, lambda g, x, y: g / (x * LN10),
+              form="1/(x*log(10))", kind="function",
               jet=T.via_input(lambda u: 1.0 / (u * LN10)))
-sqrt = unary("sqrt", np.sqrt, lambda g, x, y: g / (2.0 * y), kind="function",  # sqrt'(0) = inf
+sqrt = unary("sqrt", np.sqrt, lambda g, x, y: g / (2.0 * y),
+             form="1/(2*y)", kind="function",  # sqrt'(0) = inf
              jet=T.sqrt_rule(lambda ctx, us: us[0]))
 # cbrt'(0) = inf; JAX's rule (torch has no cbrt), on cbrt(x) again rather than the result
 cbrt = unary("cbrt", np.cbrt, lambda g, x, y: g * ((1.0 / 3.0) * cbrt(x) ** -2.0),
-             kind="function", jet=T.power_rule(lambda ctx: 1.0 / 3.0))
+             form="1/(3*cbrt(x)^2)", kind="function", jet=T.power_rule(lambda ctx: 1.0 / 3.0))
 def _sign(a: Any) -> Any:
     """-1, 0 or 1, and 0 at nan (PyTorch's sign: (0 < a) - (a < 0))."""
     return np.greater(a, 0).astype(np.result_type(a, np.float32)) - np.less(a, 0)
@@ -306,11 +332,12 @@ def _sign(a: Any) -> Any:
 
 # abs' is g·sgn(x), with sgn a constant of the rule (PyTorch's sgn has no derivative path)
 sgn = Primitive("sgn", _sign, nondiff=True, arity=1)
-abs = unary("abs", np.abs, lambda g, x, y: g * sgn(x), kind="function",  # noqa: A001 - |x|'(0)=0
+abs = unary("abs", np.abs, lambda g, x, y: g * sgn(x),
+            form="sign(x)", kind="function",  # noqa: A001 - |x|'(0)=0
             jet=T.per_coefficient)
-sign = unary("sign", _sign, ZERO, kind="function", jet=T.per_coefficient)
-floor = unary("floor", np.floor, ZERO, kind="function", jet=T.per_coefficient)
-ceil = unary("ceil", np.ceil, ZERO, kind="function", jet=T.per_coefficient)
+sign = unary("sign", _sign, ZERO, form="0", kind="function", jet=T.per_coefficient)
+floor = unary("floor", np.floor, ZERO, form="0", kind="function", jet=T.per_coefficient)
+ceil = unary("ceil", np.ceil, ZERO, form="0", kind="function", jet=T.per_coefficient)
 # relu's rule is PyTorch's threshold_backward on the result: relu'(0) = 0, relu'(nan) = 1, and
 # to second order zeros flow back into the result, as in PyTorch
 threshold_backward = binary("threshold_backward", lambda g, y: np.where(y <= 0, 0.0, g),
@@ -327,7 +354,7 @@ sigmoid_backward = binary("sigmoid_backward", lambda g, y: g * (1.0 - y) * y,
                           lambda h, g, y, out: h * g * (-2.0 * y + 1.0),
                           jet=T.composite(lambda g, y: g * (1.0 - y) * y))
 relu = unary("relu", lambda a: np.maximum(a, 0.0), lambda g, x, y: threshold_backward(g, y),
-             kind="function", jet=T.per_coefficient)
+             form="where(x <= 0, 0, 1)", kind="function", jet=T.per_coefficient)
 
 
 def _sigmoid(a: Any) -> Any:
@@ -341,12 +368,14 @@ def _logsigmoid(a: Any) -> Any:
     return np.minimum(a, 0.0) - np.log1p(np.exp(-np.abs(a)))
 
 
-sigmoid = unary("sigmoid", _sigmoid, lambda g, x, y: sigmoid_backward(g, y), kind="function",
+sigmoid = unary("sigmoid", _sigmoid, lambda g, x, y: sigmoid_backward(g, y),
+                form="y*(1 - y)", kind="function",
                 jet=T.via_output(0.0, 1.0, -1.0))
 softplus = unary("softplus", lambda a: np.logaddexp(0.0, a), lambda g, x, y: g * sigmoid(x),
-                 kind="function",
+                 form="sigmoid(x)", kind="function",
                  jet=T.via_input(lambda u: u.ode(_sigmoid(u[0]), 0.0, 1.0, -1.0)))
-logsigmoid = unary("logsigmoid", _logsigmoid, lambda g, x, y: g * sigmoid(-x), kind="function",
+logsigmoid = unary("logsigmoid", _logsigmoid, lambda g, x, y: g * sigmoid(-x),
+                   form="sigmoid(-x)", kind="function",
                    jet=T.via_input(lambda u: (-u).ode(_sigmoid(-u[0]), 0.0, 1.0, -1.0)))
 # the gradient passes at the boundary: ∂/∂x clamp(x) = 1 for min <= x <= max
 clamp = unary("clamp", lambda a, min=None, max=None: np.clip(a, min, max),  # noqa: A002

@@ -35,9 +35,11 @@ __all__ = ["Format", "WriteRequest", "FORMATS", "KINDS", "register", "unregister
 
 ROWS, POLYNOMIAL, GRAPH, PICTURE, ANIMATION = "rows", "polynomial", "graph", "picture", \
     "animation"
+FORMULA = "formula"
 #: what each kind of content is, for the docs
 KINDS = {ROWS: "a table of rows (every command that produces rows)",
          POLYNOMIAL: "taylor's polynomial as text",
+         FORMULA: "derivative formulas (--formula): one line, entry or LaTeX line each",
          GRAPH: "the computation graph (gradcli graph)",
          PICTURE: "a picture (gradcli plot)",
          ANIMATION: "an animation (gradcli plot of a formula over time)"}
@@ -171,7 +173,7 @@ for _record in (
     Format("csv", (".csv",), (ROWS,), "Comma-separated values: a header, then one line per "
            "row; numbers as the shortest text that reads back exactly in their dtype.",
            writer=_W + "write_csv_rows"),
-    Format("json", (".json",), (ROWS, GRAPH), "One JSON document: expression, variables, "
+    Format("json", (".json",), (ROWS, GRAPH, FORMULA), "One JSON document: expression, variables, "
            "columns, notes and rows; nan and inf as the strings \"nan\", \"inf\", \"-inf\".",
            writer=_W + "write_json_rows"),
     Format("jsonl", (".jsonl",), (ROWS,), "JSON Lines: one JSON object per row, written as "
@@ -194,8 +196,10 @@ for _record in (
     Format("parquet", (".parquet",), (ROWS,), "Apache Parquet through pyarrow: the CSV's "
            "columns, typed.", extra="data", modules=("pyarrow",), file_only=True,
            writer=_W + "write_parquet_rows"),
-    Format("text", (".txt",), (POLYNOMIAL,), "Plain text: taylor's polynomial, one line per "
-           "point, in gradcli's expression language."),
+    Format("text", (".txt",), (POLYNOMIAL, FORMULA), "Plain text: taylor's polynomial, one "
+           "line per point, or derivative formulas, in gradcli's expression language."),
+    Format("latex", (".tex",), (FORMULA,), "LaTeX: derivative formulas (--formula), one "
+           "equation per line."),
     Format("dot", (".dot", ".gv"), (GRAPH,), "Graphviz source of the computation graph."),
     Format("png", (".png",), (PICTURE,), "A PNG picture (matplotlib)."),
     Format("svg", (".svg",), (PICTURE,), "An SVG picture (matplotlib)."),

@@ -1,0 +1,59 @@
+"""Random expressions for the formula tests and their sympy reference script.
+
+``expressions(seed, count, functions)`` gives the same list on every run and platform
+(its own ``random.Random``): sums, differences, products, quotients and powers of the
+given functions of x and y, at most four levels deep.
+"""
+
+from __future__ import annotations
+
+import random
+
+#: functions sympy and gradcli spell alike (and that sympy differentiates without
+#: Heaviside or sign): the sympy reference uses only these
+SMOOTH = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", "sinh", "cosh",
+          "asinh")
+#: every unary function of the language (the engine comparison uses these)
+UNARY = SMOOTH + ("asin", "acos", "acosh", "atanh", "expm1", "log1p", "log2", "log10",
+                  "cbrt", "abs", "sign", "floor", "ceil", "relu", "sigmoid", "softplus",
+                  "logsigmoid")
+BINARY = ("max", "min", "atan2", "hypot")
+
+
+def _leaf(rng: random.Random) -> str:
+    return rng.choice(["x", "y", "x", "y", str(rng.randint(1, 5)), "0.5"])
+
+
+POWERS = ("2", "3", "-1", "0.5", "y", "x")
+
+
+def _expr(rng: random.Random, depth: int, unary: tuple, binary: tuple, wheres: bool,
+          powers: tuple = POWERS) -> str:
+    if depth == 0 or rng.random() < 0.2:
+        return _leaf(rng)
+    kind = rng.random()
+    sub = [_expr(rng, depth - 1, unary, binary, wheres, powers) for _ in range(3)]
+    if kind < 0.35:
+        return f"{rng.choice(unary)}({sub[0]})"
+    if kind < 0.75:
+        op = rng.choice(["+", "-", "*", "/", "*"])
+        return f"({sub[0]}) {op} ({sub[1]})"
+    if kind < 0.85:
+        return f"({sub[0]})^{rng.choice(powers)}"
+    if binary and kind < 0.95:
+        return f"{rng.choice(binary)}({sub[0]}, {sub[1]})"
+    if wheres:
+        return f"where({sub[0]} > {sub[1]}, {sub[1]}, {sub[2]})"
+    return f"({sub[0]}) * ({sub[1]})"
+
+
+def expressions(seed: int, count: int, unary: tuple = UNARY, binary: tuple = BINARY,
+                wheres: bool = True, depth: int = 4, powers: tuple = POWERS) -> list[str]:
+    """``count`` random expressions in x and y (each mentions at least one of them)."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    while len(out) < count:
+        text = _expr(rng, depth, unary, binary, wheres, powers)
+        if ("x" in text or "y" in text) and text not in out:
+            out.append(text)
+    return out
