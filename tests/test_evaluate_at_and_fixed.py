@@ -50,8 +50,14 @@ def test_point_values_may_be_constant_expressions() -> None:
 
 
 def test_a_string_that_is_no_constant_is_an_evaluation_error() -> None:
-    with pytest.raises(EvaluationError, match="must be a constant, but uses y"):
+    """A value that uses a name says it is not a number or a constant expression, and
+    which names it uses when that is not the whole value."""
+    with pytest.raises(EvaluationError, match=r"'2\*y' is not a number or a constant "
+                       r"expression \(it uses y\)"):
         gradcli.evaluate("x", at={"x": "2*y"})
+    with pytest.raises(EvaluationError, match=r"variable 'x': 'abc' is not a number or a constant "
+                       r"expression$"):
+        gradcli.evaluate("x", at={"x": "abc"})
 
 
 def test_inf_and_nan_are_constants_of_point_values() -> None:

@@ -279,6 +279,11 @@ def _notes(prepared: Prepared) -> list[str]:
             f"vᵀJ ({n},): one vjp/d column per input"]
 
 
+def _entries(n: int) -> str:
+    """``1 entry``, ``6 entries``."""
+    return f"{n:,} entr{'y' if n == 1 else 'ies'}"
+
+
 def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int:
     """``--check``: report the engine's largest gap to central differences; exit 1 when it
     is above the tolerance (by default the command's for its dtype) or where only one of
@@ -288,14 +293,19 @@ def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int
     tolerance = (req.check_tol if req.check_tol is not None
                  else CHECK_TOLERANCE[req.what][req.dtype])
     found = finite_difference_check(prepared, columns)
-    say(f"check: central differences differ by at most {found.worst_abs:.3g} (absolute), "
-        f"{found.worst_rel:.3g} (relative); tolerance {tolerance:g}")
+    if found.compared:
+        say(f"check: central differences differ by at most {found.worst_abs:.3g} (absolute), "
+            f"{found.worst_rel:.3g} (relative) over {_entries(found.compared)}; "
+            f"tolerance {tolerance:g}")
+    else:
+        say("check: no comparable entries")
     status = ExitStatus.OK
     if found.not_comparable:
-        say(f"check: {found.not_comparable} entries not comparable (non-finite in one of them)")
+        say(f"check: {_entries(found.not_comparable)} not comparable (non-finite in one of "
+            "them)")
         status = ExitStatus.FAIL
     if found.both_nonfinite:
-        say(f"check: {found.both_nonfinite} entries not comparable (non-finite in both, "
+        say(f"check: {_entries(found.both_nonfinite)} not comparable (non-finite in both, "
             "but not the same value)")
         status = ExitStatus.FAIL
     if found.worst_rel > tolerance:

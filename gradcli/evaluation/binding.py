@@ -99,8 +99,9 @@ def parse_constant(text: str, what: str) -> Any:
     names = free_variables(tree)
     unknown = [n for n in names if n not in _NON_FINITE]
     if unknown:
-        raise EvaluationError(f"{what}: '{text.strip()}' must be a constant, but uses "
-                              f"{', '.join(unknown)}")
+        uses = "" if [text.strip()] == unknown else f" (it uses {', '.join(unknown)})"
+        raise EvaluationError(f"{what}: '{text.strip()}' is not a number or a constant "
+                              f"expression{uses}")
     program = compile_expression(tree, text, dict.fromkeys(names, ()))
     with quiet():  # inf - inf is nan here, as in a points file
         value = program.run({n: np.float64(_NON_FINITE[n]) for n in names})
