@@ -108,3 +108,40 @@ def test_parser_warns_about_implicit_multiplication_after_division() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         parse("x/(2pi) + 2x/y")
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"grid": {"x": (0, 10**400, 3)}}, ["grid 'x'", "too large for a float"]),
+    ({"grid": {"x": (0, 1, 10**400)}}, ["the grid has 1.00e+400 points", "over the limit"]),
+    ({"grid": {"x": (0, 1j, 3)}}, ["grid 'x'", "complex numbers are not supported"]),
+    ({"grid": {"x": 1j}}, ["grid 'x'", "complex"]),
+    ({"points": {"x": np.array([1 + 2j, 3 + 4j])}}, ["column 'x'", "complex"]),
+    ({"points": {"x": [1, 10**400]}}, ["column 'x'", "too large for a float"]),
+    ({"at": {"x": 1 + 2j}}, ["variable 'x'", "complex"]),
+    ({"at": {"x": [1.0, np.complex128(2)]}}, ["variable 'x'", "complex"]),
+    ({"at": {"x": 10**400}}, ["variable 'x'", "too large for a float"]),
+    ({"at": {"x": 1}, "fixed": {"y": 1j}}, ["variable 'y'", "complex"]),
+])
+def test_complex_and_overflowing_inputs_are_evaluation_errors_naming_the_parameter(
+        kwargs, words) -> None:
+    """Complex values are refused on every path (numpy would keep their real part with
+    only a warning) and integers past float range are refused, each with an
+    EvaluationError that names the parameter; never a bare OverflowError or TypeError."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning on the way
+        with pytest.raises(EvaluationError) as info:
+            gradcli.evaluate("x^2", "grad", **kwargs)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+@pytest.mark.parametrize("what, kwargs, words", [
+    ("vjp", {"vector": 1j}, ["the vector", "complex"]),
+    ("jvp", {"direction": {"x": 1j}}, ["the direction for 'x'", "complex"]),
+])
+def test_complex_vectors_and_directions_are_refused(what, kwargs, words) -> None:
+    """vjp's vector and jvp's direction refuse complex values too."""
+    with pytest.raises(EvaluationError) as info:
+        gradcli.evaluate("x^2", what, at={"x": 1.0}, **kwargs)
+    for word in words:
+        assert word in str(info.value)

@@ -30,6 +30,7 @@ from .binding import (
     hold,
     parse_constant,
     point_list,
+    real_array,
     wrt_names,
 )
 from .blocks import Block, Result
@@ -274,7 +275,9 @@ def _vector(vector: Any, program: Program) -> list[Any]:
         raise EvaluationError("vjp needs a vector v shaped like f: --vector \"1,0\" "
                               "(Python: vector=[1, 0])")
     try:
-        arr = np.asarray(vector, dtype=float)
+        arr = real_array(vector, "the vector")
+    except EvaluationError:
+        raise
     except ValueError:
         raise EvaluationError("the vector is ragged: every row needs the same length") \
             from None
@@ -299,7 +302,9 @@ def _direction(direction: Mapping[str, Any] | None, binding: Binding, what: str 
             raise EvaluationError(f"the direction names '{name}', which is not a variable "
                                   f"here (variables: {', '.join(binding.names)})")
         try:
-            arr = np.asarray(value, dtype=float)
+            arr = real_array(value, f"the direction for '{name}'")
+        except EvaluationError:
+            raise
         except ValueError:
             raise EvaluationError(f"the direction for '{name}' is ragged") from None
         want = binding.shapes[name]
