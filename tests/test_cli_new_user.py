@@ -314,15 +314,16 @@ def test_no_reading_is_suggested_when_it_would_not_be_valid(capsys):
     assert status == 2 and "did you mean" not in err
 
 
-@pytest.mark.parametrize("expression, divisor, factor", [
-    ("x/2pi", "2", "pi"), ("exp(-x^2/2sigma^2)", "2", "sigma^2")])
-def test_implicit_multiplication_after_division_warns(capsys, expression, divisor, factor):
-    status, out, err = run(capsys, "eval", expression, "--at", "x=1,sigma=1")
+@pytest.mark.parametrize("expression, at, divisor, factor", [
+    ("x/2pi", "x=1", "2", "pi"), ("exp(-x^2/2sigma^2)", "x=1,sigma=1", "2", "sigma^2")])
+def test_implicit_multiplication_after_division_warns(capsys, expression, at, divisor,
+                                                      factor):
+    status, out, err = run(capsys, "eval", expression, "--at", at)
     assert status == 0
     assert err == (f"warning: '/{divisor}{factor}' divides by {divisor} only, then "
                    f"multiplies by {factor} (implicit multiplication binds like '*'): "
                    f"write /({divisor}{factor}) to divide by the product\n")
-    assert run(capsys, "eval", expression, "--at", "x=1,sigma=1", "-q")[2] == ""
+    assert run(capsys, "eval", expression, "--at", at, "-q")[2] == ""
 
 
 def test_no_warning_for_explicit_operators(capsys):

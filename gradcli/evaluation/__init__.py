@@ -31,6 +31,8 @@ from .binding import (
     parse_constant,
     point_list,
     real_array,
+    unused_text,
+    warn_unused,
     wrt_names,
 )
 from .blocks import Block, Result
@@ -131,8 +133,11 @@ def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> E
                                "one name")
     how = (f'--grid {name}=0:1:11 or --grid {name}=VALUE' if binding.kind == "grid"
            else f'--at "...,{name}=VALUE" or a {name} column in --points')
+    free = set(_free(tree))
+    unused = [n for n in binding.names if n not in free]
+    also = f"; {unused_text(unused)}" if unused else ""
     return ExpressionError(f"variable '{name}' is not bound", expression, pos,
-                           hint=f"give it a value with {how}")
+                           hint=f"give it a value with {how}{also}")
 
 
 def prepare(expression: str, what: str = "eval", *,
@@ -176,6 +181,8 @@ def prepare(expression: str, what: str = "eval", *,
     if step is not None:
         raise EvaluationError(f"'{step}' is a step of the program (it is assigned there), so "
                               "it cannot also be given a value: rename one of them")
+    free = set(_free(tree))
+    warn_unused([n for n in binding.names if n not in free])
     _check_options(what, wrt=wrt, order=order, norm=norm, unit=unit)
     names = None if wrt is None or what in COMMANDS else wrt_names(wrt)
     plan = Plan(program, what, [(n, binding.shapes[n]) for n in binding.names],

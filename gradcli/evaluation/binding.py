@@ -64,6 +64,26 @@ def wrt_names(wrt: Any) -> list[str]:
     return items
 
 
+def unused_text(names: Sequence[str]) -> str:
+    """What to say of bound names the formula does not use (a typo, or a leftover): a
+    warning, since the run is still well defined."""
+    quoted = ", ".join(f"'{n}'" for n in names)
+    if len(names) == 1:
+        return f"{quoted} is given a value but is not a variable of the formula"
+    return f"{quoted} are given values but are not variables of the formula"
+
+
+def warn_unused(names: Sequence[str]) -> None:
+    """An ExpressionWarning naming the bound names the formula does not use (the CLI
+    prints it as a ``warning:`` line)."""
+    if names:
+        import warnings
+
+        from ..lang import ExpressionWarning
+
+        warnings.warn(ExpressionWarning(unused_text(names)), stacklevel=3)
+
+
 def count_text(n: int) -> str:
     """A point count for a message: exact with separators, or 3 digits when absurdly large."""
     if n < 10**15:
