@@ -23,6 +23,8 @@ from .declare import COMMANDS, Command, Option
 from .errors import UsageProblem
 from .values import convert
 
+# text options naming files: any name the file system allows (control characters too)
+_PATHS = ("output", "points")
 _TYPES = {"flag": bool, "text": str, "choice": str, "whole": int, "real": float}
 
 
@@ -57,7 +59,9 @@ def _parameter(option: Option) -> inspect.Parameter:
     elif value is None and not option.required:
         kind = kind | None
     extra: dict[str, Any] = {}
-    if option.kind in ("choice", "whole", "real"):
+    if option.kind in ("choice", "whole", "real") or (
+            option.kind == "text" and not (option.repeat or option.once)
+            and option.name not in _PATHS):
         extra["click_type"] = _Value(option)
     shown: bool | str = value not in (None, False)
     info = typer.Option(
