@@ -21,6 +21,7 @@ import typer.main
 from .. import __version__
 from .declare import COMMANDS, Command, Option
 from .errors import UsageProblem
+from .files import allow_files
 from .values import convert
 
 # text options naming files: any name the file system allows (control characters too)
@@ -94,6 +95,7 @@ def command_function(command: Command) -> Callable[..., int]:
                     raise UsageProblem(f"{option.flags[0]} is given {len(value)} times: "
                                        "give it once")
                 options[option.name] = value[0] if value else None
+        allow_files(not options.pop("no_files", False))
         expression = options.get("expression")
         if isinstance(expression, str) and expression.startswith("@"):
             if expression == "@-" and options.get("points") == "-":

@@ -651,4 +651,14 @@ COMMANDS: tuple[Command, ...] = (
                   '--every 157')),
 )
 
+# --- reading files --------------------------------------------------------------------------
+NO_FILES = Option(
+    "no_files", ("--no-files",), "flag", False, shown_default="off ($GRADCLI_NO_FILES=1: on)",
+    help="Refuse every argument that would read a file (@FILE, x=@FILE, --vector @FILE, "
+    "--points FILE), as a service passing on other people's text needs; standard input "
+    "(@-, --points -) is still read.",
+    example="GRADCLI_NO_FILES=1 (the same, from the environment)")
+for _command in COMMANDS:  # every command is handed text that may name a file
+    _command.options = (*_command.options, NO_FILES)
+
 BY_NAME = {c.name: c for c in COMMANDS}

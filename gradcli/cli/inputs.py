@@ -19,10 +19,14 @@ from ..evaluation import EvaluationError
 from ..evaluation.allocator import keep_freed_memory
 from ..evaluation.runner import default_threads, ordered_map
 from ..lang import MAX_FILE, ProgramText
+from .files import check_file
+from .points_file import quote_cell
 from .reading import BoundedReader, size_text
 
 __all__ = ["MAX_ARRAY_BYTES", "read_array", "read_program"]
 
+#: the ending of a program file's name (``gradcli grad @loss.gc``)
+PROGRAM_SUFFIX = ".gc"
 #: the largest vector or matrix file (.npy data, or .csv text): 2^26 float64 values
 MAX_ARRAY_BYTES = 1 << 29
 _CHUNK = 1 << 22  # bytes per chunk handed to the parser
@@ -36,6 +40,12 @@ def read_program(reference: str) -> ProgramText:
     if not path:
         raise EvaluationError("'@' needs a file name: gradcli grad @loss.gc (or @- for "
                               "standard input)")
+    check_file(f"'{reference}'", path)
+    if path != "-" and not path.endswith(PROGRAM_SUFFIX):
+        # only a file meant as a program is read (and quoted in messages): '@/etc/passwd'
+        # or '@secret.txt' would otherwise be parsed and shown back line by line
+        raise EvaluationError(f"'{reference}': a program file's name ends in "
+                              f"{PROGRAM_SUFFIX} (or give @- for standard input)")
     with BoundedReader(path, label=f"program {source}", max_bytes=MAX_FILE) as reader:
         return ProgramText(reader.read_text(), source)
 
@@ -46,6 +56,7 @@ def read_array(path: str, what: str) -> np.ndarray:
     for a matrix (one row of values is a vector too). ``what`` names the option in
     messages (``--at x``)."""
     label = f"{what}=@{path}"
+    check_file(label, path)
     ext = os.path.splitext(path)[1].lower()
     if ext == ".npy":
         return _read_npy(path, label)
@@ -142,6 +153,6 @@ def _parse_lines(chunk: bytes, first_line: int, label: str) -> tuple[np.ndarray,
             try:
                 values.append(float(field))
             except ValueError:
-                raise EvaluationError(f"{label}: line {first_line + i:,}: '{field.strip()}' "
-                                      "is not a number") from None
+                raise EvaluationError(f"{label}: line {first_line + i:,}: "
+                                      f"{quote_cell(field, width)} is not a number") from None
     return np.array(values, dtype=np.float64), width

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..evaluation import EvaluationError
 from ..evaluation.binding import count_text
+from .files import check_file
 from .reading import MAX_LINE, BoundedReader
 
 __all__ = ["read_points", "PointsTable"]
@@ -197,6 +198,14 @@ class _Parser:
             len(rows), len(numeric)), self._text(rows))
 
 
+def quote_cell(cell: str, fields: int) -> str:
+    """A bad cell of a file without a header (a vector file) for a message: quoted when
+    its line has other fields too, so that a message quotes at most that one token and
+    never a whole line of a file that may not be data at all (``x=@secret.txt``). (A
+    points file's cells are quoted: its header named a variable, so it is data.)"""
+    return f"'{cell.strip()}'" if fields > 1 else "the line's only value"
+
+
 def _arrow_parser(columns: _Columns) -> _Native | None:
     """pyarrow's CSV reader on one chunk (multi-threaded, in C++), when pyarrow is
     installed (the ``data`` extra). Quoting is off (chunks with quotes take the careful
@@ -297,16 +306,22 @@ def read_points(source: str, names: Collection[str], max_points: int, *,
     """Read a points CSV (``"-"`` for stdin) for an expression whose variables are
     ``names``: the columns naming them bind them; all others are carried as text."""
     label = f"--points {'stdin' if source == '-' else source}"
+    check_file(label, source)
     with BoundedReader(source, label=label, max_line=max_line, read_size=_CHUNK) as reader:
         chunks = reader.chunks()
         header_line, rest, first = _header(chunks, reader)
         header = [h.strip() for h in next(csv.reader([header_line.decode("utf-8")]))]
         cols = _classify(header, names, label)
         if not cols.variables:
+            # the header's names, when it has several (a one-column "header" may be any
+            # line of any file: it is not shown)
+            shown = [h for h in header if _COLUMN.fullmatch(h)] if len(header) > 1 else []
+            listed = (f"; columns: {', '.join(shown[:10])}{', ...' if len(shown) > 10 else ''}"
+                      if shown else f"; the header has {len(header):,} column"
+                      f"{'s' if len(header) != 1 else ''}")
             raise EvaluationError(
                 f"{label}: no column names a variable of the expression "
-                f"({', '.join(sorted(names)) or 'it has none'}); columns: "
-                f"{', '.join(header[:10])}{', ...' if len(header) > 10 else ''}")
+                f"({', '.join(sorted(names)) or 'it has none'}){listed}")
         parser = _Parser(cols, label, reader.size())
         numbers = [_Growing(len(m)) for m in cols.variables.values()]
         text: list[np.ndarray] = []
