@@ -130,3 +130,18 @@ def test_files_are_read_without_the_option(capsys, files, monkeypatch):
     monkeypatch.setenv("GRADCLI_NO_FILES", "0")
     status, out, _ = run(capsys, "grad", "sum(x)", "--at", "x=@v.csv")
     assert status == 0
+
+
+def test_formula_like_carried_text_is_written_verbatim(capsys, files):
+    """Carried text that a spreadsheet would run as a formula is data to gradcli: written
+    as it was read (RFC 4180 quoting only), so CSV round-trips exactly; SECURITY.md says
+    how to open such a file safely."""
+    import csv
+
+    payload = "=cmd|' /C calc'!A0"
+    (files / "inj.csv").write_text(f'"{payload}",x\n"+1+1,@SUM(A1)",1\n-2,2\n')
+    status, out, _ = run(capsys, "eval", "x", "--points", "inj.csv")
+    assert status == 0
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[0] == [payload, "x", "f"]
+    assert [r[0] for r in rows[1:]] == ["+1+1,@SUM(A1)", "-2"]
