@@ -145,3 +145,20 @@ def test_complex_vectors_and_directions_are_refused(what, kwargs, words) -> None
         gradcli.evaluate("x^2", what, at={"x": 1.0}, **kwargs)
     for word in words:
         assert word in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"at": {"x": 1}, "dtype": "nonsense"}, ["dtype must be float64 or float32", "nonsense"]),
+    ({"at": {"x": 1}, "dtype": "int32"}, ["dtype must be float64 or float32"]),
+    ({"at": {"x": 1}, "max_points": "a"}, ["max_points must be a whole number"]),
+    ({"at": {"x": 1}, "max_points": -1}, ["max_points must be a whole number"]),
+    ({"at": {"x": 1}, "wrt": 5}, ["wrt must be names"]),
+    ({"grid": {"x": (0, 1, 10**400)}, "max_points": 10**500}, ["more than any array"]),
+])
+def test_bad_parameters_are_evaluation_errors_naming_them(kwargs, words) -> None:
+    """A bad dtype, max_points or wrt, or an unallocatable grid, is an EvaluationError
+    that names the parameter (not numpy's TypeError or ValueError)."""
+    with pytest.raises(EvaluationError) as info:
+        gradcli.evaluate("x^2", "grad", **kwargs)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))

@@ -161,9 +161,18 @@ def prepare(expression: str, what: str = "eval", *,
     given = [a for a in (at, grid, points) if a is not None]
     if len(given) != 1:
         raise EvaluationError("give exactly one of at=, grid= or points=")
-    dt = np.dtype(np.float64 if dtype is None else dtype)
+    try:
+        dt = np.dtype(np.float64 if dtype is None else dtype)
+    except TypeError:
+        dt = None
     if dt not in (np.float64, np.float32):
-        raise EvaluationError(f"dtype must be float64 or float32, got {dt}")
+        raise EvaluationError(f"dtype must be float64 or float32, got {dtype!r:.40}")
+    if isinstance(max_points, (float, np.floating)) and float(max_points).is_integer():
+        max_points = int(max_points)  # 1e9 is a whole number
+    if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)) \
+            or max_points < 0:
+        raise EvaluationError(f"max_points must be a whole number >= 0, got "
+                              f"{max_points!r:.40}")
     tree = parse(expression)
     if grid is not None:
         binding = bind_grid(grid, dt, max_points)

@@ -55,6 +55,9 @@ class Binding:
 def wrt_names(wrt: Any) -> list[str]:
     """``wrt=`` as a list of names: ``"x,y"``, or a list of names (each may hold commas,
     as repeated --wrt options do)."""
+    if not isinstance(wrt, (str, list, tuple)):
+        raise EvaluationError(f"wrt must be names, \"x,y\" or [\"x\", \"y\"], got "
+                              f"{wrt!r:.40}")
     items = [w.strip() for part in ([wrt] if isinstance(wrt, str) else wrt)
              for w in str(part).split(",")]
     if not items or any(not w for w in items):
@@ -289,6 +292,9 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
         raise EvaluationError(
             f"the grid has {count_text(total)} points, over the limit of {max_points:,}; "
             "raise it with --max-points (Python: max_points=)")
+    if total >= 2**62:  # numpy cannot even describe such an array
+        raise EvaluationError(f"the grid has {count_text(total)} points, more than any "
+                              "array can hold")
     shape = tuple(counts)
     values, shapes = {}, {}
     for name, spec in grid.items():
