@@ -367,7 +367,10 @@ class _Growing:
     def reserve(self, rows: int) -> None:
         """Room for ``rows`` rows in all."""
         if rows > len(self.buf):
-            self.buf.resize((rows, self.buf.shape[1]), refcheck=False)
+            try:
+                self.buf.resize((rows, self.buf.shape[1]), refcheck=False)
+            except MemoryError:  # an estimate only: grow as rows come instead
+                pass
 
     def add(self, values: np.ndarray) -> None:
         need = self.rows + len(values)
