@@ -145,3 +145,28 @@ def test_formula_like_carried_text_is_written_verbatim(capsys, files):
     rows = list(csv.reader(io.StringIO(out)))
     assert rows[0] == [payload, "x", "f"]
     assert [r[0] for r in rows[1:]] == ["+1+1,@SUM(A1)", "-2"]
+
+
+def test_csv_safe_escapes_what_a_spreadsheet_would_run(capsys, files):
+    """--csv-safe: carried names and cells starting with = + - @ (and not numbers) get a
+    leading ' (OWASP); numbers such as -2, other text, and gradcli's own columns are
+    unchanged."""
+    import csv
+
+    (files / "inj.csv").write_text('"=cmd|\' /C calc\'!A0",x,note\n"+1+1",1,-2\n'
+                                   '@SUM(A1),2,"=HYPERLINK(""x"")"\nplain,3,\tx\n')
+    status, out, _ = run(capsys, "eval", "x", "--points", "inj.csv", "--csv-safe")
+    assert status == 0
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[0] == ["'=cmd|' /C calc'!A0", "note", "x", "f"]
+    assert [r[:2] for r in rows[1:]] == [["'+1+1", "-2"], ["'@SUM(A1)", "'=HYPERLINK(\"x\")"],
+                                         ["plain", "'\tx"]]
+    assert [r[2:] for r in rows[1:]] == [["1.0", "1.0"], ["2.0", "2.0"], ["3.0", "3.0"]]
+
+
+def test_spreadsheet_safe_cells():
+    from gradcli.output.csv_writer import spreadsheet_safe
+
+    assert [spreadsheet_safe(t) for t in ["=1+1", "+A1", "-A1", "@x", "\tx", "\rx", "-2",
+                                          "+1e3", "-inf", "a=b", "", "x"]] == [
+        "'=1+1", "'+A1", "'-A1", "'@x", "'\tx", "'\rx", "-2", "+1e3", "-inf", "a=b", "", "x"]

@@ -175,8 +175,14 @@ SCHEDULER_TIMEOUT = Option(
     help="How long to wait for the --scheduler to answer before giving up.",
     example="--scheduler-timeout 30")
 
+CSV_SAFE = Option(
+    "csv_safe", ("--csv-safe",), "flag", False,
+    help="Columns carried from --points whose text a spreadsheet would run as a formula "
+    "(starting with = + - @, not a number) are written with a leading ' (OWASP's advice), "
+    "header names too: for output opened in a spreadsheet.",
+    example="-p untrusted.csv --csv-safe -o result.csv")
 NUMERIC = (AT, GRID, POINTS, FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS, DTYPE,
-           SCHEDULER, SCHEDULER_TIMEOUT)
+           SCHEDULER, SCHEDULER_TIMEOUT, CSV_SAFE)
 NUMERIC_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"), (".npy", "npy"),
                  (".nc", "nc"), (".zarr", "zarr"), (".parquet", "parquet"))
 

@@ -54,6 +54,7 @@ class Request:
     polynomial: bool = False
     scheduler: str | None = None
     scheduler_timeout: float = 10.0
+    csv_safe: bool = False
 
 
 def run_numeric(what: str, **options: Any) -> int:
@@ -85,6 +86,17 @@ def _held(specs: list[str]) -> dict[str, Any]:
     return fixed
 
 
+def _spreadsheet_safe(carried: dict[str, Any]) -> dict[str, Any]:
+    """--csv-safe: carried names and cells a spreadsheet would run as formulas, escaped."""
+    import numpy as np
+
+    from ..output.csv_writer import spreadsheet_safe
+
+    return {spreadsheet_safe(name): np.array([spreadsheet_safe(c) for c in col.tolist()],
+                                             dtype=object)
+            for name, col in carried.items()}
+
+
 def build(req: Request) -> Prepared:
     """Parse the point options and prepare the evaluation."""
     if req.check_tol is not None and not req.check:
@@ -103,7 +115,8 @@ def build(req: Request) -> Prepared:
             table = read_points(req.points or "", free_variables(parse(req.expression)),
                                 req.max_points)
             kwargs["points"] = points = table.variables
-            kwargs["carry"] = table.carried
+            kwargs["carry"] = _spreadsheet_safe(table.carried) if req.csv_safe else \
+                table.carried
             both = next((n for n in fixed if n in points), None)
             if both is not None:
                 raise UsageProblem(f"'{both}' is given by --at and by --points: give only "
