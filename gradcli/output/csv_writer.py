@@ -34,7 +34,8 @@ from ..evaluation.runner import default_threads, ordered_map
 from ._columns import CHUNK_ROWS, RowChunks
 from .atomic import atomic_open
 
-__all__ = ["csv_header", "csv_cell", "spreadsheet_safe", "write_csv", "write_csv_path", "RowFormatter"]
+__all__ = ["csv_header", "csv_cell", "spreadsheet_safe", "write_csv", "write_csv_path",
+           "RowFormatter"]
 
 _SMALL = 4096  # below this many values, repr() beats building the vectorised tables
 
