@@ -331,7 +331,8 @@ def test_matrix_from_a_csv_file_and_held_beside_points(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("name,content,message", [
-    ("bad.csv", "1\n2\nabc\n", "line 3: 'abc' is not a number"),
+    ("bad.csv", "1\n2\nabc\n", "line 3: the line's only value is not a number"),
+    ("badrow.csv", "1,2\n3,abc\n", "line 2: 'abc' is not a number"),
     ("ragged.csv", "1,2\n3\n", "line 2 has 1 values, line 1 has 2"),
     ("empty.csv", "\n\n", "the file holds no values"),
     ("v.json", "[1, 2]", "a vector file is .npy, .csv or .txt, not '.json'"),

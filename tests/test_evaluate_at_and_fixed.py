@@ -50,8 +50,14 @@ def test_point_values_may_be_constant_expressions() -> None:
 
 
 def test_a_string_that_is_no_constant_is_an_evaluation_error() -> None:
-    with pytest.raises(EvaluationError, match="must be a constant, but uses y"):
+    """A value that uses a name says it is not a number or a constant expression, and
+    which names it uses when that is not the whole value."""
+    with pytest.raises(EvaluationError, match=r"'2\*y' is not a number or a constant "
+                       r"expression \(it uses y\)"):
         gradcli.evaluate("x", at={"x": "2*y"})
+    with pytest.raises(EvaluationError, match=r"variable 'x': 'abc' is not a number or a constant "
+                       r"expression$"):
+        gradcli.evaluate("x", at={"x": "abc"})
 
 
 def test_inf_and_nan_are_constants_of_point_values() -> None:
@@ -102,3 +108,57 @@ def test_parser_warns_about_implicit_multiplication_after_division() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         parse("x/(2pi) + 2x/y")
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"grid": {"x": (0, 10**400, 3)}}, ["grid 'x'", "too large for a float"]),
+    ({"grid": {"x": (0, 1, 10**400)}}, ["the grid has 1.00e+400 points", "over the limit"]),
+    ({"grid": {"x": (0, 1j, 3)}}, ["grid 'x'", "complex numbers are not supported"]),
+    ({"grid": {"x": 1j}}, ["grid 'x'", "complex"]),
+    ({"points": {"x": np.array([1 + 2j, 3 + 4j])}}, ["column 'x'", "complex"]),
+    ({"points": {"x": [1, 10**400]}}, ["column 'x'", "too large for a float"]),
+    ({"at": {"x": 1 + 2j}}, ["variable 'x'", "complex"]),
+    ({"at": {"x": [1.0, np.complex128(2)]}}, ["variable 'x'", "complex"]),
+    ({"at": {"x": 10**400}}, ["variable 'x'", "too large for a float"]),
+    ({"at": {"x": 1}, "fixed": {"y": 1j}}, ["variable 'y'", "complex"]),
+])
+def test_complex_and_overflowing_inputs_are_evaluation_errors_naming_the_parameter(
+        kwargs, words) -> None:
+    """Complex values are refused on every path (numpy would keep their real part with
+    only a warning) and integers past float range are refused, each with an
+    EvaluationError that names the parameter; never a bare OverflowError or TypeError."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning on the way
+        with pytest.raises(EvaluationError) as info:
+            gradcli.evaluate("x^2", "grad", **kwargs)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+@pytest.mark.parametrize("what, kwargs, words", [
+    ("vjp", {"vector": 1j}, ["the vector", "complex"]),
+    ("jvp", {"direction": {"x": 1j}}, ["the direction for 'x'", "complex"]),
+])
+def test_complex_vectors_and_directions_are_refused(what, kwargs, words) -> None:
+    """vjp's vector and jvp's direction refuse complex values too."""
+    with pytest.raises(EvaluationError) as info:
+        gradcli.evaluate("x^2", what, at={"x": 1.0}, **kwargs)
+    for word in words:
+        assert word in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"at": {"x": 1}, "dtype": "nonsense"}, ["dtype must be float64 or float32", "nonsense"]),
+    ({"at": {"x": 1}, "dtype": "int32"}, ["dtype must be float64 or float32"]),
+    ({"at": {"x": 1}, "max_points": "a"}, ["max_points must be a whole number"]),
+    ({"at": {"x": 1}, "max_points": -1}, ["max_points must be a whole number"]),
+    ({"at": {"x": 1}, "wrt": 5}, ["wrt must be names"]),
+    ({"grid": {"x": (0, 1, 10**400)}, "max_points": 10**500}, ["more than any array"]),
+])
+def test_bad_parameters_are_evaluation_errors_naming_them(kwargs, words) -> None:
+    """A bad dtype, max_points or wrt, or an unallocatable grid, is an EvaluationError
+    that names the parameter (not numpy's TypeError or ValueError)."""
+    with pytest.raises(EvaluationError) as info:
+        gradcli.evaluate("x^2", "grad", **kwargs)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))

@@ -17,6 +17,19 @@ from gradcli.cli.points_file import read_points
 from gradcli.evaluation import EvaluationError
 
 
+@pytest.fixture(params=["pyarrow", "loadtxt"])
+def native(request, monkeypatch) -> str:
+    """Each test that takes it runs with both native parsers: pyarrow's (when the data
+    extra is installed) and numpy.loadtxt (without it)."""
+    from gradcli.cli import points_file
+    if request.param == "pyarrow":
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(points_file, "_ARROW_FROM", 0)
+    else:
+        monkeypatch.setattr(points_file, "_arrow_parser", lambda columns: None)
+    return request.param
+
+
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     status = main(list(argv))
     out, err = capsys.readouterr()
@@ -29,7 +42,7 @@ def rows_of(text: str) -> list[list[str]]:
 
 # --- item 9: a points file from a spreadsheet -------------------------------------------------
 
-def test_excel_utf8_bom_and_crlf(capsys, tmp_path) -> None:
+def test_excel_utf8_bom_and_crlf(capsys, tmp_path, native) -> None:
     """Excel's "CSV UTF-8": a byte-order mark, CRLF line ends."""
     path = tmp_path / "excel.csv"
     path.write_bytes(b"\xef\xbb\xbfx,y\r\n1,2\r\n3,4\r\n")
@@ -45,7 +58,7 @@ SHEET = ('id,x,label,weight,y\r\n'
          '13,0.25,Zoë,1e3,4\r\n')
 
 
-def test_other_columns_are_carried_as_text_before_the_variables(capsys, tmp_path) -> None:
+def test_other_columns_are_carried_as_text_before_the_variables(capsys, tmp_path, native) -> None:
     path = tmp_path / "sheet.csv"
     path.write_text(SHEET, encoding="utf-8")
     status, out, err = run(capsys, "grad", "x*y", "--points", str(path))
@@ -59,7 +72,7 @@ def test_other_columns_are_carried_as_text_before_the_variables(capsys, tmp_path
     assert out.splitlines()[1].startswith('007,"Smith, J.",3.10,1.5,')  # RFC 4180 quoting
 
 
-def test_carried_columns_in_json_table_and_npz(capsys, tmp_path) -> None:
+def test_carried_columns_in_json_table_and_npz(capsys, tmp_path, native) -> None:
     path = tmp_path / "sheet.csv"
     path.write_text(SHEET, encoding="utf-8")
     status, out, _ = run(capsys, "eval", "x+y", "--points", str(path), "-f", "json")
@@ -89,7 +102,7 @@ def test_unused_variables_and_other_names_are_carried(tmp_path) -> None:
     assert table.carried["Temperature (K)"].tolist() == ["300"]
 
 
-def test_vector_columns_form_a_vector_variable(tmp_path) -> None:
+def test_vector_columns_form_a_vector_variable(tmp_path, native) -> None:
     path = tmp_path / "p.csv"
     path.write_text("label,x[1],x[0],y\nA,2,1,5\nB,4,3,6\n")
     table = read_points(str(path), ["x", "y"], 100)
@@ -102,13 +115,16 @@ def test_vector_columns_form_a_vector_variable(tmp_path) -> None:
     ("x,y\n\n1,2\n\n3,\n", ["p.csv", "line 5", "column 'y'", "'' is not a number"]),
     ('x,y\n1,"2"\n"0x10",3\n', ["p.csv", "line 3", "column 'x'", "'0x10'"]),
     ("x,y\n1,2\n3\n", ["p.csv", "line 3 has 1 fields", "header has 2"]),
+    ("x,y\n1,2\n3,4,5\n", ["p.csv", "line 3 has 3 fields", "header has 2"]),
+    ("x,y\n1,NA\n", ["p.csv", "line 2", "column 'y'", "'NA' is not a number"]),
+    ("x,y\nnull,1\n", ["p.csv", "line 2", "column 'x'", "'null' is not a number"]),
     ("", ["p.csv", "empty"]),
     ("a,b\n1,2\n", ["p.csv", "no column names a variable", "x, y"]),
     ("x,x\n1,2\n", ["p.csv", "appears twice"]),
     ("x[0],x[2],y\n1,2,3\n", ["x[0], x[1], ... without gaps"]),
     ("f,x,y\n1,2,3\n", ["points file's column 'f'", "result column"]),
 ])
-def test_bad_files_name_the_file_line_and_column(capsys, tmp_path, content, words) -> None:
+def test_bad_files_name_the_file_line_and_column(capsys, tmp_path, native, content, words) -> None:
     path = tmp_path / "p.csv"
     path.write_text(content)
     status, out, err = run(capsys, "grad", "x*y" if "x[" not in content else "sum(x)*y",
@@ -119,7 +135,7 @@ def test_bad_files_name_the_file_line_and_column(capsys, tmp_path, content, word
         assert word in err, (word, err)
 
 
-def test_numbers_are_read_exactly_over_many_chunks(tmp_path) -> None:
+def test_numbers_are_read_exactly_over_many_chunks(tmp_path, native) -> None:
     """Every spelling float() reads gives float()'s double, bit for bit, over several MiB
     (many chunks, on threads), with a quoted cell spanning a line break among them."""
     rng = np.random.default_rng(7)
@@ -134,12 +150,38 @@ def test_numbers_are_read_exactly_over_many_chunks(tmp_path) -> None:
     lines[n // 2] = f'{cells[n // 2]},{n // 2},"two\nlines"'
     path = tmp_path / "big.csv"
     path.write_text("x,i,label\n" + "\n".join(lines) + "\n")
-    table = read_points(str(path), ["x", "i"], 10**7, threads=2)
+    table = read_points(str(path), ["x", "i"], 10**7)
     expected = np.array([float(c) for c in cells])
     assert table.variables["x"].view(np.int64).tolist() == expected.view(np.int64).tolist()
     np.testing.assert_array_equal(table.variables["i"], np.arange(n))
     assert table.carried["label"][n // 2] == "two\nlines"
     assert table.carried["label"][-1] == f"r{n - 1}"
+
+
+def test_plain_files_take_the_native_parser_and_read_exactly(tmp_path, native,
+                                                           monkeypatch) -> None:
+    """Files as numpy.savetxt, repr and printf write them are read by the native parser
+    alone (the csv/float() path is never taken) and give float()'s double bit for bit,
+    over many chunks, with a carried column."""
+    from gradcli.cli import points_file
+    monkeypatch.setattr(points_file, "_CHUNK", 1 << 16)  # many chunks
+
+    def refuse(self, chunk, first_line):
+        raise AssertionError(f"chunk at line {first_line} left the native parser")
+    monkeypatch.setattr(points_file._Parser, "_general", refuse)
+    rng = np.random.default_rng(3)
+    n = 30_000
+    vals = rng.standard_normal(n) * 10.0 ** rng.integers(-300, 300, n)
+    spell = [repr, lambda v: f"{v:.18e}", lambda v: f"{v:.6g}", lambda v: f"{v:+.3f}",
+             lambda v: f"{v:.17g}", lambda v: f"{v:.20f}" if abs(v) < 1e20 else repr(v)]
+    cells = [spell[i % len(spell)](v) for i, v in enumerate(vals.tolist())]
+    path = tmp_path / "plain.csv"
+    path.write_text("id,x,y\r\n" + "".join(f"r{i},{c},{i}\r\n" for i, c in enumerate(cells)))
+    table = read_points(str(path), ["x", "y"], 10**6)
+    expected = np.array([float(c) for c in cells])
+    assert table.variables["x"].view(np.int64).tolist() == expected.view(np.int64).tolist()
+    np.testing.assert_array_equal(table.variables["y"], np.arange(n))
+    assert table.carried["id"].tolist() == [f"r{i}" for i in range(n)]
 
 
 # --- item 23: very wide files -------------------------------------------------------------------
@@ -175,7 +217,7 @@ def test_read_points_errors_are_evaluation_errors(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("content", ["x\n", "x\n\n", "x\n\n\n\n", "id,x\n\n", "id,x,y[0]\r\n\r\n"])
-def test_a_header_without_rows_is_an_empty_table(tmp_path, content) -> None:
+def test_a_header_without_rows_is_an_empty_table(tmp_path, native, content) -> None:
     """Blank lines after the header are no rows, exactly as a header alone (they once
     reached the whole-array parser with zero rows and crashed)."""
     path = tmp_path / "p.csv"

@@ -21,8 +21,11 @@ import typer.main
 from .._version import __version__
 from .declare import COMMANDS, Command, Option
 from .errors import UsageProblem
+from .files import allow_files
 from .values import convert
 
+# text options naming files: any name the file system allows (control characters too)
+_PATHS = ("output", "points")
 _TYPES = {"flag": bool, "text": str, "choice": str, "whole": int, "real": float}
 
 
@@ -65,7 +68,9 @@ def _parameter(option: Option) -> inspect.Parameter:
     elif value is None and not option.required:
         kind = kind | None
     extra: dict[str, Any] = {}
-    if option.kind in ("choice", "whole", "real") or option.suggest:
+    if option.kind in ("choice", "whole", "real") or option.suggest or (
+            option.kind == "text" and not (option.repeat or option.once)
+            and option.name not in _PATHS):
         extra["click_type"] = _Value(option)
     shown: bool | str = value not in (None, False)
     info = typer.Option(
@@ -98,6 +103,7 @@ def command_function(command: Command) -> Callable[..., int]:
                     raise UsageProblem(f"{option.flags[0]} is given {len(value)} times: "
                                        "give it once")
                 options[option.name] = value[0] if value else None
+        allow_files(not options.pop("no_files", False))
         expression = options.get("expression")
         if isinstance(expression, str) and expression.startswith("@"):
             if expression == "@-" and options.get("points") == "-":

@@ -255,13 +255,19 @@ SCHEDULER_TIMEOUT = Option(
     help="How long to wait for the --scheduler to answer before giving up.",
     example="--scheduler-timeout 30")
 
+CSV_SAFE = Option(
+    "csv_safe", ("--csv-safe",), "flag", False,
+    help="Columns carried from --points whose text a spreadsheet would run as a formula "
+    "(starting with = + - @, not a number) are written with a leading ' (OWASP's advice), "
+    "header names too: for output opened in a spreadsheet.",
+    example="-p untrusted.csv --csv-safe -o result.csv")
 #: the numeric commands' -f: their rows' formats, and with --formula the formulas' ones
 NUMERIC_FORMAT = replace(FORMAT, choices=Choices(ROWS + (format_table.FORMULA,)),
                          help=lambda: _format_help(ROWS)() + " With --formula: "
                          + " ".join(f.name for f in format_table.holding((format_table.FORMULA,)))
                          + ".")
 NUMERIC = (AT, GRID, POINTS, NUMERIC_FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS,
-           DTYPE, SCHEDULER, SCHEDULER_TIMEOUT)
+           DTYPE, SCHEDULER, SCHEDULER_TIMEOUT, CSV_SAFE)
 
 # --- --check ------------------------------------------------------------------------------
 #: --check's default relative tolerance per command and dtype: float32 results carry about
@@ -838,5 +844,15 @@ COMMANDS: tuple[Command, ...] = (
                   'gradcli flow "[-y, x]" --from-grid x=0.5:2:4 --from-grid y=0 --t 0:2pi:629 '
                   '--every 157')),
 )
+
+# --- reading files --------------------------------------------------------------------------
+NO_FILES = Option(
+    "no_files", ("--no-files",), "flag", False, shown_default="off ($GRADCLI_NO_FILES=1: on)",
+    help="Refuse every argument that would read a file (@FILE, x=@FILE, --vector @FILE, "
+    "--points FILE), as a service passing on other people's text needs; standard input "
+    "(@-, --points -) is still read.",
+    example="GRADCLI_NO_FILES=1 (the same, from the environment)")
+for _command in COMMANDS:  # every command is handed text that may name a file
+    _command.options = (*_command.options, NO_FILES)
 
 BY_NAME = {c.name: c for c in COMMANDS}

@@ -54,6 +54,7 @@ class Request:
     polynomial: bool = False
     scheduler: str | None = None
     scheduler_timeout: float = 10.0
+    csv_safe: bool = False
 
 
 def run_numeric(what: str, **options: Any) -> int:
@@ -90,6 +91,17 @@ def _held(specs: list[str]) -> dict[str, Any]:
     return fixed
 
 
+def _spreadsheet_safe(carried: dict[str, Any]) -> dict[str, Any]:
+    """--csv-safe: carried names and cells a spreadsheet would run as formulas, escaped."""
+    import numpy as np
+
+    from ..output.csv_writer import spreadsheet_safe
+
+    return {spreadsheet_safe(name): np.array([spreadsheet_safe(c) for c in col.tolist()],
+                                             dtype=object)
+            for name, col in carried.items()}
+
+
 def build(req: Request) -> Prepared:
     """Parse the point options and prepare the evaluation."""
     if req.check_tol is not None and not req.check:
@@ -108,7 +120,8 @@ def build(req: Request) -> Prepared:
             table = read_points(req.points or "", free_variables(parse(req.expression)),
                                 req.max_points)
             kwargs["points"] = points = table.variables
-            kwargs["carry"] = table.carried
+            kwargs["carry"] = _spreadsheet_safe(table.carried) if req.csv_safe else \
+                table.carried
             both = next((n for n in fixed if n in points), None)
             if both is not None:
                 raise UsageProblem(f"'{both}' is given by --at and by --points: give only "
@@ -275,6 +288,11 @@ def _notes(prepared: Prepared) -> list[str]:
             f"vᵀJ ({n},): one vjp/d column per input"]
 
 
+def _entries(n: int) -> str:
+    """``1 entry``, ``6 entries``."""
+    return f"{n:,} entr{'y' if n == 1 else 'ies'}"
+
+
 def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int:
     """``--check``: report the engine's largest gap to central differences; exit 1 when it
     is above the tolerance (by default the command's for its dtype) or where only one of
@@ -284,14 +302,19 @@ def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int
     tolerance = (req.check_tol if req.check_tol is not None
                  else CHECK_TOLERANCE[req.what][req.dtype])
     found = finite_difference_check(prepared, columns)
-    say(f"check: central differences differ by at most {found.worst_abs:.3g} (absolute), "
-        f"{found.worst_rel:.3g} (relative); tolerance {tolerance:g}")
+    if found.compared:
+        say(f"check: central differences differ by at most {found.worst_abs:.3g} (absolute), "
+            f"{found.worst_rel:.3g} (relative) over {_entries(found.compared)}; "
+            f"tolerance {tolerance:g}")
+    else:
+        say("check: no comparable entries")
     status = ExitStatus.OK
     if found.not_comparable:
-        say(f"check: {found.not_comparable} entries not comparable (non-finite in one of them)")
+        say(f"check: {_entries(found.not_comparable)} not comparable (non-finite in one of "
+            "them)")
         status = ExitStatus.FAIL
     if found.both_nonfinite:
-        say(f"check: {found.both_nonfinite} entries not comparable (non-finite in both, "
+        say(f"check: {_entries(found.both_nonfinite)} not comparable (non-finite in both, "
             "but not the same value)")
         status = ExitStatus.FAIL
     if found.worst_rel > tolerance:

@@ -3,15 +3,15 @@ stdin) and a vector or matrix from a file (``--at x=@vec.npy``, ``x=@vec.csv``).
 
 Both are read within stated bounds and fail with one clear message past them: a program
 through ``reading.BoundedReader`` (at most 1 MiB, text only; its errors point into the
-file with the line and column), a text vector through the same reader and the points
-file's number parser (``decimals``), a ``.npy`` file after its header says it is a
+file with the line and column), a text vector through the same reader and
+``numpy.loadtxt``, a ``.npy`` file after its header says it is a
 numeric array of at most :data:`MAX_ARRAY_BYTES` (no pickles, whatever the file holds).
 """
 
 from __future__ import annotations
 
+import io
 import os
-import re
 
 import numpy as np
 
@@ -19,16 +19,17 @@ from ..evaluation import EvaluationError
 from ..evaluation.allocator import keep_freed_memory
 from ..evaluation.runner import default_threads, ordered_map
 from ..lang import MAX_FILE, ProgramText
-from .decimals import WIDTH, parse_decimals
+from .files import check_file
+from .points_file import quote_cell
 from .reading import BoundedReader, size_text
 
 __all__ = ["MAX_ARRAY_BYTES", "read_array", "read_program"]
 
+#: the ending of a program file's name (``gradcli grad @loss.gc``)
+PROGRAM_SUFFIX = ".gc"
 #: the largest vector or matrix file (.npy data, or .csv text): 2^26 float64 values
 MAX_ARRAY_BYTES = 1 << 29
-_PAD = bytes(WIDTH)
-_CHUNK = 1 << 19  # bytes per chunk: its parsing temporaries stay in the caches
-_BLANK_RUNS = re.compile(rb"\n\n+")
+_CHUNK = 1 << 22  # bytes per chunk handed to the parser
 _TEXT = (".csv", ".txt")
 
 
@@ -39,6 +40,12 @@ def read_program(reference: str) -> ProgramText:
     if not path:
         raise EvaluationError("'@' needs a file name: gradcli grad @loss.gc (or @- for "
                               "standard input)")
+    check_file(f"'{reference}'", path)
+    if path != "-" and not path.endswith(PROGRAM_SUFFIX):
+        # only a file meant as a program is read (and quoted in messages): '@/etc/passwd'
+        # or '@secret.txt' would otherwise be parsed and shown back line by line
+        raise EvaluationError(f"'{reference}': a program file's name ends in "
+                              f"{PROGRAM_SUFFIX} (or give @- for standard input)")
     with BoundedReader(path, label=f"program {source}", max_bytes=MAX_FILE) as reader:
         return ProgramText(reader.read_text(), source)
 
@@ -49,6 +56,7 @@ def read_array(path: str, what: str) -> np.ndarray:
     for a matrix (one row of values is a vector too). ``what`` names the option in
     messages (``--at x``)."""
     label = f"{what}=@{path}"
+    check_file(label, path)
     ext = os.path.splitext(path)[1].lower()
     if ext == ".npy":
         return _read_npy(path, label)
@@ -114,37 +122,37 @@ def _read_text(path: str, label: str) -> np.ndarray:
 
 
 def _parse(chunk: bytes, first_line: int, label: str) -> tuple[np.ndarray, int]:
-    """The numbers of whole lines of text, and how many there are per line."""
-    if not chunk.endswith(b"\n"):
-        chunk += b"\n"
-    numbers = None  # the file's line number of each line left, when blank lines go
-    if chunk.startswith(b"\n") or b"\n\n" in chunk:
-        numbers = np.array([first_line + i for i, line in enumerate(chunk.split(b"\n")[:-1])
-                            if line.strip()], dtype=np.int64)
-        chunk = _BLANK_RUNS.sub(b"\n", chunk).lstrip(b"\n")
-    data = _PAD + chunk
-    buf = np.frombuffer(data, dtype=np.uint8)
-    seps = np.flatnonzero((buf == 44) | (buf == 10))
-    lines = np.flatnonzero(buf == 10)
-    if not lines.size:
+    """The numbers of whole lines of text, and how many there are per line:
+    ``numpy.loadtxt``'s C parser, or, for a chunk it refuses, ``float()`` line by line,
+    which accepts what it accepts and names the line of a bad value."""
+    if not chunk or chunk.isspace():
         return np.empty(0), 0
-    width = int(np.searchsorted(seps, lines[0])) + 1
-    counts = np.diff(np.searchsorted(seps, lines, side="right"), prepend=0)
-    def line_of(k: int) -> int:
-        return int(numbers[k]) if numbers is not None else first_line + k
+    try:
+        table = np.loadtxt(io.TextIOWrapper(io.BytesIO(chunk), encoding="utf-8"),
+                           delimiter=",", comments=None, ndmin=2, dtype=np.float64,
+                           quotechar=None)
+    except ValueError:
+        return _parse_lines(chunk, first_line, label)
+    return table.reshape(-1), table.shape[1]
 
-    if (counts != width).any():
-        bad = int(np.argmax(counts != width))
-        raise EvaluationError(f"{label}: line {line_of(bad):,} has {counts[bad]} values, "
-                              f"line {line_of(0):,} has {width}")
-    lengths = np.diff(seps, prepend=WIDTH - 1) - 1
-    values, ok = parse_decimals(data, seps, lengths)
-    for i in np.flatnonzero(~ok).tolist():
-        field = data[seps[i] - lengths[i]:seps[i]].decode("utf-8")
-        try:
-            values[i] = float(field)
-        except ValueError:
-            line = line_of(int(np.searchsorted(lines, seps[i])))
-            raise EvaluationError(f"{label}: line {line:,}: '{field.strip()}' is not a "
-                                  "number") from None
-    return values, width
+
+def _parse_lines(chunk: bytes, first_line: int, label: str) -> tuple[np.ndarray, int]:
+    """``_parse`` in Python: blank lines skipped, each line as wide as the first."""
+    values: list[float] = []
+    width, first = 0, 0
+    for i, line in enumerate(chunk.decode("utf-8").split("\n")):
+        if not line.strip():
+            continue
+        fields = line.split(",")
+        if not width:
+            width, first = len(fields), first_line + i
+        elif len(fields) != width:
+            raise EvaluationError(f"{label}: line {first_line + i:,} has {len(fields)} "
+                                  f"values, line {first:,} has {width}")
+        for field in fields:
+            try:
+                values.append(float(field))
+            except ValueError:
+                raise EvaluationError(f"{label}: line {first_line + i:,}: "
+                                      f"{quote_cell(field, width)} is not a number") from None
+    return np.array(values, dtype=np.float64), width

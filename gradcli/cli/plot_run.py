@@ -11,8 +11,10 @@ and prints the notes. matplotlib (through ``gradcli.plot``) is imported only ins
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
+from ..lang import ExpressionWarning
 from .errors import ExitStatus, RuntimeProblem, UsageProblem, expression_warnings, say
 
 
@@ -33,7 +35,12 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
             check_target(output)
         except OSError as exc:
             raise RuntimeProblem(_cannot_write(output, exc)) from None
-    with expression_warnings(quiet):
+    # matplotlib's own warnings (a glyph missing from the font, a layout it could not
+    # fit) would reach stderr as Python tracebacks-in-miniature: gradcli's stderr carries
+    # only its own lines. Expression warnings are still shown (the inner filter).
+    with warnings.catch_warnings(), expression_warnings(quiet):
+        warnings.filterwarnings("ignore")
+        warnings.filterwarnings("always", category=ExpressionWarning)
         grid_dict = resolve_grid(expression, grid or [], quiet, force_default=not grid)
         try:
             result = run_plot_request(expression, grid_dict, output, options,

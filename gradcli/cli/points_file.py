@@ -11,11 +11,11 @@
 - Reading is bounded (``reading.BoundedReader``): a line over 32 MiB, bytes that are not
   text, or more rows than ``--max-points`` stop it with an error while reading.
 
-Speed: the file is read in chunks of a few MiB, parsed on a thread per core. A chunk
-without quotes is split with whole-array byte comparisons and its numbers converted by
-``decimals.parse_decimals``; anything unusual in a chunk (quotes, whitespace-only lines, a
-cell that is not a plain number) sends that chunk through Python's ``csv`` module and
-``float()``, which also give the precise error.
+Speed: the file is read in chunks of 2 MiB, each parsed by a native CSV parser:
+pyarrow's (multi-threaded C++) when the ``data`` extra is installed, else ``numpy.loadtxt``;
+both round correctly, as ``float()`` does. Anything unusual in a chunk (quotes,
+whitespace-only lines, a cell that is not a plain number) sends that chunk through
+Python's ``csv`` module and ``float()``, which also give the precise error.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -31,19 +31,18 @@ from typing import Any
 import numpy as np
 
 from ..evaluation import EvaluationError
-from ..evaluation.allocator import keep_freed_memory
 from ..evaluation.binding import count_text
-from ..evaluation.runner import default_threads, ordered_map
-from .decimals import WIDTH, parse_decimals
+from .files import check_file
 from .reading import MAX_LINE, BoundedReader
 
 __all__ = ["read_points", "PointsTable"]
 
 _COLUMN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
 _INDEX = re.compile(r"\[(\d+)\]")
-_BLANK_RUNS = re.compile(rb"\n\n+")
-_PAD = bytes(WIDTH)
-_CHUNK = 1 << 19  # bytes per chunk: its parsing temporaries stay in the caches
+_CHUNK = 1 << 21  # bytes per chunk: measured fastest with pyarrow, and a small peak
+_ARROW_FROM = 8 << 20  # file size from which pyarrow's parser is worth its import
+# a native parser: a chunk's numeric columns, and its carried cells (None: split them)
+_Native = Callable[[bytes], tuple[np.ndarray, np.ndarray | None]]
 
 
 @dataclass
@@ -104,60 +103,59 @@ def _classify(header: list[str], names: Collection[str], label: str) -> _Columns
 @dataclass
 class _Chunk:
     rows: int
-    numbers: np.ndarray              # (rows, len(numeric))
+    numbers: list[np.ndarray]        # per variable: (rows, its columns)
     text: np.ndarray                 # (rows, len(carried)) of str
+    size: int = 0                    # bytes of text it came from
+
+    @classmethod
+    def of(cls, cols: _Columns, numbers: np.ndarray, text: np.ndarray) -> _Chunk:
+        """A chunk from its (rows, len(numeric)) numbers, split by variable."""
+        spans = np.cumsum([0] + [len(m) for m in cols.variables.values()]).tolist()
+        return cls(len(numbers), [numbers[:, a:b] for a, b in zip(spans[:-1], spans[1:],
+                                                                   strict=True)], text)
 
 
 class _Parser:
-    """Parses chunks of data lines (whole lines, LF ends) into a _Chunk."""
+    """Parses chunks of data lines (whole lines, LF ends) into a _Chunk.
 
-    def __init__(self, columns: _Columns, label: str) -> None:
+    A chunk goes to a native parser first (pyarrow's CSV reader when it is installed,
+    else ``numpy.loadtxt``), both correctly rounded, as ``float()`` is. A chunk either
+    refuses (a cell that is not a number, a short row, a blank-looking line, quotes) goes
+    through Python's ``csv`` module and ``float()``, which accept exactly what they
+    accepted before and name the line and column of a bad value.
+    """
+
+    def __init__(self, columns: _Columns, label: str, size: int) -> None:
         self.cols, self.label = columns, label
         self.width = len(columns.names)
         self.pick = itemgetter(*columns.carried) if columns.carried else None
+        # pyarrow's import (~0.2 s) pays off only on a large file
+        big = size >= _ARROW_FROM
+        self.native = (big and _arrow_parser(columns)) or _loadtxt_parser(columns)
 
     def __call__(self, item: tuple[int, bytes]) -> _Chunk:
         first_line, chunk = item
         if chunk and not chunk.endswith(b"\n"):
             chunk += b"\n"
-        fast = self._fast(chunk)
-        return fast if fast is not None else self._general(chunk, first_line)
+        fast = None if b'"' in chunk or not chunk or chunk.isspace() else self._fast(chunk)
+        part = fast if fast is not None else self._general(chunk, first_line)
+        part.size = len(chunk)
+        return part
 
     def _fast(self, chunk: bytes) -> _Chunk | None:
-        """Whole-array parsing, or None when this chunk needs the careful path."""
-        if b'"' in chunk:
+        """The native parser's reading, or None when this chunk needs the careful path."""
+        try:
+            numbers, text = self.native(chunk)
+        except (ValueError, ArithmeticError):  # pyarrow's ArrowInvalid is a ValueError
             return None
-        if chunk.startswith(b"\n") or b"\n\n" in chunk:
-            chunk = _BLANK_RUNS.sub(b"\n", chunk).lstrip(b"\n")
-        if not chunk:  # blank lines only: no rows (as a header alone)
-            return self._general(chunk, 0)
-        data = _PAD + chunk
-        buf = np.frombuffer(data, dtype=np.uint8)
-        seps = np.flatnonzero((buf == 44) | (buf == 10))
-        rows = chunk.count(b"\n")
-        if seps.size != rows * self.width:
+        if text is None and self.pick is None:
+            text = np.empty((numbers.shape[0], 0), dtype=object)
+        elif text is None:
+            lines = chunk.decode("utf-8").split("\n")
+            text = self._text([line.split(",") for line in lines if line])
+        if text.shape[0] != numbers.shape[0]:
             return None
-        ends = seps.reshape(rows, self.width)
-        if not (buf[ends[:, -1]] == 10).all():  # then every other separator is a comma
-            return None
-        numbers = np.empty((rows, len(self.cols.numeric)), dtype=np.float64)
-        if self.cols.numeric:
-            lengths = np.diff(seps, prepend=WIDTH - 1) - 1
-            if self.cols.numeric != list(range(self.width)):  # carried or permuted columns
-                ends, lengths = ends[:, self.cols.numeric], lengths.reshape(rows, -1)[
-                    :, self.cols.numeric]
-            values, ok = parse_decimals(data, ends.reshape(-1), lengths.reshape(-1))
-            if not ok.all():
-                bad = np.flatnonzero(~ok)
-                e = ends.reshape(-1)[bad]
-                s = (e - lengths.reshape(-1)[bad]).tolist()
-                try:
-                    values[bad] = [float(data[a:b]) for a, b in zip(s, e.tolist(), strict=True)]
-                except ValueError:
-                    return None  # the careful path names the cell
-            numbers[:] = values.reshape(rows, -1)
-        lines = chunk.decode("utf-8").split("\n")[:-1] if self.pick else []
-        return _Chunk(rows, numbers, self._text([line.split(",") for line in lines]))
+        return _Chunk.of(self.cols, numbers, text)
 
     def _text(self, rows: list[list[str]]) -> np.ndarray:
         """The carried cells of ``rows`` as a (rows, carried) array of str."""
@@ -196,8 +194,75 @@ class _Parser:
         except csv.Error as exc:
             raise EvaluationError(f"{self.label}: line {first_line + reader.line_num - 1:,}: "
                                   f"{exc}") from None
-        return _Chunk(len(rows), np.array(numbers, dtype=np.float64).reshape(
+        return _Chunk.of(self.cols, np.array(numbers, dtype=np.float64).reshape(
             len(rows), len(numeric)), self._text(rows))
+
+
+def quote_cell(cell: str, fields: int) -> str:
+    """A bad cell of a file without a header (a vector file) for a message: quoted when
+    its line has other fields too, so that a message quotes at most that one token and
+    never a whole line of a file that may not be data at all (``x=@secret.txt``). (A
+    points file's cells are quoted: its header named a variable, so it is data.)"""
+    return f"'{cell.strip()}'" if fields > 1 else "the line's only value"
+
+
+def _arrow_parser(columns: _Columns) -> _Native | None:
+    """pyarrow's CSV reader on one chunk (multi-threaded, in C++), when pyarrow is
+    installed (the ``data`` extra). Quoting is off (chunks with quotes take the careful
+    path), no cell is read as null (an empty cell is not a number), rows must have the
+    header's width."""
+    try:
+        import pyarrow as pa
+        from pyarrow import csv as pacsv
+    except ImportError:
+        return None
+    names = [f"c{i}" for i in range(len(columns.names))]
+    numeric = [names[c] for c in columns.numeric]
+    carried = [names[c] for c in columns.carried]
+    types = {n: pa.float64() for n in numeric} | {n: pa.string() for n in carried}
+    read = pacsv.ReadOptions(column_names=names, block_size=_CHUNK, use_threads=False)
+    parse = pacsv.ParseOptions(quote_char=False, ignore_empty_lines=True)
+    convert = pacsv.ConvertOptions(column_types=types, null_values=[],
+                                   strings_can_be_null=False, quoted_strings_can_be_null=False)
+
+    pool = pa.system_memory_pool()  # freed at once; mimalloc keeps arenas of its own
+
+    def native(chunk: bytes) -> tuple[np.ndarray, np.ndarray | None]:
+        table = pacsv.read_csv(pa.py_buffer(chunk), read_options=read, parse_options=parse,
+                               convert_options=convert, memory_pool=pool)
+        numbers = np.empty((table.num_rows, len(numeric)), dtype=np.float64)
+        for j, name in enumerate(numeric):
+            numbers[:, j] = _floats(table.column(name))
+        text = np.empty((table.num_rows, len(carried)), dtype=object)
+        for j, name in enumerate(carried):
+            text[:, j] = table.column(name).to_pylist()
+        return numbers, text
+
+    return native
+
+
+def _floats(column: Any) -> np.ndarray:
+    """A float64 column of a pyarrow table as numpy, from its buffers (``to_numpy`` would
+    import pandas, some 60 MB, just to check for it)."""
+    parts = [np.frombuffer(chunk.buffers()[1], dtype=np.float64, count=len(chunk),
+                           offset=8 * chunk.offset) for chunk in column.chunks]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _loadtxt_parser(columns: _Columns) -> _Native:
+    """``numpy.loadtxt`` (its C parser) on one chunk, for the numeric columns; the
+    carried cells are split by the caller. Rows must have the header's width."""
+    numeric, width = columns.numeric, len(columns.names)
+
+    def native(chunk: bytes) -> tuple[np.ndarray, np.ndarray | None]:
+        numbers = np.loadtxt(io.TextIOWrapper(io.BytesIO(chunk), encoding="utf-8"),
+                             delimiter=",", comments=None, usecols=numeric, ndmin=2,
+                             dtype=np.float64, quotechar=None)
+        if chunk.count(b",") != (width - 1) * numbers.shape[0]:
+            raise ValueError("a row of another width")  # the careful path names it
+        return numbers.reshape(-1, len(numeric)), None
+
+    return native
 
 
 def _records(chunks: Iterable[bytes], reader: BoundedReader, rest: bytes,
@@ -237,46 +302,86 @@ def _record_end(chunk: bytes) -> int:
 
 
 def read_points(source: str, names: Collection[str], max_points: int, *,
-                max_line: int = MAX_LINE, threads: int | None = None) -> PointsTable:
+                max_line: int = MAX_LINE) -> PointsTable:
     """Read a points CSV (``"-"`` for stdin) for an expression whose variables are
     ``names``: the columns naming them bind them; all others are carried as text."""
     label = f"--points {'stdin' if source == '-' else source}"
-    keep_freed_memory()  # each chunk's temporaries are reused, not page-faulted in again
+    check_file(label, source)
     with BoundedReader(source, label=label, max_line=max_line, read_size=_CHUNK) as reader:
         chunks = reader.chunks()
         header_line, rest, first = _header(chunks, reader)
         header = [h.strip() for h in next(csv.reader([header_line.decode("utf-8")]))]
         cols = _classify(header, names, label)
         if not cols.variables:
+            # the header's names, when it has several (a one-column "header" may be any
+            # line of any file: it is not shown)
+            shown = [h for h in header if _COLUMN.fullmatch(h)] if len(header) > 1 else []
+            listed = (f"; columns: {', '.join(shown[:10])}{', ...' if len(shown) > 10 else ''}"
+                      if shown else f"; the header has {len(header):,} column"
+                      f"{'s' if len(header) != 1 else ''}")
             raise EvaluationError(
                 f"{label}: no column names a variable of the expression "
-                f"({', '.join(sorted(names)) or 'it has none'}); columns: "
-                f"{', '.join(header[:10])}{', ...' if len(header) > 10 else ''}")
-        parser = _Parser(cols, label)
-        parts: list[_Chunk] = []
+                f"({', '.join(sorted(names)) or 'it has none'}){listed}")
+        parser = _Parser(cols, label, reader.size())
+        numbers = [_Growing(len(m)) for m in cols.variables.values()]
+        text: list[np.ndarray] = []
         total = 0
         items = _records(chunks, reader, rest, first)
-        workers = threads or default_threads()
-        for part in ordered_map(parser, items, workers):
+        for part in map(parser, items):
             total += part.rows
             if total > max_points:
                 raise EvaluationError(f"{label}: at least {count_text(total)} points, over the "
                                       f"limit of {max_points:,}; raise it with --max-points")
-            parts.append(part)
+            if part.rows and not numbers[0].rows:
+                # a file's size and its first rows foretell its row count: the arrays are
+                # made that large once, rather than grown by copies
+                expect = int(1.05 * reader.size() * part.rows / max(part.size, 1))
+                for grow in numbers:
+                    grow.reserve(min(expect, max_points))
+            for grow, values in zip(numbers, part.numbers, strict=True):
+                grow.add(values)
+            if cols.carried:
+                text.append(part.text)
     table = PointsTable()
     if cols.carried:
-        text = (np.concatenate([p.text for p in parts]) if parts
-                else np.empty((0, len(cols.carried)), dtype=object))
+        joined = (np.concatenate(text) if text
+                  else np.empty((0, len(cols.carried)), dtype=object))
         for j, col in enumerate(cols.carried):
-            table.carried[header[col]] = text[:, j]
-    pos = 0
-    for name, members in cols.variables.items():
-        span = slice(pos, pos + len(members))
-        values = np.concatenate([p.numbers[:, span] for p in parts]) if parts else \
-            np.empty((0, len(members)))
-        table.variables[name] = values.reshape((len(values),) + cols.shapes[name])
-        pos += len(members)
+            table.carried[header[col]] = joined[:, j]
+    for grow, (name, shape) in zip(numbers, cols.shapes.items(), strict=True):
+        values = grow.done()
+        table.variables[name] = values.reshape((len(values),) + shape)
     return table
+
+
+class _Growing:
+    """A (rows, width) float64 array filled chunk by chunk. Its capacity doubles with
+    ``ndarray.resize`` (``realloc``: for large arrays ``mremap``, which moves no data), and
+    capacity not yet written takes no memory, so the peak stays near the values' size
+    rather than twice it, as joining a list of pieces would need."""
+
+    def __init__(self, width: int) -> None:
+        self.buf = np.empty((1024, width), dtype=np.float64)
+        self.rows = 0
+
+    def reserve(self, rows: int) -> None:
+        """Room for ``rows`` rows in all."""
+        if rows > len(self.buf):
+            try:
+                self.buf.resize((rows, self.buf.shape[1]), refcheck=False)
+            except MemoryError:  # an estimate only: grow as rows come instead
+                pass
+
+    def add(self, values: np.ndarray) -> None:
+        need = self.rows + len(values)
+        if need > len(self.buf):
+            self.buf.resize((max(need, 2 * len(self.buf)), self.buf.shape[1]), refcheck=False)
+        self.buf[self.rows:need] = values
+        self.rows = need
+
+    def done(self) -> np.ndarray:
+        self.buf.resize((self.rows, self.buf.shape[1]), refcheck=False)
+        return self.buf
 
 
 def _header(chunks: Any, reader: BoundedReader) -> tuple[bytes, bytes, int]:

@@ -13,6 +13,7 @@ in short steps on the calling thread, so Ctrl-C interrupts it at any point, on a
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from types import TracebackType
@@ -69,6 +70,14 @@ class BoundedReader:
             raise EvaluationError(f"{self.label}: cannot read '{self.source}': "
                                   f"{exc.strerror or exc}") from None
         return self
+
+    def size(self) -> int:
+        """The source's size in bytes if it is a regular file, else 0 (a pipe, stdin)."""
+        try:
+            st = os.fstat(self._fh.fileno()) if self._fh is not None else None
+        except (OSError, AttributeError, ValueError):
+            return 0
+        return st.st_size if st is not None and stat.S_ISREG(st.st_mode) else 0
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:

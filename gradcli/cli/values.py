@@ -22,6 +22,17 @@ def convert(option: Option, text: str) -> Any:
         return whole(text, option.low, option.high)
     if option.kind == "real":
         return real(text, option.low, option.high)
+    return plain_text(text)
+
+
+def plain_text(text: str) -> str:
+    """``text`` if it holds no control character (C0, DEL, C1): free text such as a title
+    ends up in a terminal, an SVG (where most of them are not allowed in XML) or a file's
+    metadata, so one is refused by its code point, as in every other option value."""
+    bad = next((c for c in text if ord(c) < 32 or 127 <= ord(c) < 160), None)
+    if bad is not None:
+        raise ValueError(f"control character U+{ord(bad):04X} at position "
+                         f"{text.index(bad) + 1} is not allowed")
     return text
 
 

@@ -30,6 +30,9 @@ from .binding import (
     hold,
     parse_constant,
     point_list,
+    real_array,
+    unused_text,
+    warn_unused,
     wrt_names,
 )
 from .blocks import Block, Result
@@ -130,8 +133,11 @@ def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> E
                                "one name")
     how = (f'--grid {name}=0:1:11 or --grid {name}=VALUE' if binding.kind == "grid"
            else f'--at "...,{name}=VALUE" or a {name} column in --points')
+    free = set(_free(tree))
+    unused = [n for n in binding.names if n not in free]
+    also = f"; {unused_text(unused)}" if unused else ""
     return ExpressionError(f"variable '{name}' is not bound", expression, pos,
-                           hint=f"give it a value with {how}")
+                           hint=f"give it a value with {how}{also}")
 
 
 def prepare(expression: str, what: str = "eval", *,
@@ -155,9 +161,18 @@ def prepare(expression: str, what: str = "eval", *,
     given = [a for a in (at, grid, points) if a is not None]
     if len(given) != 1:
         raise EvaluationError("give exactly one of at=, grid= or points=")
-    dt = np.dtype(np.float64 if dtype is None else dtype)
+    try:
+        dt = np.dtype(np.float64 if dtype is None else dtype)
+    except TypeError:
+        dt = None
     if dt not in (np.float64, np.float32):
-        raise EvaluationError(f"dtype must be float64 or float32, got {dt}")
+        raise EvaluationError(f"dtype must be float64 or float32, got {dtype!r:.40}")
+    if isinstance(max_points, (float, np.floating)) and float(max_points).is_integer():
+        max_points = int(max_points)  # 1e9 is a whole number
+    if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)) \
+            or max_points < 0:
+        raise EvaluationError(f"max_points must be a whole number >= 0, got "
+                              f"{max_points!r:.40}")
     tree = parse(expression)
     if grid is not None:
         binding = bind_grid(grid, dt, max_points)
@@ -175,6 +190,8 @@ def prepare(expression: str, what: str = "eval", *,
     if step is not None:
         raise EvaluationError(f"'{step}' is a step of the program (it is assigned there), so "
                               "it cannot also be given a value: rename one of them")
+    free = set(_free(tree))
+    warn_unused([n for n in binding.names if n not in free])
     _check_options(what, wrt=wrt, order=order, norm=norm, unit=unit)
     names = None if wrt is None or what in COMMANDS else wrt_names(wrt)
     plan = Plan(program, what, [(n, binding.shapes[n]) for n in binding.names],
@@ -274,7 +291,9 @@ def _vector(vector: Any, program: Program) -> list[Any]:
         raise EvaluationError("vjp needs a vector v shaped like f: --vector \"1,0\" "
                               "(Python: vector=[1, 0])")
     try:
-        arr = np.asarray(vector, dtype=float)
+        arr = real_array(vector, "the vector")
+    except EvaluationError:
+        raise
     except ValueError:
         raise EvaluationError("the vector is ragged: every row needs the same length") \
             from None
@@ -299,7 +318,9 @@ def _direction(direction: Mapping[str, Any] | None, binding: Binding, what: str 
             raise EvaluationError(f"the direction names '{name}', which is not a variable "
                                   f"here (variables: {', '.join(binding.names)})")
         try:
-            arr = np.asarray(value, dtype=float)
+            arr = real_array(value, f"the direction for '{name}'")
+        except EvaluationError:
+            raise
         except ValueError:
             raise EvaluationError(f"the direction for '{name}' is ragged") from None
         want = binding.shapes[name]

@@ -55,6 +55,9 @@ class Binding:
 def wrt_names(wrt: Any) -> list[str]:
     """``wrt=`` as a list of names: ``"x,y"``, or a list of names (each may hold commas,
     as repeated --wrt options do)."""
+    if not isinstance(wrt, (str, list, tuple)):
+        raise EvaluationError(f"wrt must be names, \"x,y\" or [\"x\", \"y\"], got "
+                              f"{wrt!r:.40}")
     items = [w.strip() for part in ([wrt] if isinstance(wrt, str) else wrt)
              for w in str(part).split(",")]
     if not items or any(not w for w in items):
@@ -64,9 +67,34 @@ def wrt_names(wrt: Any) -> list[str]:
     return items
 
 
+def unused_text(names: Sequence[str]) -> str:
+    """What to say of bound names the formula does not use (a typo, or a leftover): a
+    warning, since the run is still well defined."""
+    quoted = ", ".join(f"'{n}'" for n in names)
+    if len(names) == 1:
+        return f"{quoted} is given a value but is not a variable of the formula"
+    return f"{quoted} are given values but are not variables of the formula"
+
+
+def warn_unused(names: Sequence[str]) -> None:
+    """An ExpressionWarning naming the bound names the formula does not use (the CLI
+    prints it as a ``warning:`` line)."""
+    if names:
+        import warnings
+
+        from ..lang import ExpressionWarning
+
+        warnings.warn(ExpressionWarning(unused_text(names)), stacklevel=3)
+
+
 def count_text(n: int) -> str:
     """A point count for a message: exact with separators, or 3 digits when absurdly large."""
-    return f"{n:,}" if n < 10**15 else f"{float(n):.3g}"
+    if n < 10**15:
+        return f"{n:,}"
+    if n < 10**300:
+        return f"{float(n):.3g}"
+    digits = str(n)  # float(n) overflows past 1e308
+    return f"{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
 
 
 def _check_names(names: Sequence[str]) -> None:
@@ -99,8 +127,9 @@ def parse_constant(text: str, what: str) -> Any:
     names = free_variables(tree)
     unknown = [n for n in names if n not in _NON_FINITE]
     if unknown:
-        raise EvaluationError(f"{what}: '{text.strip()}' must be a constant, but uses "
-                              f"{', '.join(unknown)}")
+        uses = "" if [text.strip()] == unknown else f" (it uses {', '.join(unknown)})"
+        raise EvaluationError(f"{what}: '{text.strip()}' is not a number or a constant "
+                              f"expression{uses}")
     program = compile_expression(tree, text, dict.fromkeys(names, ()))
     with quiet():  # inf - inf is nan here, as in a points file
         value = program.run({n: np.float64(_NON_FINITE[n]) for n in names})
@@ -117,6 +146,32 @@ def _numeric(value: Any, what: str) -> Any:
     return value
 
 
+def _is_complex(raw: np.ndarray) -> bool:
+    if raw.dtype.kind == "c":
+        return True
+    return raw.dtype == object and any(isinstance(v, (complex, np.complexfloating)) or
+                                       (isinstance(v, np.ndarray) and v.dtype.kind == "c")
+                                       for v in raw.flat)
+
+
+def real_array(value: Any, what: str, dtype: Any = np.float64) -> np.ndarray:
+    """``value`` as a real array of ``dtype``, or an EvaluationError that starts with
+    ``what``: complex numbers are refused (numpy would silently keep the real part), as
+    are values too large for a float (``10**400``) and things that are not numbers.
+    A ragged nesting is a ValueError for the caller's own message."""
+    raw = np.asarray(value)
+    if _is_complex(raw):
+        raise EvaluationError(f"{what}: complex numbers are not supported, got "
+                              f"{value!r:.60}")
+    try:
+        return np.asarray(value, dtype=dtype)
+    except OverflowError:
+        raise EvaluationError(f"{what}: a value is too large for a float, got "
+                              f"{value!r:.60}") from None
+    except TypeError:
+        raise EvaluationError(f"{what}: expected numbers, got {value!r:.60}") from None
+
+
 def _as_value(name: str, value: Any, dtype: np.dtype) -> np.ndarray:
     """A variable's value at one point: a number, a vector or a matrix, as an array."""
     value = _numeric(value, f"variable '{name}'")
@@ -124,7 +179,9 @@ def _as_value(name: str, value: Any, dtype: np.dtype) -> np.ndarray:
         raw = np.asarray(value)
         if raw.dtype == object and any(v is None for v in raw.flat):
             raise TypeError  # numpy reads None as nan: a missing value would pass unseen
-        arr = np.asarray(value, dtype=dtype)
+        arr = real_array(value, f"variable '{name}'", dtype)
+    except EvaluationError:
+        raise
     except (TypeError, ValueError):
         raise EvaluationError(f"variable '{name}': expected a number, a vector or a matrix of "
                               f"numbers, got {value!r:.60}") from None
@@ -188,7 +245,9 @@ def bind_table(points: Mapping[str, Any], dtype: np.dtype) -> Binding:
     values, shapes, n = {}, {}, None
     for name in names:
         try:
-            arr = np.asarray(points[name], dtype=dtype)
+            arr = real_array(points[name], f"column '{name}'", dtype)
+        except EvaluationError:
+            raise
         except (TypeError, ValueError):
             raise EvaluationError(f"column '{name}' must hold numbers") from None
         if arr.ndim not in (1, 2, 3) or 0 in arr.shape[1:]:
@@ -217,8 +276,12 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
         if len(spec) != 3:
             raise EvaluationError(f"grid '{name}' needs (start, stop, count), got {spec!r}")
         count = _numeric(spec[2], f"grid '{name}'")
-        if not isinstance(count, (int, float, np.number)) or not float(count).is_integer() \
-                or count < 1:
+        if isinstance(count, (int, np.integer)) and not isinstance(count, bool):
+            whole = count >= 1  # an int is exact however large: the limit below says so
+        else:
+            whole = isinstance(count, (float, np.floating)) and float(count).is_integer() \
+                and count >= 1
+        if not whole:
             raise EvaluationError(f"grid '{name}': the count must be a whole number >= 1, "
                                   f"got {count}")
         counts.append(int(count))
@@ -229,12 +292,15 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
         raise EvaluationError(
             f"the grid has {count_text(total)} points, over the limit of {max_points:,}; "
             "raise it with --max-points (Python: max_points=)")
+    if total >= 2**62:  # numpy cannot even describe such an array
+        raise EvaluationError(f"the grid has {count_text(total)} points, more than any "
+                              "array can hold")
     shape = tuple(counts)
     values, shapes = {}, {}
     for name, spec in grid.items():
         shapes[name] = ()
         if name in axes:
-            start, stop = (float(_numeric(v, f"grid '{name}'")) for v in spec[:2])
+            start, stop = (_bound(v, name) for v in spec[:2])
             if not (np.isfinite(start) and np.isfinite(stop)):
                 raise EvaluationError(f"grid '{name}': bounds must be finite")
             view = [1] * len(shape)
@@ -242,11 +308,19 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
             axis = np.linspace(start, stop, shape[axes.index(name)], dtype=dtype)
             values[name] = axis.reshape(view)
         else:
-            value = np.asarray(_numeric(spec, f"grid '{name}'"), dtype=dtype)
+            value = real_array(_numeric(spec, f"grid '{name}'"), f"grid '{name}'", dtype)
             if value.ndim:
                 raise EvaluationError(f"grid '{name}' must be a number or (start, stop, count)")
             values[name] = value.reshape((1,) * len(shape))
     return Binding("grid", list(grid), shapes, values, shape, axes)
+
+
+def _bound(value: Any, name: str) -> float:
+    """A grid bound: one real number."""
+    arr = real_array(_numeric(value, f"grid '{name}'"), f"grid '{name}'")
+    if arr.ndim:
+        raise EvaluationError(f"grid '{name}': a bound must be a number, got {value!r:.60}")
+    return float(arr)
 
 
 def hold(binding: Binding, fixed: Mapping[str, Any], dtype: np.dtype) -> Binding:

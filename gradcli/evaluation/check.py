@@ -31,6 +31,7 @@ class CheckResult(NamedTuple):
     worst_rel: float
     not_comparable: int
     both_nonfinite: int = 0
+    compared: int = 0  # entries where both are finite: what the gaps are over
 
 
 def _components(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -74,7 +75,7 @@ def finite_difference_check(prepared: Any, columns: Result) -> CheckResult:
     outs = len(base.outputs)
     differenced = base.blocks()[outs:] if plan.what == "hessian" else base.blocks()[:outs]
     derivatives = plan.blocks()[len(plan.outputs):]
-    found = CheckResult(0.0, 0.0, 0, 0)
+    found = CheckResult(0.0, 0.0, 0, 0, 0)
     for t, (var, shape) in enumerate(plan.targets):
         x = _components(np.asarray(binding.values[var], dtype=np.float64), shape)
         for k in range(x.shape[-1]):
@@ -87,7 +88,8 @@ def finite_difference_check(prepared: Any, columns: Result) -> CheckResult:
                 engine = engine.reshape(engine.shape[:-1] + (out.size, -1))[..., k]
                 gaps = _compare(np.broadcast_to(engine, fd.shape), fd)
                 found = CheckResult(max(found[0], gaps[0]), max(found[1], gaps[1]),
-                                    found[2] + gaps[2], found[3] + gaps[3])
+                                    found[2] + gaps[2], found[3] + gaps[3],
+                                    found[4] + gaps[4])
     return found
 
 
@@ -99,7 +101,9 @@ def _compare(engine: np.ndarray, fd: np.ndarray) -> CheckResult:
     both = int(np.count_nonzero(neither & ~((engine == fd) | (np.isnan(engine) & np.isnan(fd)))))
     gap = np.abs(engine - fd)
     finite = np.isfinite(gap)
-    if not finite.any():
-        return CheckResult(0.0, 0.0, not_comparable, both)
+    compared = int(np.count_nonzero(finite))
+    if not compared:
+        return CheckResult(0.0, 0.0, not_comparable, both, 0)
     rel = gap[finite] / np.maximum(1.0, np.abs(fd[finite]))
-    return CheckResult(float(gap[finite].max()), float(rel.max()), not_comparable, both)
+    return CheckResult(float(gap[finite].max()), float(rel.max()), not_comparable, both,
+                       compared)

@@ -131,6 +131,15 @@ def plan_dataset(layout: Layout, inputs: Result, origin: Origin | None,
         dims = tuple(names.new(f"dim_{i}") for i in range(len(batch)))
     vectors = {n: s for n, s in origin.variables if s} if origin is not None else {}
     held = set(origin.held) if origin is not None else set()
+    # the axes of vector blocks (x_index ...) are dimensions too: a carried column or a
+    # block must not take one of their names (a variable x_index beside the dimension
+    # x_index makes a file whose .sel(x_index=0) fails)
+    for block in inputs.blocks:
+        names.taken.update(f"{cf_name(block.name)}_index{'' if k == 0 else k}"
+                           for k in range(len(block.shape)))
+    for block in layout.blocks:
+        names.taken.update(_block_dim(block.name, block.shape, k, vectors)
+                           for k in range(len(block.shape)))
     coords = _input_coords(inputs, axes, held, dims, names)
     variables, extra_coords = _result_vars(layout, origin, dims, vectors, names)
     title = origin.expression if origin is not None else ""

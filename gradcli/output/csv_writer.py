@@ -34,9 +34,26 @@ from ..evaluation.runner import default_threads, ordered_map
 from ._columns import CHUNK_ROWS, RowChunks
 from .atomic import atomic_open
 
-__all__ = ["csv_header", "csv_cell", "write_csv", "write_csv_path", "RowFormatter"]
+__all__ = ["csv_header", "csv_cell", "spreadsheet_safe", "write_csv", "write_csv_path",
+           "RowFormatter"]
 
 _SMALL = 4096  # below this many values, repr() beats building the vectorised tables
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``text`` with a leading ``'`` if a spreadsheet would read it as a formula (it
+    starts with ``= + - @``, a tab or CR and is not a number), as OWASP advises for CSV
+    meant for spreadsheets; other text, and numbers such as ``-2``, unchanged."""
+    if not text.startswith(_FORMULA_START):
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text
 
 
 def csv_cell(text: str) -> str:

@@ -26,7 +26,7 @@ from ...engine.rules_axes import take
 from ...engine.trace import Traced, trace, with_derivatives
 from ...lang import ExpressionError, Var, parse, walk
 from .. import MAX_SWEEP_OPS, EvaluationError, prepare
-from ..binding import count_text
+from ..binding import count_text, unused_text, warn_unused
 from ..blocks import Block
 
 __all__ = ["FieldFunction"]
@@ -82,10 +82,14 @@ def _check_bound(expression: str, names: list[str], hint: str) -> None:
     """An unbound variable as an error at its place, with ``hint`` (``{name}`` filled in)
     saying how this command binds one."""
     tree = parse(expression)
+    used = {node.name for node in walk(tree) if isinstance(node, Var)}
+    unused = [n for n in names if n not in used]
     for node in walk(tree):
         if isinstance(node, Var) and node.name not in names:
+            also = f"; {unused_text(unused)}" if unused else ""
             raise ExpressionError(f"variable '{node.name}' is not bound", expression, node.pos,
-                                  hint=hint.format(name=node.name))
+                                  hint=hint.format(name=node.name) + also)
+    warn_unused(unused)
 
 
 class FieldFunction:
