@@ -108,7 +108,7 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
             with stable_rc():
                 fig, drawn = build_figure(fl, options)
                 assert output is not None and fmt is not None
-                save_figure(fig, output, fmt, options.dpi)
+                save_figure(fig, output, fmt, options.dpi, crop=drawn.crop)
             result.notes += drawn.notes
         elif kind == "html":
             from .html import write_page
