@@ -170,3 +170,23 @@ def test_a_scalar_saddles_stable_direction_is_where_f_curves_up():
     unstable, = [ln for ln in drawn.ax.lines if ln.get_gid() == "unstable direction"]
     assert np.ptp(stable.get_xydata()[:, 1]) == 0 and np.ptp(stable.get_xydata()[:, 0]) > 0
     assert np.ptp(unstable.get_xydata()[:, 0]) == 0 and np.ptp(unstable.get_xydata()[:, 1]) > 0
+
+
+def test_log_curves_have_a_smooth_axis_with_the_linear_band_from_the_data():
+    """exp(x) and exp(-x) keep one sign: the linear band lies below their smallest value
+    (e^-5 on this grid) so they are straight lines all the way; the axis's slope is the
+    same on both sides of the band's edge (no kink in a smooth curve), and the picture
+    says where the axis is linear."""
+    fig, drawn = _draw("[exp(x), exp(-x), x^3]", {"x": (-5, 5, 200)}, log=True)
+    scale = drawn.ax.yaxis.get_scale()
+    assert scale == "symlog"
+    t = drawn.ax.yaxis._scale.linthresh
+    assert 0 < t < math.exp(-5)
+    forward = drawn.ax.yaxis.get_transform().transform
+    h = t * 1e-6
+    inside = (forward(np.array([t])) - forward(np.array([t - h])))[0] / h
+    outside = (forward(np.array([t + h])) - forward(np.array([t])))[0] / h
+    assert inside == pytest.approx(outside, rel=1e-4)
+    texts = [tx.get_text() for tx in drawn.ax.texts]
+    assert texts == [f"linear for |f(x)| < {t:.3g}, logarithmic beyond"]
+    assert 0.0 in drawn.ax.get_yticks()

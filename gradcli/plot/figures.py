@@ -12,6 +12,7 @@ so tests can check the data, not the pixels.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,11 +22,22 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import LogNorm, Normalize, SymLogNorm
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator
 
 from ..evaluation import EvaluationError
 from . import breaks
 from .arrows import CURVE_ARROWS, clip_note, fit_plane, plane_lattice
-from .colors import ColorScale, Heat, color_scale, heat, heat_name, held_text, short
+from .colors import (
+    SMOOTH_LINSCALE,
+    ColorScale,
+    Heat,
+    color_scale,
+    curve_linthresh,
+    heat,
+    heat_name,
+    held_text,
+    short,
+)
 from .data import Field, flat_error
 from .layout import (
     BOTTOM,
@@ -287,13 +299,14 @@ def _draw_curve(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
         text = f"f[{i}]({name}) = {short(label, 40)}" if many else \
             f"f({name}) = {short(label)}{held_text(fl)}"
         drawn.lines += ax.plot(xs, fs, color=color, lw=1.5, zorder=2, label=text)
+    ax.set_xlim(x[0], x[-1])
     if opts.log:
         scale = color_scale(list(fl.values), False, log=True)
         if scale.kind == "log":
             ax.set_yscale("log")
         else:
-            ax.set_yscale("symlog", linthresh=scale.linthresh)
-    ax.set_xlim(x[0], x[-1])
+            ax.set_ylim(*ylim)
+            _symlog_axis(ax, curve_linthresh(list(fl.values)), name)
     ax.set_ylim(*ylim)
     ax.set_aspect(aspect)
     ax.set_xlabel(opts.xlabel if opts.xlabel is not None else name)
@@ -303,6 +316,26 @@ def _draw_curve(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
     ax.set_ylabel(short(ylabel, fits))
     full = ylabel if len(ylabel) > fits and not opts.title else None
     return Canvas(fig, ax, None, fl, opts, box, drawn, limits, full_label=full)
+
+
+def _symlog_axis(ax: Any, t: float, name: str) -> None:
+    """A smooth symlog y axis (no kink where a curve enters the linear part), with the
+    linear band |f| < t shaded and labelled on the picture."""
+    from matplotlib.transforms import blended_transform_factory
+
+    ax.set_yscale("symlog", linthresh=t, linscale=SMOOTH_LINSCALE)
+    lo, hi = ax.get_ylim()
+    top = math.log10(max(abs(lo), abs(hi), t))
+    # 0 and the decades clear of the band (whose edges would print on top of 0)
+    first = math.floor(math.log10(t)) + 1
+    step = max(1, math.ceil((top - first + 1) / 6))
+    decades = [10.0 ** k for k in range(first, math.floor(top) + 1, step)]
+    ax.yaxis.set_major_locator(FixedLocator(sorted(
+        [0.0, *(d for d in decades if d <= hi), *(-d for d in decades if -d >= lo)])))
+    ax.axhspan(-t, t, color="0.93", zorder=0, lw=0)
+    ax.text(0.995, 0.0, f"linear for |f({name})| < {t:.3g}, logarithmic beyond",
+            transform=blended_transform_factory(ax.transAxes, ax.transData), ha="right",
+            va="center", fontsize="x-small", color="0.35", zorder=1)
 
 
 def _derivative(c: Canvas) -> None:
