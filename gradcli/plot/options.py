@@ -359,9 +359,9 @@ def image_format(path: str) -> str:
 
 def output_kind(fmt: str, options: PlotOptions) -> str:
     """Check that ``fmt`` suits the options: a movie needs --animate and vice versa."""
-    if options.animate is not None and fmt not in MOVIES:
-        raise EvaluationError(f"--animate writes a movie: use -o NAME.gif or NAME.mp4, "
-                              f"not .{fmt}")
+    if options.animate is not None and fmt not in (*MOVIES, "html"):
+        raise EvaluationError(f"--animate writes a movie or a page with a slider: use -o "
+                              f"NAME.gif, NAME.mp4 or NAME.html, not .{fmt}")
     if fmt in MOVIES and options.animate is None:
         raise EvaluationError(f".{fmt} is an animation: add --animate VAR=start:stop:frames, "
                               "e.g. --animate t=0:2pi:48")

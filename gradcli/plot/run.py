@@ -73,7 +73,8 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
         raise EvaluationError("plot needs -o FILE (.png .svg .pdf .html .gif .mp4), or "
                               "--preview (or -o -) for a preview in the terminal")
     if options.animate is not None and fmt is None:
-        raise EvaluationError("--animate writes a movie: add -o NAME.gif or NAME.mp4")
+        raise EvaluationError("--animate writes a movie or a page with a slider: add -o "
+                              "NAME.gif, NAME.mp4 or NAME.html")
     if kind == "html":
         from .html import plotly_js
 
