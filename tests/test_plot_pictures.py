@@ -190,3 +190,17 @@ def test_log_curves_have_a_smooth_axis_with_the_linear_band_from_the_data():
     texts = [tx.get_text() for tx in drawn.ax.texts]
     assert texts == [f"linear for |f(x)| < {t:.3g}, logarithmic beyond"]
     assert 0.0 in drawn.ax.get_yticks()
+
+
+def test_a_formula_over_sixty_characters_is_whole_in_the_title():
+    expr = "exp(-((x-1)^2+y^2)) + exp(-((x+1)^2+y^2)) - exp(-(x^2+(y-1.5)^2))"
+    fig, drawn = _draw(expr, {"x": (-3, 3, 31), "y": (-2.5, 3, 31)}, color="magnitude")
+    assert drawn.colorbar.ax.get_ylabel().endswith("…")
+    assert drawn.ax.get_title().replace("\n", " ") == f"|∇f|, f = {expr}"
+
+
+def test_an_asked_size_is_exact(tmp_path, capsys):
+    """--size is the canvas the user asked for: not cropped, even with equal axes."""
+    out = tmp_path / "s.png"
+    assert main(["plot", *STRIP, "--size", "6x4", "--dpi", "50", "-o", str(out), "-q"]) == 0
+    assert Image.open(out).size == (300, 200)

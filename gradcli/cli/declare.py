@@ -366,9 +366,11 @@ PLOT_DRAWING = (
     Option("animate", ("--animate",), "text", PLOT_DEFAULT,
            metavar="VAR=START:STOP:FRAMES",
            help="Animate over VAR (2-1000 frames) with a fixed colour scale, to -o NAME.gif "
-           "or NAME.mp4.", example="--animate t=0:2pi:48"),
+           "or NAME.mp4, or NAME.html (a page with a Play button and a slider).",
+           example="--animate t=0:2pi:48"),
     Option("fps", ("--fps",), "real", PLOT_DEFAULT, metavar="FPS",
-           help="Frames per second of an --animate movie (default 12).", example="--fps 24"),
+           help="Frames per second of an --animate movie or page's Play (default 12).",
+           example="--fps 24"),
     Option("preview", ("--preview",), "flag", PLOT_DEFAULT,
            help="Also draw the picture in the terminal (colours and arrow glyphs; honours "
            "NO_COLOR).", example="--preview"),

@@ -124,13 +124,15 @@ def heat_name(fl: Field, color: str | None) -> str | None:
     return "f" if fl.kind == "scalar" else None
 
 
-def heat(fl: Field, name: str | None) -> Heat | None:
-    """The scalar ``name`` (a key of HEATS) of a 2-D field, labelled with the formula."""
+def heat(fl: Field, name: str | None, full: bool = False) -> Heat | None:
+    """The scalar ``name`` (a key of HEATS) of a 2-D field, labelled with the formula (cut
+    to 60 characters unless ``full``)."""
     if name is None:
         return None
     compute, label, signed = HEATS[name]
     form = "" if name == "f" else ", F = " if fl.kind == "vector" else ", f = "
-    text = f"{label(fl)}{' = ' if name == 'f' else form}{short(fl.expression)}{held_text(fl)}"
+    formula = fl.expression if full else short(fl.expression)
+    text = f"{label(fl)}{' = ' if name == 'f' else form}{formula}{held_text(fl)}"
     return Heat(np.asarray(compute(fl), dtype=float), text, signed, name)
 
 

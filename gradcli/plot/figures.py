@@ -167,6 +167,7 @@ def build_figure(field_: Field, options: PlotOptions | None = None,
         if overlay.kind in ("any", base) and overlay.wanted(opts):
             overlay.draw(canvas)
     drawn = canvas.drawn
+    # cropped to its content, unless --size asked for an exact canvas
     drawn.crop = opts.size is None
     title = opts.title or canvas.full_label
     if title:
@@ -217,7 +218,7 @@ def _colorbar_text(fl: Field, opts: PlotOptions) -> str | None:
         return opts.colorbar_label
     hm_name = heat_name(fl, opts.color)
     if hm_name is not None:
-        hm = heat(fl, hm_name)
+        hm = heat(fl, hm_name, full=True)
         return hm.label if hm is not None else None
     if opts.stream or opts.arrows:
         return _bare_label(fl, full=True)
@@ -440,7 +441,7 @@ def _draw_plane(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
     ax = fig.add_axes(box.axes)
     cax = fig.add_axes(box.cbar) if box.cbar is not None else None
     drawn = Drawn(ax, notes=[note] if note else [])
-    hm = heat(fl, heat_name(fl, opts.color))
+    hm = heat(fl, heat_name(fl, opts.color), full=True)
     c = Canvas(fig, ax, cax, fl, opts, box, drawn, limits, hm, extent)
     if hm is not None:
         scale = limits.colors or color_scale([hm.values], hm.signed, log=opts.log,
