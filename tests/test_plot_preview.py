@@ -61,6 +61,7 @@ def test_a_small_grid_fills_the_terminals_width_with_readable_labels(monkeypatch
     cols = 60 - 13 - 1
     for c in range(cols):
         assert any(line[LEFT + c] != " " for line in body if len(line) > LEFT + c), c
+    assert all(line == line.rstrip() for line in lines)  # no trailing spaces to copy
     axis = lines[1 + CURVE_ROWS]
     assert axis.split() == ["-1", "1", "x"]
     assert axis.index(" 1 x") - (axis.index("-1") + 2) >= 2
@@ -73,7 +74,7 @@ def test_each_curve_has_its_own_glyph_without_colour(monkeypatch, capsys):
     assert "*" in body and "o" in body and not set("─╱╲│") & set(body)
     assert lines[-1].split() == ["*", "f[0]", "=", "sin(x)", "o", "f[1]", "=", "cos(x)"]
     # sin(0) = 0 is mid-height, cos(0) = 1 near the top, in the first column
-    first = [line[LEFT] for line in lines[1:1 + CURVE_ROWS]]
+    first = [line.ljust(LEFT + 1)[LEFT] for line in lines[1:1 + CURVE_ROWS]]
     assert first.index("o") < first.index("*")
 
 

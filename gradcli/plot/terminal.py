@@ -157,6 +157,7 @@ def _basin_key(fl: Field, cats: np.ndarray, colour: bool, width: int) -> list[An
         else:
             line.append(entry[1:])
         line.append(" ")
+    line.rstrip()
     lines.append(line)
     return lines
 
@@ -222,8 +223,9 @@ def _curve(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
     lines.append(Text(" " * 11 + left + " " * gap + right + f" {name}"))
     if len(keys) > 1:
         legend = Text(" " * 11)
-        for mark, style, label in keys:
-            legend.append(f"{mark} {label}  ", style=style)
+        for n, (mark, style, label) in enumerate(keys):
+            legend.append(f"{mark} {label}" + ("  " if n < len(keys) - 1 else ""),
+                          style=style)
         lines.append(legend)
     return lines
 
@@ -238,4 +240,6 @@ def preview(fl: Field, opts: PlotOptions, stream: TextIO) -> None:
     colour = console.color_system is not None and not console.no_color
     draw = _curve if fl.kind == "curve" else _plane
     for line in draw(fl, opts, console.width, colour):
+        if not colour:  # blank cells carry no background: no trailing spaces to copy
+            line.rstrip()
         console.print(line, no_wrap=True, overflow="crop")
