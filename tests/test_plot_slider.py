@@ -103,3 +103,21 @@ def test_refused(tmp_path, capsys, monkeypatch, args, message):
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())
+
+
+def test_the_page_takes_the_label_and_legend_options(tmp_path, capsys):
+    """--xlabel, --ylabel and --colorbar-label are the page's axis and colour bar titles
+    (escaped: plotly renders HTML in them); --legend none hides the legend, outside puts
+    it below the plot."""
+    spec = _spec(_write(tmp_path, capsys, [
+        "x^2 + y^2", "--grid", "x=-1:1:5", "--grid", "y=-1:1:5", "--xlabel", "<b>t</b>",
+        "--ylabel", "h (m)", "--colorbar-label", "E", "--legend", "none"], "a.html"))
+    layout = spec["layout"]
+    assert layout["xaxis"]["title"]["text"] == "&lt;b&gt;t&lt;/b&gt;"
+    assert layout["yaxis"]["title"]["text"] == "h (m)"
+    assert spec["data"][0]["colorbar"]["title"]["text"] == "E"
+    assert layout["showlegend"] is False
+    spec = _spec(_write(tmp_path, capsys, ["[sin(x), cos(x)]", "--grid", "x=0:1:5",
+                                           "--ylabel", "y", "--legend", "outside"], "b.html"))
+    assert spec["layout"]["yaxis"]["title"]["text"] == "y"
+    assert spec["layout"]["legend"]["y"] < 0 and "showlegend" not in spec["layout"]

@@ -136,6 +136,19 @@ def _arrow_lines(x: np.ndarray, y: np.ndarray, u: np.ndarray, v: np.ndarray,
     return xs, ys
 
 
+def _axis_label(asked: str | None, default: str) -> str:
+    """--xlabel/--ylabel as typed, else the default; escaped (plotly renders HTML)."""
+    return html.escape(asked if asked is not None else default)
+
+
+def _legend(layout: dict[str, Any], opts: PlotOptions) -> None:
+    """--legend: none hides it, outside puts it below the plot (auto: plotly's place)."""
+    if opts.legend == "none":
+        layout["showlegend"] = False
+    elif opts.legend == "outside":
+        layout["legend"] = {"orientation": "h", "y": -0.15, "yanchor": "top"}
+
+
 def _title(fl: Field, opts: PlotOptions) -> str:
     if opts.title:
         return html.escape(opts.title)
@@ -161,7 +174,8 @@ def _plane(fl: Field, opts: PlotOptions, limits: Any = None
                     cmap=opts.cmap)
     colors, reverse = _colorscale(scale.cmap)
     lo, hi = scale.transform(np.array([scale.vmin, scale.vmax]))
-    bar: dict[str, Any] = {"title": {"text": html.escape(short(hm.label, 70)),
+    bar_label = opts.colorbar_label if opts.colorbar_label is not None else short(hm.label, 70)
+    bar: dict[str, Any] = {"title": {"text": html.escape(bar_label),
                                      "side": "right"}}
     if scale.kind != "linear":
         ticks = np.unique(np.concatenate([np.linspace(scale.vmin, scale.vmax, 5), [0.0]]
@@ -204,9 +218,11 @@ def _plane(fl: Field, opts: PlotOptions, limits: Any = None
         if caption:  # the clipped arrows' legend entry says what they are
             traces[-1]["name"] = html.escape(caption)
     layout: dict[str, Any] = {
-        "xaxis": {"title": {"text": fl.names[0]}, "range": [x[0] - dx / 2, x[-1] + dx / 2],
+        "xaxis": {"title": {"text": _axis_label(opts.xlabel, fl.names[0])},
+                  "range": [x[0] - dx / 2, x[-1] + dx / 2],
                   "constrain": "domain"},
-        "yaxis": {"title": {"text": fl.names[1]}, "range": [y[0] - dy / 2, y[-1] + dy / 2],
+        "yaxis": {"title": {"text": _axis_label(opts.ylabel, fl.names[1])},
+                  "range": [y[0] - dy / 2, y[-1] + dy / 2],
                   "constrain": "domain"},
         "legend": {"orientation": "h", "y": -0.12}}
     if aspect == "equal":
@@ -258,14 +274,15 @@ def _curve(fl: Field, opts: PlotOptions, limits: Any = None
     if limits is not None and limits.ylim is not None:  # every frame's, fixed
         ylim, note = limits.ylim, None
     notes = [note] if note else []
-    yaxis: dict[str, Any] = {"title": {"text": html.escape(
-        f"f({name}) = {short(fl.expression, 50)}")}, "range": list(ylim)}
+    yaxis: dict[str, Any] = {"title": {"text": _axis_label(
+        opts.ylabel, f"f({name}) = {short(fl.expression, 50)}")}, "range": list(ylim)}
     if opts.log:
         if min(float(np.nanmin(np.where(np.isfinite(a), a, np.nan))) for a in fl.values) > 0:
             yaxis |= {"type": "log", "range": [math.log10(ylim[0]), math.log10(ylim[1])]}
         else:
             notes.append("--log: the page has no symlog axis; drawn on a linear one")
-    layout = {"xaxis": {"title": {"text": name}, "range": [x[0], x[-1]]}, "yaxis": yaxis,
+    layout = {"xaxis": {"title": {"text": _axis_label(opts.xlabel, name)},
+                        "range": [x[0], x[-1]]}, "yaxis": yaxis,
               "hovermode": "closest"}
     return traces, layout, notes
 
@@ -339,6 +356,7 @@ def page_spec(fl: Field, opts: PlotOptions) -> tuple[dict[str, Any], list[str]]:
     build = _curve if fl.kind == "curve" else _cones if len(fl.names) == 3 else _plane
     traces, layout, notes = build(fl, opts)
     add_marks(fl, traces)
+    _legend(layout, opts)
     layout |= {"title": {"text": _title(fl, opts)}, "width": WIDTH, "height": HEIGHT,
                "margin": MARGIN, "template": None, "font": {"family": "sans-serif"}}
     config = {"displaylogo": False, "responsive": False,
@@ -367,6 +385,7 @@ def _animated_spec(fl: Field, opts: PlotOptions) -> tuple[dict[str, Any], list[s
                        "layout": {"title": {"text": _title(still, opts)}}})
         if k == 0:
             layout, notes = still_layout, still_notes
+    _legend(layout, opts)
     fps = DEFAULT_FPS if opts.fps is None else opts.fps
     play = {"frame": {"duration": round(1000 / fps), "redraw": True},
             "transition": {"duration": 0}, "fromcurrent": True, "mode": "immediate"}
