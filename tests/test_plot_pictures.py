@@ -116,6 +116,13 @@ def test_axis_and_colorbar_labels():
     assert (drawn.ax.get_xlabel(), drawn.ax.get_ylabel()) == ("t", "y(t)")
 
 
+def test_labels_are_mathtext_between_dollar_signs():
+    fig, drawn = _draw("x*y", {"x": (0, 1, 5), "y": (0, 1, 5)}, xlabel=r"$\alpha$ (rad)",
+                       ylabel=r"price \$5")
+    fig.canvas.draw()  # renders: no mathtext error
+    assert drawn.ax.get_xlabel() == r"$\alpha$ (rad)"
+
+
 def test_a_long_curve_label_is_whole_in_the_title():
     expr = " + ".join(f"sin({k}*x)/{k}" for k in range(1, 12))
     fig, drawn = _draw(expr, {"x": (0, 1, 21)})
@@ -131,6 +138,9 @@ def test_a_long_curve_label_is_whole_in_the_title():
     (["x^2", "--grid", "x=-1:1:11", "--legend", "corner"], "--legend"),
     (["sin(x)", "--grid", "x=0:1:11", "--colorbar-label", "v"],
      "--colorbar-label needs two grid variables"),
+    (["x*y", "--grid", "x=0:1:5", "--grid", "y=0:1:5", "--xlabel", "$\\frac{$"],
+     "--xlabel '$\\frac{$': the text between $ signs is not valid mathtext"),
+    (["sin(x)", "--grid", "x=0:1:5", "--title", "$x^{$"], "--title '$x^{$'"),
 ])
 def test_refused_with_one_line_and_no_file(tmp_path, capsys, argv, message):
     out = tmp_path / "p.png"

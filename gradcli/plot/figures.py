@@ -64,8 +64,8 @@ from .marks import wanted as marks_wanted
 from .marks import with_marks
 from .options import PlotOptions
 
-__all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "OVERLAYS", "Canvas",
-           "plane_box", "CLIPPED"]
+__all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "check_texts", "OVERLAYS",
+           "Canvas", "plane_box", "CLIPPED"]
 
 CURVE_SIZE, PLANE_SIZE = (8.0, 4.5), (7.0, 5.4)
 #: a plane without --size: its axes take about this many square inches in the data's own
@@ -133,6 +133,30 @@ def check_cmap(name: str) -> None:
                               "cividis, RdBu_r or coolwarm")
 
 
+#: the options whose text matplotlib draws, and so reads as mathtext between $ signs
+TEXTS = {"title": "--title", "xlabel": "--xlabel", "ylabel": "--ylabel",
+         "colorbar_label": "--colorbar-label"}
+
+
+def check_texts(opts: PlotOptions) -> None:
+    """Reject a title or label whose $...$ is not valid mathtext (matplotlib would fail
+    while saving) with a one-line EvaluationError; ``\\$`` is a literal dollar sign."""
+    from matplotlib.cbook import is_math_text
+    from matplotlib.mathtext import MathTextParser
+
+    for name, flag in TEXTS.items():
+        text = getattr(opts, name)
+        if text is None or not is_math_text(text):
+            continue
+        try:
+            MathTextParser("path").parse(text)
+        except ValueError as exc:
+            reason = str(exc).strip().splitlines()[-1].split(" (at char")[0].strip()
+            raise EvaluationError(f"{flag} '{text}': the text between $ signs is not "
+                                  f"valid mathtext ({reason}); write \\$ for a dollar "
+                                  "sign") from None
+
+
 def _finite(a: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(a), a, np.nan)
 
@@ -157,6 +181,7 @@ def build_figure(field_: Field, options: PlotOptions | None = None,
         field_ = with_marks(field_, opts)
     if opts.cmap is not None:
         check_cmap(opts.cmap)
+    check_texts(opts)
     size = opts.size or (CURVE_SIZE if field_.kind == "curve" else plane_size(field_, opts))
     fig = Figure(figsize=size, dpi=opts.dpi)
     FigureCanvasAgg(fig)

@@ -87,6 +87,10 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
         from .figures import check_cmap
 
         check_cmap(options.cmap)
+    if kind in ("image", "gif", "mp4"):  # matplotlib draws the texts: check them first
+        from .figures import check_texts
+
+        check_texts(options)
     _precheck(grid, options, kind)
     if options.taylor is not None and preview:
         raise EvaluationError("--taylor is drawn in pictures (-o .png .svg .pdf .html), not "
