@@ -214,3 +214,23 @@ def test_an_asked_size_is_exact(tmp_path, capsys):
     out = tmp_path / "s.png"
     assert main(["plot", *STRIP, "--size", "6x4", "--dpi", "50", "-o", str(out), "-q"]) == 0
     assert Image.open(out).size == (300, 200)
+
+
+def test_the_page_draws_the_saddle_directions_too(tmp_path, capsys):
+    """The interactive page's --mark-critical has the same lines: through (+-pi, 0) with
+    the slopes of the hand-derived eigenvectors (1, l)."""
+    import json
+
+    pytest.importorskip("plotly", reason="the html extra: pip install 'gradcli[html]'")
+    out = tmp_path / "p.html"
+    assert main(["plot", *PENDULUM[:5], "--mark-critical", "-o", str(out), "-q"]) == 0
+    text = out.read_text(encoding="utf-8")
+    spec = json.loads(text.split("const spec = ", 1)[1].split(";\nPlotly.newPlot(", 1)[0])
+    low, high = (-0.5 - math.sqrt(4.25)) / 2, (-0.5 + math.sqrt(4.25)) / 2
+    for which, slope in (("stable", low), ("unstable", high)):
+        trace, = [t for t in spec["data"] if t.get("name") == f"{which} direction"]
+        xs, ys = trace["x"], trace["y"]
+        assert len(xs) == 6  # two saddles, a gap after each line
+        for k in (0, 3):
+            assert (ys[k + 1] - ys[k]) / (xs[k + 1] - xs[k]) == pytest.approx(slope, rel=1e-9)
+            assert (xs[k] + xs[k + 1]) / 2 == pytest.approx([-math.pi, math.pi][k // 3])
