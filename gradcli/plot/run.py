@@ -54,6 +54,9 @@ def _precheck(grid: Mapping[str, Any], options: PlotOptions, kind: str | None) -
     names = sampled_names(grid)
     if options.slice is not None:
         return  # compute_field checks the slice, and a slice is flat
+    if len(names) == 3 and kind == "html" and options.animate is not None:
+        raise EvaluationError("--animate with -o *.html draws one or two grid variables; "
+                              "a 3-D field's page has no slider: add --slice VAR=VALUE")
     flat = kind in ("image", "gif", "mp4") or (options.preview and kind is None)
     if len(names) == 3 and flat:
         stub = Field("", tuple(names), (), {}, "scalar", ())
