@@ -126,8 +126,9 @@ def test_critical_point_of_a_vector_variable_quadratic(capsys, tmp_path) -> None
     status, out, _ = run(capsys, "critical", "sum((v-[1,2])^2) + v[0]*v[1]", "--points", str(seeds))
     assert status == 0
     header, *rows = out.splitlines()
-    assert header == "v[0],v[1],f,|grad f|,eig[0],eig[1],type"
-    v0, v1, f, _, e0, e1, kind = rows[0].split(",")
+    assert header == ("v[0],v[1],f,|grad f|,eig[0],eig[1],vec[0][0],vec[0][1],vec[1][0],"
+                      "vec[1][1],type")
+    v0, v1, f, _, e0, e1, *_, kind = rows[0].split(",")
     assert abs(float(v0)) < 1e-12 and float(v1) == pytest.approx(2.0, abs=1e-12)
     assert float(f) == pytest.approx(1.0, abs=1e-12)
     assert (float(e0), float(e1), kind) == (pytest.approx(1.0), pytest.approx(3.0), "minimum")

@@ -43,7 +43,8 @@ def test_against_mpmath_to_1e_9(capsys, name, seeds):
     status, header, rows, err = run(capsys, ref["expression"], "--grid", f"x={lo}:{hi}:{seeds}",
                                     "--grid", f"y={lo}:{hi}:{seeds}")
     assert status == 0 and err == ""
-    assert header == ["x", "y", "f", "|grad f|", "eig[0]", "eig[1]", "type"]
+    assert header == ["x", "y", "f", "|grad f|", "eig[0]", "eig[1]", "vec[0][0]", "vec[0][1]",
+                      "vec[1][0]", "vec[1][1]", "type"]
     assert len(rows) == len(ref["points"])
     for row, point in zip(rows, ref["points"], strict=True):  # both sorted by x, then y
         got = [float(v) for v in row[:6]]
@@ -54,7 +55,7 @@ def test_against_mpmath_to_1e_9(capsys, name, seeds):
         assert got[3] <= 1e-9
         eig = [float(e) for e in point["eig"]]
         assert got[4:6] == pytest.approx(eig, rel=1e-9)
-        assert row[6] == point["type"]
+        assert row[-1] == point["type"]
 
 
 def test_himmelblau_has_four_minima_one_maximum_four_saddles(capsys):
@@ -69,10 +70,12 @@ def test_the_issue_example_and_a_table(capsys):
     status, header, rows, _ = run(capsys, "x^3 - 3x + y^3 - 3y", "--grid", "x=-3:3:13",
                                   "--grid", "y=-3:3:13")
     assert status == 0
-    assert rows == [["-1.0", "-1.0", "4.0", "0.0", "-6.0", "-6.0", "maximum"],
-                    ["-1.0", "1.0", "0.0", "0.0", "-6.0", "6.0", "saddle"],
-                    ["1.0", "-1.0", "0.0", "0.0", "-6.0", "6.0", "saddle"],
-                    ["1.0", "1.0", "-4.0", "0.0", "6.0", "6.0", "minimum"]]
+    # the Hessian is diag(6x, 6y): its eigenvectors are the axes, (1, 0) with 6x
+    x_first, y_first = ["1.0", "0.0", "0.0", "1.0"], ["0.0", "1.0", "1.0", "0.0"]
+    assert rows == [["-1.0", "-1.0", "4.0", "0.0", "-6.0", "-6.0", *x_first, "maximum"],
+                    ["-1.0", "1.0", "0.0", "0.0", "-6.0", "6.0", *x_first, "saddle"],
+                    ["1.0", "-1.0", "0.0", "0.0", "-6.0", "6.0", *y_first, "saddle"],
+                    ["1.0", "1.0", "-4.0", "0.0", "6.0", "6.0", *x_first, "minimum"]]
 
 
 def test_monkey_saddle_is_degenerate(capsys):
@@ -82,7 +85,7 @@ def test_monkey_saddle_is_degenerate(capsys):
     x, y, f, g, e0, e1 = (float(v) for v in rows[0][:6])
     assert abs(x) <= 1e-9 and abs(y) <= 1e-9 and abs(f) <= 1e-27
     assert abs(e0) <= 1e-8 and abs(e1) <= 1e-8
-    assert rows[0][6] == "degenerate"
+    assert rows[0][-1] == "degenerate"
 
 
 @pytest.mark.parametrize("formula, grid", [
@@ -96,7 +99,7 @@ def test_a_degenerate_minimum_curved_in_one_direction_is_one_point_at_0(capsys, 
     # floor scaled to the whole Hessian stalled those seeds near ±2e-5, and two were kept
     status, header, rows, _ = run(capsys, formula, *grid)
     assert status == 0 and len(rows) == 1
-    n = len(header) - 3
+    n = header.index("f")
     point = [float(v) for v in rows[0][:n]]
     assert max(abs(v) for v in point) <= 1e-9
     assert rows[0][-1] == "degenerate"
@@ -106,18 +109,19 @@ def test_damped_pendulum_foci_and_saddles(capsys):
     status, header, rows, _ = run(capsys, "[y, -sin(x) - 0.5y]", "--grid", "x=-7:7:29",
                                   "--grid", "y=-3:3:13")
     assert status == 0
-    assert header == ["x", "y", "|F|", "re[0]", "im[0]", "re[1]", "im[1]", "type"]
+    assert header == ["x", "y", "|F|", "re[0]", "im[0]", "re[1]", "im[1]", "vec[0][0]",
+                      "vec[0][1]", "vec[1][0]", "vec[1][1]", "type"]
     assert len(rows) == 5
     root = math.sqrt(4.25)
     for k, row in zip(range(-2, 3), rows, strict=True):
         v = [float(c) for c in row[:7]]
         assert v[0] == pytest.approx(k * math.pi, abs=1e-9) and abs(v[1]) <= 1e-9
         if k % 2 == 0:
-            assert row[7] == "stable focus"
+            assert row[11] == "stable focus"
             assert v[3:7] == pytest.approx([-0.25, -math.sqrt(15) / 4, -0.25,
                                             math.sqrt(15) / 4], abs=1e-9)
         else:
-            assert row[7] == "saddle"
+            assert row[11] == "saddle"
             assert v[3:7] == pytest.approx([(-0.5 - root) / 2, 0, (-0.5 + root) / 2, 0],
                                             abs=1e-9)
 
@@ -134,12 +138,12 @@ def test_every_field_type(capsys, field, kind):
 
 def test_one_and_three_variables(capsys):
     _, header, rows, _ = run(capsys, "x^3 - 3x", "--grid", "x=-3:3:31")
-    assert header == ["x", "f", "|grad f|", "eig[0]", "type"]
-    assert rows == [["-1.0", "2.0", "0.0", "-6.0", "maximum"],
-                    ["1.0", "-2.0", "0.0", "6.0", "minimum"]]
+    assert header == ["x", "f", "|grad f|", "eig[0]", "vec[0][0]", "type"]
+    assert rows == [["-1.0", "2.0", "0.0", "-6.0", "1.0", "maximum"],
+                    ["1.0", "-2.0", "0.0", "6.0", "1.0", "minimum"]]
     _, header, rows, _ = run(capsys, "x^2 + y^2 - z^2 + x*z", "--grid", "x=-1:1:5",
                              "--grid", "y=-1:1:5", "--grid", "z=-1:1:5")
-    assert header[-4:] == ["eig[0]", "eig[1]", "eig[2]", "type"]
+    assert header[5:8] == ["eig[0]", "eig[1]", "eig[2]"] and header[-1] == "type"
     assert len(rows) == 1 and rows[0][-1] == "saddle"
     # eigenvalues of [[2,0,1],[0,2,0],[1,0,-2]]: 2 and ±sqrt(5)
     assert [float(v) for v in rows[0][5:8]] == pytest.approx([-math.sqrt(5), 2, math.sqrt(5)],
@@ -155,7 +159,7 @@ def test_only_points_inside_the_box(capsys):
 def test_nothing_found_says_so_and_exits_0(capsys):
     status, header, rows, err = run(capsys, "x^2 + 1", "--grid", "x=3:5:5")
     assert status == 0 and rows == []
-    assert header == ["x", "f", "|grad f|", "eig[0]", "type"]
+    assert header == ["x", "f", "|grad f|", "eig[0]", "vec[0][0]", "type"]
     assert err == "no critical points found inside the grid's box\n"
     status, header, rows, err = run(capsys, "exp(x)", "--grid", "x=-5:5:11")
     assert status == 0 and rows == [] and "no critical points" in err
@@ -207,3 +211,47 @@ def test_npz_and_table_output(capsys, tmp_path):
     assert main(["critical", "x^3 - 3x", "--grid", "x=-3:3:31", "-f", "table"]) == 0
     out = capsys.readouterr().out
     assert "maximum" in out and "eig[0]" in out
+
+
+def _vectors(header: list[str], row: list[str], n: int) -> np.ndarray:
+    return np.array([[float(row[header.index(f"vec[{i}][{k}]")]) for k in range(n)]
+                     for i in range(n)])
+
+
+def test_eigenvectors_of_a_saddle_are_the_diagonals_signed_by_their_largest_component(capsys):
+    """f = x*y: Hessian [[0, 1], [1, 0]], eigenvalue -1 along (1, -1)/sqrt(2) and +1 along
+    (1, 1)/sqrt(2); on a tie of magnitudes the first component is the positive one."""
+    status, header, rows, _ = run(capsys, "x*y", "--grid", "x=-1:1:5", "--grid", "y=-1:1:5")
+    assert status == 0 and len(rows) == 1
+    r = 1 / math.sqrt(2)
+    np.testing.assert_allclose(_vectors(header, rows[0], 2), [[r, -r], [r, r]], atol=1e-15)
+
+
+def test_eigenvectors_of_the_pendulums_saddle_and_none_for_its_focus(capsys):
+    """[y, -sin(x) - 0.5y] at (pi, 0): J = [[0, 1], [1, -0.5]], eigenvalues
+    l = (-0.5 -+ sqrt(4.25))/2, eigenvectors along (1, l). For l = -1.28 the second
+    component is the largest, so the sign turns it positive: (-1, -l)/|.|; for l = 0.78 it
+    is (1, l)/|.|. The focus at 0 has complex eigenvalues: nan."""
+    status, header, rows, _ = run(capsys, "[y, -sin(x) - 0.5y]", "--grid", "x=-4:4:17",
+                                  "--grid", "y=-2:2:9")
+    assert status == 0 and [r[-1] for r in rows] == ["saddle", "stable focus", "saddle"]
+    low, high = (-0.5 - math.sqrt(4.25)) / 2, (-0.5 + math.sqrt(4.25)) / 2
+    want = [np.array([-1, -low]) / math.hypot(1, low), np.array([1, high]) / math.hypot(1, high)]
+    for row in (rows[0], rows[2]):
+        got = _vectors(header, row, 2)
+        np.testing.assert_allclose(got, want, atol=1e-12)
+        np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, rtol=1e-15)
+    assert np.isnan(_vectors(header, rows[1], 2)).all()
+
+
+def test_eigenvectors_in_three_variables_are_orthonormal_eigenvectors(capsys):
+    """x^2 + y^2 - z^2 + x*z: Hessian [[2, 0, 1], [0, 2, 0], [1, 0, -2]]; by hand the
+    eigenvalue 2 has (0, 1, 0) and +-sqrt(5) have (1, 0, sqrt(5) - 2) and
+    (sqrt(5) - 2, 0, -1) up to length and sign."""
+    _, header, rows, _ = run(capsys, "x^2 + y^2 - z^2 + x*z", "--grid", "x=-1:1:5",
+                             "--grid", "y=-1:1:5", "--grid", "z=-1:1:5")
+    got = _vectors(header, rows[0], 3)
+    s5 = math.sqrt(5)
+    low = np.array([s5 - 2, 0, -1]) / math.hypot(s5 - 2, 1)  # largest is -1: flipped
+    high = np.array([1, 0, s5 - 2]) / math.hypot(1, s5 - 2)
+    np.testing.assert_allclose(got, [-low, [0, 1, 0], high], atol=1e-12)

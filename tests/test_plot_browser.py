@@ -163,3 +163,47 @@ def test_cone_page_loads_without_errors(browser, tmp_path, capsys):
     page.page.wait_for_selector("#gradcli-plot .gl-container canvas", state="attached",
                                 timeout=30_000)
     assert page.errors == [] and page.requests == [page.url]
+
+
+def test_animated_page_slider_moves_to_a_frame_whose_hover_is_the_engines(browser, tmp_path,
+                                                                          capsys):
+    """--animate t=0:2pi:12 to .html: a Play button and a slider over t; dragging the slider
+    to the 8th frame shows t there, and the tooltip of a grid point then says what
+    ``gradcli grad`` says at (x, y, t); the colour scale is the same in every frame."""
+    import json
+
+    import numpy as np
+
+    expr = "sin(x-t)*cos(y)"
+    out = _page(tmp_path, capsys, [expr, "--grid", "x=0:2pi:30", "--grid", "y=0:2pi:30",
+                                   "--animate", "t=0:2pi:12"])
+    page = Page(browser, out)
+    assert page.page.locator(".updatemenu-button").count() == 2  # Play, Pause
+    frames = page.page.evaluate("() => document.getElementById('gradcli-plot')"
+                                "._transitionData._frames.length")
+    assert frames == 12
+    # drag the slider's grip from frame 0 to frame 7 with the mouse
+    rail = page.page.locator(".slider-rail-rect").bounding_box()
+    grip = page.page.locator(".slider-grip-rect").bounding_box()
+    k = 7
+    page.page.mouse.move(grip["x"] + grip["width"] / 2, grip["y"] + grip["height"] / 2)
+    page.page.mouse.down()
+    page.page.mouse.move(rail["x"] + rail["width"] * k / 11, grip["y"] + grip["height"] / 2,
+                         steps=8)
+    page.page.mouse.up()
+    t = float(np.linspace(0, 2 * np.pi, 12)[k])
+    page.page.wait_for_function(
+        "t => Array.from(document.querySelectorAll('.slider-container .slider-label'))"
+        ".some(e => e.textContent === t)", arg=f"t = {t:.4g}", timeout=10_000)
+    x = np.linspace(0, 2 * np.pi, 30)
+    px, py = float(x[9]), float(x[20])
+    page.page.mouse.move(0, 0)
+    shown = _values(page.hover(px, py))
+    assert (shown["x"], shown["y"], shown["t"]) == (px, py, t)
+    truth = _grad(capsys, expr, f"x={px!r},y={py!r},t={t!r}")
+    for name in ("f", "df/dx", "df/dy"):
+        assert shown[name] == pytest.approx(truth[name], rel=1e-14, abs=1e-15)
+    spec = json.loads(out.read_text().split("const spec = ", 1)[1].split(";\nPlotly", 1)[0])
+    limits = {(f["data"][0]["zmin"], f["data"][0]["zmax"]) for f in spec["frames"]}
+    assert len(limits) == 1  # one colour scale for every frame
+    assert page.errors == [] and page.requests == [page.url]

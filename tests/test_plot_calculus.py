@@ -63,7 +63,7 @@ def test_taylor_polynomials_over_the_curve() -> None:
         np.testing.assert_allclose(line.get_ydata(), want, rtol=1e-13, atol=1e-13)
     lo, hi = drawn.ax.get_ylim()
     assert -1.3 < lo < -1.0 and 1.0 < hi < 1.3  # fixed by f, not by x^6/720 at x = 4
-    assert drawn.ax.get_legend() is not None
+    assert drawn.legend is not None
 
 
 def test_taylor_at_another_point_with_a_held_variable() -> None:

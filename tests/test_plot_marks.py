@@ -73,8 +73,9 @@ def test_mark_critical_on_a_plane_and_on_a_curve():
     np.testing.assert_allclose(np.sort(minima, axis=0), np.sort(MINIMA, axis=0), atol=1e-9)
     assert len(_scatter(drawn.ax, "maximum (1)")) == 1
     assert len(_scatter(drawn.ax, "saddle (4)")) == 4
-    labels = [t.get_text() for t in drawn.ax.get_legend().get_texts()]
-    assert labels == ["minimum (4)", "maximum (1)", "saddle (4)"]
+    labels = [t.get_text() for t in drawn.legend.get_texts()]
+    assert labels == ["minimum (4)", "maximum (1)", "saddle (4)", "unstable direction",
+                      "stable direction"]
     fl, opts = _field("x^3 - 3x", {"x": (-2.5, 2.5, 101)}, mark_critical=True)
     fig, drawn = build_figure(fl, opts)
     assert _scatter(drawn.ax, "minimum").tolist() == [[1.0, -2.0]]
@@ -119,7 +120,7 @@ def test_a_path_per_method_each_with_its_own_learning_rate():
     assert momentum.X[:, 0].tolist() == xs
     assert adam.X[1, 0] == pytest.approx(0.5, rel=1e-7)  # Adam's first step is lr·sign(g)
     fig, drawn = build_figure(fl, opts)
-    labels = [t.get_text() for t in drawn.ax.get_legend().get_texts()]
+    labels = [t.get_text() for t in drawn.legend.get_texts()]
     assert labels == ["gd from (1, 2)", "momentum from (1, 2)", "adam from (1, 2)"]
     with pytest.raises(EvaluationError, match="2 --lr for 3 --method"):
         parse_options(path_from=["x=1,y=2"], method=["gd", "momentum", "adam"],

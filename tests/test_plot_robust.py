@@ -166,7 +166,7 @@ def test_vector_curves_one_per_component_with_derivatives_and_legend():
     np.testing.assert_allclose(f1.get_ydata(), np.cos(x), atol=1e-12)
     np.testing.assert_allclose(d0.get_ydata(), np.cos(x), atol=1e-12)
     np.testing.assert_allclose(d1.get_ydata(), -np.sin(x), atol=1e-12)
-    legend = [t.get_text() for t in drawn.ax.get_legend().get_texts()]
+    legend = [t.get_text() for t in drawn.legend.get_texts()]
     assert legend == ["f[0](x) = sin(x)", "f[1](x) = cos(x)", "f[0]'(x) = df[0]/dx",
                       "f[1]'(x) = df[1]/dx"]
     # tangent arrows on both curves, (1, f[i]'(x)) up to the common scale

@@ -436,6 +436,19 @@ PLOT_DRAWING = (
            "slices).", example="--cmap inferno"),
     Option("title", ("--title",), "text", PLOT_DEFAULT, metavar="TEXT",
            help="Title above the plot.", example='--title "f(x, y)"'),
+    Option("xlabel", ("--xlabel",), "text", PLOT_DEFAULT, metavar="TEXT",
+           help="Label of the x axis (default: the variable's name).",
+           example='--xlabel "time (s)"'),
+    Option("ylabel", ("--ylabel",), "text", PLOT_DEFAULT, metavar="TEXT",
+           help="Label of the y axis (default: the variable's name, or f(x) = ... for a "
+           "curve).", example='--ylabel "height (m)"'),
+    Option("colorbar_label", ("--colorbar-label",), "text", PLOT_DEFAULT, metavar="TEXT",
+           help="Label of the colour bar (default: the quantity drawn; cut to fit, with the "
+           "whole text then in the title).", example='--colorbar-label "speed"'),
+    Option("legend", ("--legend",), "choice", PLOT_DEFAULT,
+           choices=("auto", "outside", "none"), metavar="WHERE",
+           help="auto (a curve's on its emptiest spot, a plane's below the axes, off the "
+           "data), outside (below the axes) or none.", example="--legend outside"),
     Option("dpi", ("--dpi",), "real", PLOT_DEFAULT, metavar="DPI", help="Pixels per inch.",
            example="--dpi 150"),
     Option("size", ("--size",), "text", PLOT_DEFAULT, metavar="WxH",
@@ -464,9 +477,11 @@ PLOT_DRAWING = (
     Option("animate", ("--animate",), "text", PLOT_DEFAULT,
            metavar="VAR=START:STOP:FRAMES",
            help="Animate over VAR (2-1000 frames) with a fixed colour scale, to -o NAME.gif "
-           "or NAME.mp4.", example="--animate t=0:2pi:48"),
+           "or NAME.mp4, or NAME.html (a page with a Play button and a slider).",
+           example="--animate t=0:2pi:48"),
     Option("fps", ("--fps",), "real", PLOT_DEFAULT, metavar="FPS",
-           help="Frames per second of an --animate movie (default 12).", example="--fps 24"),
+           help="Frames per second of an --animate movie or page's Play (default 12).",
+           example="--fps 24"),
     Option("preview", ("--preview",), "flag", PLOT_DEFAULT,
            help="Also draw the picture in the terminal (colours and arrow glyphs; honours "
            "NO_COLOR).", example="--preview"),
@@ -795,8 +810,10 @@ COMMANDS: tuple[Command, ...] = (
         name="critical", help="Critical points: where grad f = 0 (or F = 0 for a vector "
         "field [P, Q, ...]), by damped Newton from the grid's points (or --points) as seeds; "
         "columns: the variables, f, |grad f|, eig[i] (the Hessian's eigenvalues, ascending), "
-        "type (minimum, maximum, saddle, degenerate); for a field |F|, re[i], im[i] and "
-        "type (stable/unstable node or focus, saddle, center, degenerate).",
+        "vec[i][k] (component k of eig[i]'s unit eigenvector, its largest component "
+        "positive), type (minimum, maximum, saddle, degenerate); for a field |F|, re[i], "
+        "im[i], vec[i][k] (nan for a complex eigenvalue) and type (stable/unstable node or "
+        "focus, saddle, center, degenerate).",
         run=f"{RUN_FIELDS}:run_critical",
         options=(SEED_GRID, SEED_POINTS, HOLD, *FIELDS_WRITE), group="fields",
         writes=ROWS,

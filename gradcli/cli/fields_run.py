@@ -150,6 +150,9 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
         for i in range(function.n):
             columns[f"re[{i}]"] = found.eig[:, i].real + 0.0
             columns[f"im[{i}]"] = found.eig[:, i].imag + 0.0
+    if found.vec is not None:  # each eigenvalue's unit eigenvector, component by variable
+        columns |= {f"vec[{i}][{k}]": found.vec[:, i, k] + 0.0 for i in range(function.n)
+                    for k in range(function.n)}
     columns["type"] = np.asarray(found.types, dtype=object)
     if not len(found) and not quiet:
         where = "inside the grid's box" if box is not None else "from these seeds"

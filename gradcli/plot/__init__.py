@@ -63,5 +63,5 @@ def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None =
     with stable_rc(), quiet():
         fig, drawn = build_figure(field_, opts)
         if path is not None:
-            save_figure(fig, path, fmt, opts.dpi)
+            save_figure(fig, path, fmt, opts.dpi, crop=drawn.crop)
     return fig, drawn

@@ -21,7 +21,7 @@ from ..output.atomic import atomic_path
 from .arrows import plane_lattice, shown_lengths
 from .colors import color_scale, heat, heat_name
 from .data import Field
-from .figures import Limits, build_figure, plane_box
+from .figures import Limits, build_figure, plane_box, plane_size
 from .layout import y_range
 from .options import DEFAULT_FPS, PlotOptions
 from .render import stable_rc
@@ -55,7 +55,7 @@ def shared_limits(fl: Field, opts: PlotOptions) -> Limits:
                                     vmax=opts.vmax, cmap=opts.cmap)
     if opts.arrows and not opts.stream and not opts.normalize:
         first = fl.frame(0)
-        size = opts.size or (7.0, 5.4)
+        size = opts.size or plane_size(first, opts)
         box, _, ext, _ = plane_box(first, opts, size)
         lat = plane_lattice(first, opts)
         limits.lengths = shown_lengths(fl, lat, box.ratio(ext[1] - ext[0], ext[3] - ext[2]))

@@ -8,6 +8,7 @@ entry in ``HEATS``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -123,13 +124,15 @@ def heat_name(fl: Field, color: str | None) -> str | None:
     return "f" if fl.kind == "scalar" else None
 
 
-def heat(fl: Field, name: str | None) -> Heat | None:
-    """The scalar ``name`` (a key of HEATS) of a 2-D field, labelled with the formula."""
+def heat(fl: Field, name: str | None, full: bool = False) -> Heat | None:
+    """The scalar ``name`` (a key of HEATS) of a 2-D field, labelled with the formula (cut
+    to 60 characters unless ``full``)."""
     if name is None:
         return None
     compute, label, signed = HEATS[name]
     form = "" if name == "f" else ", F = " if fl.kind == "vector" else ", f = "
-    text = f"{label(fl)}{' = ' if name == 'f' else form}{short(fl.expression)}{held_text(fl)}"
+    formula = fl.expression if full else short(fl.expression)
+    text = f"{label(fl)}{' = ' if name == 'f' else form}{formula}{held_text(fl)}"
     return Heat(np.asarray(compute(fl), dtype=float), text, signed, name)
 
 
@@ -203,3 +206,25 @@ def color_scale(arrays: Sequence[np.ndarray], signed: bool, *, log: bool = False
     t = float(np.percentile(nonzero, 10)) if nonzero.size else big
     t = min(max(t, big * 1e-12), big) if big > 0 else 1.0
     return ColorScale("symlog", lo, hi, linthresh=t, cmap=name)
+
+
+#: symlog's linscale (decades of display per linear region side) that makes the axis
+#: smooth: the linear part's slope equals the logarithmic part's at the threshold
+#: (matplotlib's symlog maps |a| <= t to a * linscale / (1 - 1/10) / t, beyond to
+#: 1 + ... + log10(|a|/t) decades; the slopes match when linscale = (1 - 1/10) / ln 10),
+#: so a smooth curve gets no kink where it enters the linear region
+SMOOTH_LINSCALE = (1 - 1 / 10) / math.log(10)
+
+
+def curve_linthresh(arrays: Sequence[np.ndarray]) -> float:
+    """The linear threshold of a curve's symlog axis, from the data: below the smallest
+    |f| of every curve that keeps one sign (exp(x) is logarithmic all the way, so its
+    decades stay straight lines), and at most the smallest tenth of all magnitudes (a
+    curve through 0 still shows its decades); a half-decade margin under that |f|."""
+    scale = color_scale(arrays, False, log=True)
+    t = scale.linthresh
+    for a in arrays:
+        vals = np.ravel(a)[np.isfinite(np.ravel(a))]
+        if vals.size and ((vals > 0).all() or (vals < 0).all()):
+            t = min(t, float(np.abs(vals).min()) / 10 ** 0.5)
+    return t

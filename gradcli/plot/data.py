@@ -260,6 +260,10 @@ def _taylor(expression: str, grid: Mapping[str, Any], names: list[str], kind: st
                               "each component of a vector")
     if not np.isfinite(at):
         raise EvaluationError(f"--taylor {name}: the point must be finite")
+    lo, hi = sorted(float(v) for v in grid[name][:2])
+    if not lo <= at <= hi:  # its polynomials and marked point would be off the picture
+        raise EvaluationError(f"--taylor {name}={at:g} is outside the grid's range "
+                              f"{lo:g} to {hi:g}")
     point = {n: v for n, v in grid.items() if not isinstance(v, (tuple, list))} | {name: at}
     got = prepare(expression, "taylor", at=point, order=order, wrt=name).run()
     return float(at), np.asarray(got.arrays["coefficient"], dtype=float).reshape(-1)

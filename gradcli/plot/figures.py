@@ -12,6 +12,7 @@ so tests can check the data, not the pixels.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,14 +22,34 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import LogNorm, Normalize, SymLogNorm
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator
 
 from ..evaluation import EvaluationError
 from . import breaks
 from .arrows import CURVE_ARROWS, clip_note, fit_plane, plane_lattice
-from .colors import ColorScale, Heat, color_scale, heat, heat_name, held_text, short
+from .colors import (
+    SMOOTH_LINSCALE,
+    ColorScale,
+    Heat,
+    color_scale,
+    curve_linthresh,
+    heat,
+    heat_name,
+    held_text,
+    short,
+)
 from .data import Field, flat_error
 from .layout import (
+    BOTTOM,
+    CAPTION,
+    CBAR_LABELS,
+    CBAR_PAD,
+    CBAR_WIDTH,
     CURVE_PERCENTILE,
+    LEFT,
+    RIGHT,
+    TOP,
+    TOP_TITLE,
     Box,
     choose_aspect,
     clamp_every,
@@ -43,10 +64,16 @@ from .marks import wanted as marks_wanted
 from .marks import with_marks
 from .options import PlotOptions
 
-__all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "OVERLAYS", "Canvas",
-           "plane_box", "CLIPPED"]
+__all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "check_texts", "OVERLAYS",
+           "Canvas", "plane_box", "CLIPPED"]
 
 CURVE_SIZE, PLANE_SIZE = (8.0, 4.5), (7.0, 5.4)
+#: a plane without --size: its axes take about this many square inches in the data's own
+#: shape (equal aspect), at most MAX_AXES inches wide and high, so the figure follows the
+#: data instead of framing a strip in a blank canvas
+PLANE_AREA, MAX_AXES, AUTO_AXES = 22.0, (10.0, 7.0), (5.6, 4.2)
+LABEL_INCH = 0.085  # inches per character of a label at the default font size
+LEGEND_PAD = 0.08  # inches between the legend below the axes and what is above it
 CLIPPED = "#e6007e"  # clipped arrows: magenta, on no default colormap
 
 
@@ -68,6 +95,8 @@ class Drawn:
     arrows: Any = None  # the ArrowFit: full length, which arrows were clipped
     caption: Any = None
     caption_text: str | None = None  # says which arrows were clipped, under the axes
+    legend: Any = None  # the legend (inside the axes, or the figure's below them)
+    crop: bool = False  # saved cropped to its content (no --size: the figure is the data's)
     notes: list[str] = field(default_factory=list)  # for stderr
 
 
@@ -94,6 +123,7 @@ class Canvas:
     limits: Limits
     heat: Heat | None = None
     extent: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 1.0)
+    full_label: str | None = None  # a label cut to fit: the title shows it whole
 
 
 def check_cmap(name: str) -> None:
@@ -101,6 +131,30 @@ def check_cmap(name: str) -> None:
     if name not in matplotlib.colormaps:
         raise EvaluationError(f"unknown colormap '{name}': try viridis, magma, inferno, "
                               "cividis, RdBu_r or coolwarm")
+
+
+#: the options whose text matplotlib draws, and so reads as mathtext between $ signs
+TEXTS = {"title": "--title", "xlabel": "--xlabel", "ylabel": "--ylabel",
+         "colorbar_label": "--colorbar-label"}
+
+
+def check_texts(opts: PlotOptions) -> None:
+    """Reject a title or label whose $...$ is not valid mathtext (matplotlib would fail
+    while saving) with a one-line EvaluationError; ``\\$`` is a literal dollar sign."""
+    from matplotlib.cbook import is_math_text
+    from matplotlib.mathtext import MathTextParser
+
+    for name, flag in TEXTS.items():
+        text = getattr(opts, name)
+        if text is None or not is_math_text(text):
+            continue
+        try:
+            MathTextParser("path").parse(text)
+        except ValueError as exc:
+            reason = str(exc).strip().splitlines()[-1].split(" (at char")[0].strip()
+            raise EvaluationError(f"{flag} '{text}': the text between $ signs is not "
+                                  f"valid mathtext ({reason}); write \\$ for a dollar "
+                                  "sign") from None
 
 
 def _finite(a: np.ndarray) -> np.ndarray:
@@ -127,7 +181,8 @@ def build_figure(field_: Field, options: PlotOptions | None = None,
         field_ = with_marks(field_, opts)
     if opts.cmap is not None:
         check_cmap(opts.cmap)
-    size = opts.size or (CURVE_SIZE if field_.kind == "curve" else PLANE_SIZE)
+    check_texts(opts)
+    size = opts.size or (CURVE_SIZE if field_.kind == "curve" else plane_size(field_, opts))
     fig = Figure(figsize=size, dpi=opts.dpi)
     FigureCanvasAgg(fig)
     base = "curve" if field_.kind == "curve" else "plane"
@@ -137,12 +192,109 @@ def build_figure(field_: Field, options: PlotOptions | None = None,
         if overlay.kind in ("any", base) and overlay.wanted(opts):
             overlay.draw(canvas)
     drawn = canvas.drawn
-    if opts.title:
-        drawn.ax.set_title(opts.title)
+    # cropped to its content, unless --size asked for an exact canvas
+    drawn.crop = opts.size is None
+    title = opts.title or canvas.full_label
+    if title:
+        drawn.ax.set_title(_wrap(title, canvas.box.width))
+    put_legend(canvas)
     if drawn.caption_text:
-        drawn.caption = fig.text(0.01, 0.012, drawn.caption_text, fontsize="small",
-                                 color="0.2", ha="left", va="bottom")
+        drawn.caption = fig.text(0.01, 0.054 / fig.get_figheight(), drawn.caption_text,
+                                 fontsize="small", color="0.2", ha="left", va="bottom")
     return fig, drawn
+
+
+def _wrap(text: str, width: float) -> str:
+    """``text`` in lines that fit ``width`` inches (a title never runs off the figure)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, max(20, int(width / LABEL_INCH)),
+                                   break_long_words=True)) or text
+
+
+def plane_size(fl: Field, opts: PlotOptions, caption: bool = False) -> tuple[float, float]:
+    """The figure size of a plane drawn without --size: axes of PLANE_AREA square inches in
+    the data's shape (equal aspect; AUTO_AXES on auto aspect), within MAX_AXES, plus the
+    margins, the colour bar and a title or caption line."""
+    (x, y) = fl.coords[:2]
+    xr = abs(x[-1] - x[0]) * len(x) / max(len(x) - 1, 1)  # the extent: half a cell each side
+    yr = abs(y[-1] - y[0]) * len(y) / max(len(y) - 1, 1)
+    aspect, _ = choose_aspect(fl.names, (abs(x[-1] - x[0]), abs(y[-1] - y[0])), opts.aspect)
+    if aspect == "equal" and xr > 0 and yr > 0:
+        shape = yr / xr
+        w = min(MAX_AXES[0], (PLANE_AREA / shape) ** 0.5)
+        h = w * shape
+        if h > MAX_AXES[1]:
+            h = MAX_AXES[1]
+            w = h / shape
+    else:
+        w, h = AUTO_AXES
+    has_cbar = heat_name(fl, opts.color) is not None or opts.stream or opts.arrows
+    extra = CBAR_PAD + CBAR_WIDTH + CBAR_LABELS if has_cbar else 0.0
+    cut = _label_cut(fl, opts, h)
+    title = opts.title or (_colorbar_text(fl, opts) if cut else None)
+    lines = _wrap(title, w).count("\n") + 1 if title else 0
+    top = TOP_TITLE + (lines - 1) * 0.2 if lines else TOP
+    return (w + LEFT + RIGHT + extra, h + BOTTOM + top + (CAPTION if caption else 0.0))
+
+
+def _colorbar_text(fl: Field, opts: PlotOptions) -> str | None:
+    if opts.colorbar_label is not None:
+        return opts.colorbar_label
+    hm_name = heat_name(fl, opts.color)
+    if hm_name is not None:
+        hm = heat(fl, hm_name, full=True)
+        return hm.label if hm is not None else None
+    if opts.stream or opts.arrows:
+        return _bare_label(fl, full=True)
+    return None
+
+
+def _label_cut(fl: Field, opts: PlotOptions, height: float) -> bool:
+    text = _colorbar_text(fl, opts)
+    return text is not None and len(text) > int(height / LABEL_INCH)
+
+
+def put_legend(c: Canvas) -> float:
+    """Place the legend of everything labelled (--legend): ``auto`` puts a curve's on its
+    emptiest spot (matplotlib's "best") and a plane's below the axes, since a heatmap
+    has no empty spot; ``outside`` puts it below the axes, growing the figure by its
+    height; ``none`` draws none. Returns the inches added below."""
+    handles, labels = c.ax.get_legend_handles_labels()
+    if c.opts.legend == "none" or not handles:
+        return 0.0
+    if c.field.kind == "curve" and len(handles) < 2 and c.field.marks is None:
+        return 0.0  # one curve is named by the y label
+    inside = c.opts.legend == "auto" and c.field.kind == "curve"
+    if inside:
+        c.drawn.legend = c.ax.legend(loc="best", fontsize="small", framealpha=0.85)
+        return 0.0
+    fig = c.fig
+    renderer = fig.canvas.get_renderer()
+    fw, fh = fig.get_figwidth(), fig.get_figheight()
+    legend = None
+    for ncol in range(len(handles), 0, -1):  # as many columns as fit the figure's width
+        if legend is not None:
+            legend.remove()
+        legend = fig.legend(handles, labels, loc="upper center", ncol=ncol,
+                            fontsize="small", frameon=False, borderaxespad=0.0)
+        if legend.get_window_extent(renderer).width / fig.dpi <= fw - 0.1:
+            break
+    assert legend is not None
+    c.drawn.legend = legend
+    need = legend.get_window_extent(renderer).height / fig.dpi + LEGEND_PAD
+    # the x axis's lowest text (tick labels, label) in inches; the caption keeps its line
+    label_bottom = c.ax.get_tightbbox(renderer).y0 / fig.dpi
+    room = label_bottom - (CAPTION if c.drawn.caption_text else 0.0)
+    grow = max(0.0, need - room)
+    if grow > 0:
+        positions = [(a, a.get_position().bounds) for a in fig.axes]
+        fig.set_size_inches(fw, fh + grow)
+        for a, (x0, y0, w, h) in positions:  # the same place in inches, moved up by grow
+            a.set_position((x0, (y0 * fh + grow) / (fh + grow), w, h * fh / (fh + grow)))
+    top = (label_bottom + grow - LEGEND_PAD) / (fh + grow)
+    legend.set_bbox_to_anchor((0.5, top), transform=fig.transFigure)
+    return grow
 
 
 def _curve_ylim(fl: Field, opts: PlotOptions, limits: Limits) -> tuple[tuple[float, float],
@@ -158,9 +310,12 @@ def _draw_curve(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
     ylim, note = _curve_ylim(fl, opts, limits)
     aspect = opts.aspect or "auto"
     spans = (x[-1] - x[0], ylim[1] - ylim[0])
-    box = place(size, aspect, *spans, False, bool(opts.title))
+    ylabel = opts.ylabel if opts.ylabel is not None else f"f({name}) = {fl.expression}" \
+        f"{held_text(fl)}"
+    titled = bool(opts.title) or len(ylabel) > size[1] / LABEL_INCH
+    box = place(size, aspect, *spans, False, titled)
     if opts.arrows and not opts.log and _tangent_fit(fl, opts, box, ylim)[1].clipped.any():
-        box = place(size, aspect, *spans, False, bool(opts.title), caption=True)
+        box = place(size, aspect, *spans, False, titled, caption=True)
     ax = fig.add_axes(box.axes)
     drawn = Drawn(ax, notes=[note] if note else [])
     many = len(fl.values) > 1
@@ -170,18 +325,43 @@ def _draw_curve(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
         text = f"f[{i}]({name}) = {short(label, 40)}" if many else \
             f"f({name}) = {short(label)}{held_text(fl)}"
         drawn.lines += ax.plot(xs, fs, color=color, lw=1.5, zorder=2, label=text)
+    ax.set_xlim(x[0], x[-1])
     if opts.log:
         scale = color_scale(list(fl.values), False, log=True)
         if scale.kind == "log":
             ax.set_yscale("log")
         else:
-            ax.set_yscale("symlog", linthresh=scale.linthresh)
-    ax.set_xlim(x[0], x[-1])
+            ax.set_ylim(*ylim)
+            _symlog_axis(ax, curve_linthresh(list(fl.values)), name)
     ax.set_ylim(*ylim)
     ax.set_aspect(aspect)
-    ax.set_xlabel(name)
-    ax.set_ylabel(f"f({name}) = {short(fl.expression, 50)}{held_text(fl)}")
-    return Canvas(fig, ax, None, fl, opts, box, drawn, limits)
+    ax.set_xlabel(opts.xlabel if opts.xlabel is not None else name)
+    ylabel = opts.ylabel if opts.ylabel is not None else f"f({name}) = {fl.expression}" \
+        f"{held_text(fl)}"
+    fits = max(12, int(box.height / LABEL_INCH))
+    ax.set_ylabel(short(ylabel, fits))
+    full = ylabel if len(ylabel) > fits and not opts.title else None
+    return Canvas(fig, ax, None, fl, opts, box, drawn, limits, full_label=full)
+
+
+def _symlog_axis(ax: Any, t: float, name: str) -> None:
+    """A smooth symlog y axis (no kink where a curve enters the linear part), with the
+    linear band |f| < t shaded and labelled on the picture."""
+    from matplotlib.transforms import blended_transform_factory
+
+    ax.set_yscale("symlog", linthresh=t, linscale=SMOOTH_LINSCALE)
+    lo, hi = ax.get_ylim()
+    top = math.log10(max(abs(lo), abs(hi), t))
+    # 0 and the decades clear of the band (whose edges would print on top of 0)
+    first = math.floor(math.log10(t)) + 1
+    step = max(1, math.ceil((top - first + 1) / 6))
+    decades = [10.0 ** k for k in range(first, math.floor(top) + 1, step)]
+    ax.yaxis.set_major_locator(FixedLocator(sorted(
+        [0.0, *(d for d in decades if d <= hi), *(-d for d in decades if -d >= lo)])))
+    ax.axhspan(-t, t, color="0.93", zorder=0, lw=0)
+    ax.text(0.995, 0.0, f"linear for |f({name})| < {t:.3g}, logarithmic beyond",
+            transform=blended_transform_factory(ax.transAxes, ax.transData), ha="right",
+            va="center", fontsize="x-small", color="0.35", zorder=1)
 
 
 def _derivative(c: Canvas) -> None:
@@ -256,11 +436,6 @@ def _taylor(c: Canvas) -> None:
     c.ax.plot([at], [coefficients[0]], "o", color="k", ms=5, zorder=5)
 
 
-def _legend(c: Canvas) -> None:
-    if len(c.drawn.lines) > 1:  # one curve is named by the y label
-        c.ax.legend(loc="best", fontsize="small")
-
-
 def plane_box(fl: Field, opts: PlotOptions, size: tuple[float, float],
               caption: bool = False) -> tuple[Box, str, tuple[float, ...], str | None]:
     """The axes layout of a plane: box, aspect, extent and the aspect note."""
@@ -271,7 +446,8 @@ def plane_box(fl: Field, opts: PlotOptions, size: tuple[float, float],
     aspect, note = choose_aspect(fl.names, (abs(x[-1] - x[0]), abs(y[-1] - y[0])),
                                  opts.aspect)
     has_cbar = heat_name(fl, opts.color) is not None or opts.stream or opts.arrows
-    box = place(size, aspect, xr, yr, has_cbar, bool(opts.title), caption)
+    titled = bool(opts.title) or _label_cut(fl, opts, size[1] - BOTTOM - TOP_TITLE)
+    box = place(size, aspect, xr, yr, has_cbar, titled, caption)
     return box, aspect, extent, note
 
 
@@ -283,16 +459,19 @@ def _draw_plane(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
         fit = fit_plane(fl, opts, lat, box.ratio(extent[1] - extent[0],
                                                  extent[3] - extent[2]), limits.lengths).fit
         if fit.clipped.any():  # room for the caption that says so
+            if opts.size is None:
+                size = plane_size(fl, opts, caption=True)
+                fig.set_size_inches(*size)
             box = plane_box(fl, opts, size, caption=True)[0]
     ax = fig.add_axes(box.axes)
     cax = fig.add_axes(box.cbar) if box.cbar is not None else None
     drawn = Drawn(ax, notes=[note] if note else [])
-    hm = heat(fl, heat_name(fl, opts.color))
+    hm = heat(fl, heat_name(fl, opts.color), full=True)
     c = Canvas(fig, ax, cax, fl, opts, box, drawn, limits, hm, extent)
     if hm is not None:
         scale = limits.colors or color_scale([hm.values], hm.signed, log=opts.log,
                                              vmin=opts.vmin, vmax=opts.vmax, cmap=opts.cmap)
-        label = short(hm.label, int(box.height / 0.085))  # what fits along the colorbar
+        label = _cbar_label(c, hm.label)
         drawn.image = ax.imshow(_finite(hm.values).T, origin="lower", extent=extent,
                                 cmap=scale.cmap, norm=mpl_norm(scale), aspect=aspect,
                                 zorder=0, interpolation="nearest")
@@ -301,13 +480,23 @@ def _draw_plane(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
     ax.set_xlim(extent[0], extent[1])
     ax.set_ylim(extent[2], extent[3])
     ax.set_aspect(aspect)
-    ax.set_xlabel(fl.names[0])
-    ax.set_ylabel(fl.names[1])
+    ax.set_xlabel(opts.xlabel if opts.xlabel is not None else fl.names[0])
+    ax.set_ylabel(opts.ylabel if opts.ylabel is not None else fl.names[1])
     return c
 
 
-def _bare_label(fl: Field) -> str:
-    return f"|F|, F = {short(fl.expression)}{held_text(fl)}"
+def _cbar_label(c: Canvas, label: str) -> str:
+    """The colour bar's label (--colorbar-label, else ``label``) cut to what fits along
+    it; when cut (and there is no --title) the title shows it whole."""
+    text = c.opts.colorbar_label if c.opts.colorbar_label is not None else label
+    fits = max(8, int(c.box.height / LABEL_INCH))
+    if len(text) > fits and not c.opts.title:
+        c.full_label = text
+    return short(text, fits)
+
+
+def _bare_label(fl: Field, full: bool = False) -> str:
+    return f"|F|, F = {fl.expression if full else short(fl.expression)}{held_text(fl)}"
 
 
 def _contour(c: Canvas) -> None:
@@ -339,7 +528,7 @@ def _stream(c: Canvas) -> None:
                                      density=1.3, linewidth=0.9, arrowsize=1.0, zorder=2)
     if by_magnitude:
         c.drawn.colorbar = c.fig.colorbar(c.drawn.stream.lines, cax=c.cax,
-                                          label=short(_bare_label(fl), int(c.box.height / 0.085)))
+                                          label=_cbar_label(c, _bare_label(fl, full=True)))
 
 
 def _contrast(rgba: np.ndarray) -> np.ndarray:
@@ -368,8 +557,7 @@ def _plane_arrows(c: Canvas) -> None:
                                    clim=(float(mag.min()), float(mag.max())) if mag.size
                                    else None, **common)
         drawn.colorbar = c.fig.colorbar(drawn.quiver, cax=c.cax,
-                                        label=short(_bare_label(fl),
-                                                    int(c.box.height / 0.085)))
+                                        label=_cbar_label(c, _bare_label(fl, full=True)))
     else:
         under = drawn.image.cmap(drawn.image.norm(lat.take(c.heat.values).ravel()[arrows.ok]))
         drawn.quiver = c.ax.quiver(px[plain], py[plain], fit.u[plain], fit.v[plain],
@@ -415,7 +603,6 @@ OVERLAYS: list[Overlay] = [
     Overlay("derivative", "curve", lambda o: o.derivative, _derivative),
     Overlay("tangents", "curve", lambda o: o.arrows, _tangents),
     Overlay("taylor", "curve", lambda o: o.taylor is not None, _taylor),
-    Overlay("legend", "curve", lambda o: True, _legend),
     Overlay("flows", "plane", lambda o: bool(o.flow_from), _marks("draw_flows")),
     Overlay("paths", "any", lambda o: bool(o.path_from), _marks("draw_paths")),
     Overlay("critical", "any", lambda o: o.mark_critical, _marks("draw_critical")),

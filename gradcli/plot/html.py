@@ -17,6 +17,7 @@ import importlib.util
 import json
 import math
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,17 +26,18 @@ from ..engine.grad_mode import quiet
 from ..evaluation import EvaluationError
 from ..output.atomic import atomic_open
 from . import breaks
-from .arrows import clip_note, fit_plane, plane_lattice
+from .arrows import clip_note, fit_plane, plane_lattice, shown_lengths
 from .colors import color_scale, heat, heat_name, held_text, short
 from .data import Field
 from .layout import choose_aspect, clamp_every, default_every, fit_arrows, lattice, y_range
 from .marks_page import add_marks
-from .options import PlotOptions
+from .options import DEFAULT_FPS, PlotOptions
 
 __all__ = ["write_page", "plotly_js", "hover_lines", "DIV_ID", "page_spec"]
 
 DIV_ID = "gradcli-plot"
 WIDTH, HEIGHT = 900, 720  # pixels: fixed, so arrows drawn in data units keep their shape
+SLIDER_HEIGHT = 90  # pixels below the plot for an animation's play button and slider
 MARGIN = dict(l=70, r=30, t=60, b=70)
 CLIPPED = "#e6007e"
 CONE_ARROWS = 10  # default cones per axis
@@ -134,6 +136,19 @@ def _arrow_lines(x: np.ndarray, y: np.ndarray, u: np.ndarray, v: np.ndarray,
     return xs, ys
 
 
+def _axis_label(asked: str | None, default: str) -> str:
+    """--xlabel/--ylabel as typed, else the default; escaped (plotly renders HTML)."""
+    return html.escape(asked if asked is not None else default)
+
+
+def _legend(layout: dict[str, Any], opts: PlotOptions) -> None:
+    """--legend: none hides it, outside puts it below the plot (auto: plotly's place)."""
+    if opts.legend == "none":
+        layout["showlegend"] = False
+    elif opts.legend == "outside":
+        layout["legend"] = {"orientation": "h", "y": -0.15, "yanchor": "top"}
+
+
 def _title(fl: Field, opts: PlotOptions) -> str:
     if opts.title:
         return html.escape(opts.title)
@@ -141,7 +156,8 @@ def _title(fl: Field, opts: PlotOptions) -> str:
     return html.escape(f"f({args}) = {short(fl.expression, 80)}{held_text(fl)}")
 
 
-def _plane(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], list[str]]:
+def _plane(fl: Field, opts: PlotOptions, limits: Any = None
+           ) -> tuple[list[Any], dict[str, Any], list[str]]:
     (x, y) = fl.coords[:2]
     dx, dy = x[1] - x[0], y[1] - y[0]
     xr, yr = x[-1] - x[0] + dx, y[-1] - y[0] + dy
@@ -153,11 +169,13 @@ def _plane(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
     ratio = 1.0 if aspect == "equal" else (yr / plot_h) / (xr / plot_w)
     hm = heat(fl, heat_name(fl, opts.color) or "magnitude")
     assert hm is not None
-    scale = color_scale([hm.values], hm.signed, log=opts.log, vmin=opts.vmin,
-                        vmax=opts.vmax, cmap=opts.cmap)
+    scale = limits.colors if limits is not None and limits.colors is not None else \
+        color_scale([hm.values], hm.signed, log=opts.log, vmin=opts.vmin, vmax=opts.vmax,
+                    cmap=opts.cmap)
     colors, reverse = _colorscale(scale.cmap)
     lo, hi = scale.transform(np.array([scale.vmin, scale.vmax]))
-    bar: dict[str, Any] = {"title": {"text": html.escape(short(hm.label, 70)),
+    bar_label = opts.colorbar_label if opts.colorbar_label is not None else short(hm.label, 70)
+    bar: dict[str, Any] = {"title": {"text": html.escape(bar_label),
                                      "side": "right"}}
     if scale.kind != "linear":
         ticks = np.unique(np.concatenate([np.linspace(scale.vmin, scale.vmax, 5), [0.0]]
@@ -180,7 +198,8 @@ def _plane(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
     if opts.arrows:
         lat = plane_lattice(fl, opts)
         notes += [lat.note] if lat.note else []
-        arrows = fit_plane(fl, opts, lat, ratio)
+        arrows = fit_plane(fl, opts, lat, ratio,
+                           None if limits is None else limits.lengths)
         fit = arrows.fit
         u, v = fit.u / fit.quiver_scale, fit.v / fit.quiver_scale
         for name, pick, color in (("arrows", ~fit.clipped, "black"),
@@ -199,9 +218,11 @@ def _plane(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
         if caption:  # the clipped arrows' legend entry says what they are
             traces[-1]["name"] = html.escape(caption)
     layout: dict[str, Any] = {
-        "xaxis": {"title": {"text": fl.names[0]}, "range": [x[0] - dx / 2, x[-1] + dx / 2],
+        "xaxis": {"title": {"text": _axis_label(opts.xlabel, fl.names[0])},
+                  "range": [x[0] - dx / 2, x[-1] + dx / 2],
                   "constrain": "domain"},
-        "yaxis": {"title": {"text": fl.names[1]}, "range": [y[0] - dy / 2, y[-1] + dy / 2],
+        "yaxis": {"title": {"text": _axis_label(opts.ylabel, fl.names[1])},
+                  "range": [y[0] - dy / 2, y[-1] + dy / 2],
                   "constrain": "domain"},
         "legend": {"orientation": "h", "y": -0.12}}
     if aspect == "equal":
@@ -223,7 +244,8 @@ def _contour_trace(fl: Field, values: np.ndarray, count: int) -> dict[str, Any]:
             "hoverinfo": "skip", "name": "contours"}
 
 
-def _curve(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], list[str]]:
+def _curve(fl: Field, opts: PlotOptions, limits: Any = None
+           ) -> tuple[list[Any], dict[str, Any], list[str]]:
     x, name = fl.coords[0], fl.names[0]
     many = len(fl.values) > 1
     text = np.array(hover_lines(fl), dtype=object)
@@ -249,15 +271,18 @@ def _curve(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
                            "line": {"color": PALETTE[(i + 1) % 10], "dash": "dot",
                                     "width": 1.5}, "hoverinfo": "skip"})
     ylim, note = y_range([*fl.values, *fl.grad], opts.ylim, opts.log)
+    if limits is not None and limits.ylim is not None:  # every frame's, fixed
+        ylim, note = limits.ylim, None
     notes = [note] if note else []
-    yaxis: dict[str, Any] = {"title": {"text": html.escape(
-        f"f({name}) = {short(fl.expression, 50)}")}, "range": list(ylim)}
+    yaxis: dict[str, Any] = {"title": {"text": _axis_label(
+        opts.ylabel, f"f({name}) = {short(fl.expression, 50)}")}, "range": list(ylim)}
     if opts.log:
         if min(float(np.nanmin(np.where(np.isfinite(a), a, np.nan))) for a in fl.values) > 0:
             yaxis |= {"type": "log", "range": [math.log10(ylim[0]), math.log10(ylim[1])]}
         else:
             notes.append("--log: the page has no symlog axis; drawn on a linear one")
-    layout = {"xaxis": {"title": {"text": name}, "range": [x[0], x[-1]]}, "yaxis": yaxis,
+    layout = {"xaxis": {"title": {"text": _axis_label(opts.xlabel, name)},
+                        "range": [x[0], x[-1]]}, "yaxis": yaxis,
               "hovermode": "closest"}
     return traces, layout, notes
 
@@ -307,11 +332,16 @@ def _cones(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
 
 
 def check_page_size(fl: Field) -> None:
-    """A 2-D or 1-D page carries a hover label for every grid point: refuse grids whose
-    page would be too big to open (3-D pages show only the cones' lattice)."""
+    """A 2-D or 1-D page carries a hover label for every grid point of every frame: refuse
+    grids whose page would be too big to open (3-D pages show only the cones' lattice)."""
     if len(fl.names) == 3:
         return
     points = int(np.prod([len(c) for c in fl.coords]))
+    if fl.frames is not None and points * len(fl.frames) > MAX_PAGE_POINTS:
+        raise EvaluationError(
+            f"-o *.html: {points:,} grid points in each of {len(fl.frames)} frames is too "
+            f"many for a page (each gets a hover label; at most {MAX_PAGE_POINTS:,} in "
+            "all): use a coarser --grid or fewer --animate frames")
     if points > MAX_PAGE_POINTS:
         raise EvaluationError(f"-o *.html: {points:,} grid points is too many for a page "
                               f"(each gets a hover label; at most {MAX_PAGE_POINTS:,}): "
@@ -321,14 +351,104 @@ def check_page_size(fl: Field) -> None:
 def page_spec(fl: Field, opts: PlotOptions) -> tuple[dict[str, Any], list[str]]:
     """The plotly figure (data, layout, config) for ``fl`` and the notes for stderr."""
     check_page_size(fl)
+    if fl.frames is not None:
+        return _animated_spec(fl, opts)
     build = _curve if fl.kind == "curve" else _cones if len(fl.names) == 3 else _plane
     traces, layout, notes = build(fl, opts)
     add_marks(fl, traces)
+    _legend(layout, opts)
     layout |= {"title": {"text": _title(fl, opts)}, "width": WIDTH, "height": HEIGHT,
                "margin": MARGIN, "template": None, "font": {"family": "sans-serif"}}
     config = {"displaylogo": False, "responsive": False,
               "modeBarButtonsToRemove": ["sendDataToCloud"]}
     return {"data": traces, "layout": layout, "config": config}, notes
+
+
+def _animated_spec(fl: Field, opts: PlotOptions) -> tuple[dict[str, Any], list[str]]:
+    """A page with a play button and a slider over the animated variable: one plotly frame
+    per value, every frame's traces built as a still's with the colour scale, arrow
+    lengths and y-range fixed over all frames, and hover labels from the engine's columns
+    at that frame (the animated variable shown as held)."""
+    if len(fl.names) == 3:
+        raise EvaluationError("--animate with -o *.html draws one or two grid variables; "
+                              "a 3-D field's page has no slider: add --slice VAR=VALUE")
+    assert fl.frames is not None and fl.animated is not None
+    limits = _page_limits(fl, opts)
+    build = _curve if fl.kind == "curve" else _plane
+    frames, notes, layout = [], [], {}
+    for k in range(len(fl.frames)):
+        still = fl.frame(k)
+        traces, still_layout, still_notes = build(still, opts, limits)
+        add_marks(still, traces)
+        name = f"frame {k}"  # unique, whatever the values print as
+        frames.append({"name": name, "data": traces,
+                       "layout": {"title": {"text": _title(still, opts)}}})
+        if k == 0:
+            layout, notes = still_layout, still_notes
+    _legend(layout, opts)
+    fps = DEFAULT_FPS if opts.fps is None else opts.fps
+    play = {"frame": {"duration": round(1000 / fps), "redraw": True},
+            "transition": {"duration": 0}, "fromcurrent": True, "mode": "immediate"}
+    jump = {"frame": {"duration": 0, "redraw": True}, "transition": {"duration": 0},
+            "mode": "immediate"}
+    layout |= {
+        "title": {"text": frames[0]["layout"]["title"]["text"]},
+        "width": WIDTH, "height": HEIGHT + SLIDER_HEIGHT,
+        "margin": MARGIN | {"b": MARGIN["b"] + SLIDER_HEIGHT},
+        "template": None, "font": {"family": "sans-serif"},
+        "updatemenus": [{"type": "buttons", "direction": "left", "showactive": False,
+                         "x": 0.1, "y": 0, "xanchor": "right", "yanchor": "top",
+                         "pad": {"t": 75, "r": 10},
+                         "buttons": [{"label": "Play", "method": "animate",
+                                      "args": [None, play]},
+                                     {"label": "Pause", "method": "animate",
+                                      "args": [[None], jump]}]}],
+        "sliders": [{"active": 0, "x": 0.1, "len": 0.9, "y": 0, "xanchor": "left",
+                     "yanchor": "top", "pad": {"t": 50, "b": 10},
+                     "currentvalue": {"prefix": f"{fl.animated} = ", "xanchor": "right"},
+                     "steps": [{"label": f"{v:.4g}", "method": "animate",
+                                "args": [[f["name"]], jump]}
+                               for v, f in zip(fl.frames.tolist(), frames, strict=True)]}]}
+    config = {"displaylogo": False, "responsive": False,
+              "modeBarButtonsToRemove": ["sendDataToCloud"]}
+    return {"data": frames[0]["data"], "layout": layout, "frames": frames,
+            "config": config}, notes
+
+
+@dataclass
+class PageLimits:
+    """What every frame of an animated page shares: the colour scale, the arrows'
+    displayed lengths over all frames (one arrow scale) and a curve's y-range."""
+
+    colors: Any = None
+    lengths: np.ndarray | None = None
+    ylim: tuple[float, float] | None = None
+
+
+def _page_limits(fl: Field, opts: PlotOptions) -> PageLimits:
+    if fl.kind == "curve":
+        return PageLimits(ylim=y_range([*fl.values, *fl.grad], opts.ylim, opts.log)[0])
+    hm = heat(fl, heat_name(fl, opts.color) or "magnitude")
+    assert hm is not None
+    limits = PageLimits(colors=color_scale([hm.values], hm.signed, log=opts.log,
+                                           vmin=opts.vmin, vmax=opts.vmax, cmap=opts.cmap))
+    if opts.arrows and not opts.normalize:
+        first = fl.frame(0)
+        limits.lengths = shown_lengths(fl, plane_lattice(first, opts), page_ratio(first, opts))
+    return limits
+
+
+def page_ratio(fl: Field, opts: PlotOptions) -> float:
+    """y data units per x data unit on the page's plane (as _plane computes it)."""
+    (x, y) = fl.coords[:2]
+    if fl.kind == "curve":
+        return 1.0
+    dx, dy = x[1] - x[0], y[1] - y[0]
+    xr, yr = x[-1] - x[0] + dx, y[-1] - y[0] + dy
+    aspect, _ = choose_aspect(fl.names, (abs(x[-1] - x[0]), abs(y[-1] - y[0])), opts.aspect)
+    plot_w = WIDTH - MARGIN["l"] - MARGIN["r"] - 120
+    plot_h = HEIGHT - MARGIN["t"] - MARGIN["b"]
+    return 1.0 if aspect == "equal" else (yr / plot_h) / (xr / plot_w)
 
 
 def _script_safe(text: str) -> str:
@@ -343,13 +463,16 @@ def write_page(fl: Field, opts: PlotOptions, path: str) -> list[str]:
     data = _script_safe(json.dumps(spec, separators=(",", ":"), ensure_ascii=False,
                                    allow_nan=False))
     title = html.escape(f"gradcli: {short(fl.expression, 80)}")
+    # a page with frames passes the whole figure (data, layout, frames, config) at once
+    call = f'Plotly.newPlot("{DIV_ID}", spec);' if "frames" in spec else \
+        f'Plotly.newPlot("{DIV_ID}", spec.data, spec.layout, spec.config);'
     page = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{title}</title>\n"
         "<style>body{margin:0;font-family:sans-serif;background:#fff}</style>\n"
         f"<script>{js}</script>\n</head>\n<body>\n<div id=\"{DIV_ID}\"></div>\n"
         f"<script>\nconst spec = {data};\n"
-        f'Plotly.newPlot("{DIV_ID}", spec.data, spec.layout, spec.config);\n'
+        f"{call}\n"
         "</script>\n</body>\n</html>\n")
     with atomic_open(path, "w", encoding="utf-8", newline="\n") as handle:
         handle.write(page)

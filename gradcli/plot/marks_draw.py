@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .figures import Canvas
 
 __all__ = ["draw_basins", "draw_critical", "draw_paths", "draw_flows", "draw_legend",
-           "MARKERS", "basin_colors"]
+           "MARKERS", "basin_colors", "saddle_segments", "DIRECTION_LENGTH"]
 
 #: type -> (marker, colour): minima point down, maxima up, saddles are crosses; a field's
 #: stable points are blue, unstable red
@@ -74,6 +74,53 @@ def draw_critical(c: Canvas) -> None:
         y = found.f[pick] if curve else found.X[pick, 1]
         c.ax.scatter(x, y, marker=marker, s=90, c=color, edgecolors="black", linewidths=0.8,
                      zorder=6, label=f"{kind} ({int(pick.sum())})")
+    if not curve:
+        _saddle_directions(c)
+
+
+#: half-length of a saddle's direction lines, as a fraction of the axes' smaller side
+DIRECTION_LENGTH = 0.06
+#: stable directions blue, unstable red, as the markers of stable and unstable points
+DIRECTION_COLORS = {"stable": "#1f77b4", "unstable": "#d62728"}
+
+
+def saddle_segments(c: Canvas) -> list[tuple[str, np.ndarray]]:
+    """(``stable`` or ``unstable``, 2x2 ends) of the short line through each saddle along
+    each eigenvector, as long on screen in every direction. A field's stable directions
+    have eigenvalue < 0 (the flow comes in along them); for a scalar f they are those of
+    the gradient-descent flow, x' = -grad f: the Hessian's positive eigenvalues."""
+    found = c.field.marks.critical
+    if found is None or found.vec is None:
+        return []
+    (x0, x1), (y0, y1) = c.ax.get_xlim(), c.ax.get_ylim()
+    span = np.array([x1 - x0, y1 - y0])
+    w, h = c.box.width, c.box.height
+    half = max(0.3, DIRECTION_LENGTH * min(w, h))  # inches: clear of the marker
+    out = []
+    for p in np.flatnonzero(found.types == "saddle"):
+        for i in range(found.vec.shape[1]):
+            v = found.vec[p, i]
+            if not np.isfinite(v).all():
+                continue
+            lam = float(np.real(found.eig[p, i]))
+            sinks = lam > 0 if found.kind == "scalar" else lam < 0
+            shown = v / span * np.array([w, h])  # inches per unit of v
+            d = v * half / float(np.hypot(*shown))
+            ends = np.array([found.X[p] - d, found.X[p] + d])
+            out.append(("stable" if sinks else "unstable", ends))
+    return out
+
+
+def _saddle_directions(c: Canvas) -> None:
+    labelled: set[str] = set()
+    for which, ends in saddle_segments(c):
+        label = f"{which} direction" if which not in labelled else None
+        labelled.add(which)
+        c.ax.plot(ends[:, 0], ends[:, 1], color="white", lw=4.0, alpha=0.7, zorder=5.8,
+                  solid_capstyle="butt")
+        line, = c.ax.plot(ends[:, 0], ends[:, 1], color=DIRECTION_COLORS[which], lw=2.0,
+                          zorder=5.9, solid_capstyle="butt", label=label)
+        line.set_gid(f"{which} direction")  # found again by tests and by the SVG's ids
 
 
 def draw_paths(c: Canvas) -> None:
@@ -112,8 +159,6 @@ def draw_flows(c: Canvas) -> None:
 
 
 def draw_legend(c: Canvas) -> None:
-    handles, labels = c.ax.get_legend_handles_labels()
-    if handles:
-        c.ax.legend(loc="best", fontsize="small", framealpha=0.85)
+    # the legend itself is placed by figures.put_legend, after every overlay
     if c.field.marks.notes:
         c.drawn.notes.extend(c.field.marks.notes)

@@ -97,6 +97,45 @@ def add_marks(fl: Field, traces: list[dict[str, Any]]) -> None:
                            "text": text, "hovertemplate": "%{text}<extra></extra>",
                            "marker": {"symbol": symbol, "size": 12, "color": color,
                                       "line": {"color": "black", "width": 1}}})
+        if fl.kind != "curve":
+            traces += _saddle_directions(fl, found)
+
+
+#: stable directions blue, unstable red, as in the picture (marks_draw.DIRECTION_COLORS)
+DIRECTIONS = {"stable": "#1f77b4", "unstable": "#d62728"}
+
+
+def _saddle_directions(fl: Field, found: Any) -> list[dict[str, Any]]:
+    """A short line through each saddle along each eigenvector, 6 % of the plane's
+    smaller side each way as the page shows it: blue the stable directions (a field's
+    negative eigenvalues, a scalar's positive ones: gradient descent comes in along
+    them), red the unstable ones."""
+    from .layout import choose_aspect
+
+    if found.vec is None:
+        return []
+    (x, y) = fl.coords[:2]
+    span = np.array([abs(x[-1] - x[0]), abs(y[-1] - y[0])])
+    aspect, _ = choose_aspect(fl.names, (float(span[0]), float(span[1])), None)
+    shown = span if aspect == "equal" else np.array([1.0, 1.0]) * span.max()
+    half = 0.06 * float(min(shown))
+    lines: dict[str, tuple[list[Any], list[Any]]] = {"stable": ([], []), "unstable": ([], [])}
+    for p in np.flatnonzero(found.types == "saddle"):
+        for i in range(found.vec.shape[1]):
+            v = found.vec[p, i]
+            if not np.isfinite(v).all():
+                continue
+            lam = float(np.real(found.eig[p, i]))
+            which = "stable" if (lam > 0 if found.kind == "scalar" else lam < 0) else \
+                "unstable"
+            d = v / span * shown  # on screen, then back to data units of length ``half``
+            d = v * half / float(np.hypot(*d))
+            xs, ys = lines[which]
+            xs += [float(found.X[p, 0] - d[0]), float(found.X[p, 0] + d[0]), None]
+            ys += [float(found.X[p, 1] - d[1]), float(found.X[p, 1] + d[1]), None]
+    return [{"type": "scatter", "mode": "lines", "name": f"{which} direction", "x": xs,
+             "y": ys, "line": {"color": DIRECTIONS[which], "width": 2.5},
+             "hoverinfo": "skip"} for which, (xs, ys) in lines.items() if xs]
 
 
 def _basins(heatmap: dict[str, Any], basins: Any) -> None:

@@ -36,6 +36,7 @@ MAX_PIXELS_PER_SIDE = 16_000  # Agg refuses 2**16; far below that a picture is a
 MAX_FRAMES = 1000
 #: --color: the vector field's magnitude, divergence or curl; a scalar's |∇f| or ∇²f
 COLORS = ("magnitude", "divergence", "curl", "laplacian")
+LEGENDS = ("auto", "outside", "none")  # --legend
 MAX_TAYLOR, MAX_POLYNOMIALS = 30, 8  # --taylor: the highest order drawn, how many polynomials
 
 
@@ -56,6 +57,11 @@ class PlotOptions:
     color: str | None = None  # a heatmap: magnitude, divergence, curl (F), laplacian (f)
     cmap: str | None = None
     title: str | None = None
+    xlabel: str | None = None  # the axis labels, instead of the variables' names
+    ylabel: str | None = None
+    colorbar_label: str | None = None  # instead of the heatmap's quantity
+    legend: str = "auto"  # auto (inside on the emptiest spot of a curve, else outside),
+    # outside (below the axes) or none
     dpi: float = 100.0
     size: tuple[float, float] | None = None
     aspect: str | None = None
@@ -126,6 +132,9 @@ class PlotOptions:
             raise EvaluationError(f"--contour must be >= 0, got {self.contour}")
         if not (1 <= self.dpi <= 2400):
             raise EvaluationError(f"--dpi must be between 1 and 2400, got {self.dpi:g}")
+        if self.legend not in LEGENDS:
+            raise EvaluationError(f"--legend must be auto, outside or none, got "
+                                  f"'{self.legend}'")
         if self.aspect not in (None, "equal", "auto"):
             raise EvaluationError(f"--aspect must be equal or auto, got '{self.aspect}'")
         if self.stream and not self.arrows:
@@ -154,6 +163,7 @@ class PlotOptions:
             for flag, used in (("--stream", self.stream), ("--contour", self.contour > 0),
                                ("--color", self.color is not None),
                                ("--cmap", self.cmap is not None),
+                               ("--colorbar-label", self.colorbar_label is not None),
                                ("--vmin", self.vmin is not None),
                                ("--vmax", self.vmax is not None)):
                 if used:
@@ -351,9 +361,9 @@ def image_format(path: str) -> str:
 
 def output_kind(fmt: str, options: PlotOptions) -> str:
     """Check that ``fmt`` suits the options: a movie needs --animate and vice versa."""
-    if options.animate is not None and fmt not in MOVIES:
-        raise EvaluationError(f"--animate writes a movie: use -o NAME.gif or NAME.mp4, "
-                              f"not .{fmt}")
+    if options.animate is not None and fmt not in (*MOVIES, "html"):
+        raise EvaluationError(f"--animate writes a movie or a page with a slider: use -o "
+                              f"NAME.gif, NAME.mp4 or NAME.html, not .{fmt}")
     if fmt in MOVIES and options.animate is None:
         raise EvaluationError(f".{fmt} is an animation: add --animate VAR=start:stop:frames, "
                               "e.g. --animate t=0:2pi:48")

@@ -34,12 +34,20 @@ def stable_rc() -> Iterator[None]:
         yield
 
 
-def save_figure(fig: Any, path: str, fmt: str | None = None, dpi: float | None = None) -> None:
-    """Save ``fig`` to ``path`` (format from the extension unless given), atomically.
+#: the margin left around the content of a cropped picture, inches
+CROP_PAD = 0.06
+
+
+def save_figure(fig: Any, path: str, fmt: str | None = None, dpi: float | None = None,
+                crop: bool = False) -> None:
+    """Save ``fig`` to ``path`` (format from the extension unless given), atomically;
+    ``crop`` trims the blank margin around the content (what was drawn decides the
+    picture's size, as when no --size is asked for).
 
     Raises EvaluationError for an unknown extension and OutputError (naming the path) if
     the file cannot be written; in either case nothing is left at ``path`` or beside it.
     """
     fmt = fmt or image_format(path)
     with atomic_open(path, "wb") as handle, stable_rc():
-        fig.savefig(handle, format=fmt, dpi=dpi or fig.dpi, metadata=METADATA[fmt])
+        extra = {"bbox_inches": "tight", "pad_inches": CROP_PAD} if crop else {}
+        fig.savefig(handle, format=fmt, dpi=dpi or fig.dpi, metadata=METADATA[fmt], **extra)

@@ -54,6 +54,9 @@ def _precheck(grid: Mapping[str, Any], options: PlotOptions, kind: str | None) -
     names = sampled_names(grid)
     if options.slice is not None:
         return  # compute_field checks the slice, and a slice is flat
+    if len(names) == 3 and kind == "html" and options.animate is not None:
+        raise EvaluationError("--animate with -o *.html draws one or two grid variables; "
+                              "a 3-D field's page has no slider: add --slice VAR=VALUE")
     flat = kind in ("image", "gif", "mp4") or (options.preview and kind is None)
     if len(names) == 3 and flat:
         stub = Field("", tuple(names), (), {}, "scalar", ())
@@ -73,7 +76,8 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
         raise EvaluationError("plot needs -o FILE (.png .svg .pdf .html .gif .mp4), or "
                               "--preview (or -o -) for a preview in the terminal")
     if options.animate is not None and fmt is None:
-        raise EvaluationError("--animate writes a movie: add -o NAME.gif or NAME.mp4")
+        raise EvaluationError("--animate writes a movie or a page with a slider: add -o "
+                              "NAME.gif, NAME.mp4 or NAME.html")
     if kind == "html":
         from .html import plotly_js
 
@@ -86,6 +90,10 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
         from .figures import check_cmap
 
         check_cmap(options.cmap)
+    if kind in ("image", "gif", "mp4"):  # matplotlib draws the texts: check them first
+        from .figures import check_texts
+
+        check_texts(options)
     _precheck(grid, options, kind)
     if options.taylor is not None and preview:
         raise EvaluationError("--taylor is drawn in pictures (-o .png .svg .pdf .html), not "
@@ -108,7 +116,7 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
             with stable_rc():
                 fig, drawn = build_figure(fl, options)
                 assert output is not None and fmt is not None
-                save_figure(fig, output, fmt, options.dpi)
+                save_figure(fig, output, fmt, options.dpi, crop=drawn.crop)
             result.notes += drawn.notes
         elif kind == "html":
             from .html import write_page

@@ -30,6 +30,12 @@ PALETTES = {
                "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f"],
 }
 CURVE_ROWS = 16
+STYLES = ["red", "blue", "green", "magenta", "cyan", "yellow"]  # a curve's colour
+MARKS = "*o+x#%@="  # a curve's glyph when there is no colour to tell them apart
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # a basin's letter in the preview and its key
+#: matplotlib's tab10, as the picture's basins
+CATEGORIES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+              "#7f7f7f", "#bcbd22", "#17becf"]
 LEGEND = 24  # cells in the colour legend
 
 
@@ -79,16 +85,23 @@ def _plane(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
     assert hm is not None
     scale: ColorScale = color_scale([hm.values], hm.signed, log=opts.log, vmin=opts.vmin,
                                     vmax=opts.vmax, cmap=opts.cmap)
-    cols = max(10, min(width - 2, len(x)))
+    cols = max(10, width - 2)  # the terminal's width, each cell its nearest grid point
     xr, yr = float(x[-1] - x[0]), float(y[-1] - y[0])
     aspect = opts.aspect or ("equal" if max(xr, yr) <= 10 * min(xr, yr) else "auto")
     rows = round(cols * yr / xr / 2) if aspect == "equal" else 20
-    rows = max(4, min(rows, len(y), 48))
+    rows = max(4, min(rows, 48))
     ix = np.round(np.linspace(0, len(x) - 1, cols)).astype(int)
     iy = np.round(np.linspace(len(y) - 1, 0, rows)).astype(int)  # top row: largest y
+    basins = hm.name == "basins" and fl.marks is not None and fl.marks.basins is not None
     frac = scale.fraction(hm.values[np.ix_(ix, iy)])
     palette = _palette(scale.cmap)
     rgb = _colors(frac, palette)
+    if basins:  # categories, not a ramp: a colour and a letter per basin
+        index = hm.values[np.ix_(ix, iy)]
+        k = len(fl.marks.basins.points)
+        cats = _rgb([CATEGORIES[i % len(CATEGORIES)] for i in range(k)])
+        safe = np.nan_to_num(index, nan=0).astype(int)
+        rgb = np.where(np.isnan(index)[..., None], -1.0, cats[safe])
     u, v = (a[np.ix_(ix, iy)] for a in fl.arrows()[:2])
     ratio = (yr / rows) / (xr / cols) / 2  # a character cell is about twice as tall as wide
     lines = [Text(f"{hm.label}   {fl.names[0]}: {x[0]:.4g} … {x[-1]:.4g} →   "
@@ -101,10 +114,15 @@ def _plane(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
             if colour:
                 lum = rgb[c, r] @ np.array([0.2126, 0.7152, 0.0722]) / 255
                 line.append(ch or " ", style=_style(rgb[c, r], bool(lum > 0.45)))
+            elif basins:
+                b = index[c, r]
+                line.append(ch or (" " if np.isnan(b) else _letter(int(b))))
             else:
                 f = frac[c, r]
                 line.append(ch or (" " if np.isnan(f) else RAMP[int(f * (len(RAMP) - 1))]))
         lines.append(line)
+    if basins:
+        return [*lines, *_basin_key(fl, cats, colour, width)]
     legend = Text(f"{scale.vmin:.3g} ")
     steps = np.linspace(0, 1, LEGEND)
     for s, c in zip(steps, _colors(steps, palette), strict=True):
@@ -114,27 +132,84 @@ def _plane(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
     return [*lines, legend]
 
 
+def _letter(i: int) -> str:
+    return LETTERS[i % len(LETTERS)]
+
+
+def _basin_key(fl: Field, cats: np.ndarray, colour: bool, width: int) -> list[Any]:
+    """The basins' key: each basin's colour (or letter) and the minimum it leads to, as
+    the picture's colour bar names them; wrapped to the terminal's width."""
+    from rich.text import Text
+
+    from .marks import point_text
+
+    basins = fl.marks.basins
+    lines, line = [], Text(f"basin ({basins.method}):")
+    for i, p in enumerate(basins.points):
+        entry = f" {_letter(i)} {point_text(p, 3)}"
+        if len(line) + len(entry) + 2 > width and len(line) > 0:
+            lines.append(line)
+            line = Text()
+        line.append(" ")
+        if colour:
+            line.append(f" {_letter(i)} ", style=_style(cats[i], True))
+            line.append(f" {point_text(p, 3)}")
+        else:
+            line.append(entry[1:])
+        line.append(" ")
+    line.rstrip()
+    lines.append(line)
+    return lines
+
+
+def _sample(x: np.ndarray, a: np.ndarray, at: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+    """``a`` at the positions ``at``, linear between grid points (a small grid fills the
+    terminal's width); nan where a break (pole, jump) lies between the two neighbours."""
+    j = np.clip(np.searchsorted(x, at, side="right") - 1, 0, len(x) - 2)
+    t = (at - x[j]) / (x[j + 1] - x[j])
+    with np.errstate(invalid="ignore"):
+        out = a[j] * (1 - t) + a[j + 1] * t
+    near = np.isin(j, gaps)
+    exact = np.isclose(t, 0.0) | np.isclose(t, 1.0)
+    out = np.where(np.isclose(t, 1.0), a[j + 1], np.where(np.isclose(t, 0.0), a[j], out))
+    return np.where(near & ~exact, np.nan, out)
+
+
 def _curve(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
     from rich.text import Text
 
     x, name = fl.coords[0], fl.names[0]
-    cols = max(10, min(width - 12, len(x)))
-    (lo, hi), _ = y_range(list(fl.values), opts.ylim)
-    ix = np.round(np.linspace(0, len(x) - 1, cols)).astype(int)
+    cols = max(10, width - 13 - len(name))  # the terminal's width, whatever the grid's size
+    many = len(fl.values) > 1
+    # what is drawn: f (or each f[i]) and, with --derivative, f' dashed in the picture
+    series = [(f, df, f"f[{i}] = {short(label, 30)}" if many else f"f({name})", i)
+              for i, (f, df, label) in enumerate(zip(fl.values, fl.grad, fl.labels,
+                                                     strict=True))]
+    if opts.derivative:
+        series += [(df, None, f"f[{i}]'({name})" if many else f"f'({name})", i)
+                   for i, df in enumerate(fl.grad)]
+    (lo, hi), _ = y_range([s[0] for s in series], opts.ylim)
+    at = np.linspace(x[0], x[-1], cols)
     grid = [[(" ", "")] * cols for _ in range(CURVE_ROWS)]
-    per_col, per_row = (x[-1] - x[0]) / cols, (hi - lo) / CURVE_ROWS
-    styles = ["red", "blue", "green", "magenta", "cyan", "yellow"]
-    for i, (f, df) in enumerate(zip(fl.values, fl.grad, strict=True)):
-        gaps = set(breaks.curve_breaks(fl, i).tolist())
-        for c, k in enumerate(ix):
-            if not (np.isfinite(f[k]) and lo <= f[k] <= hi):
+    per_col, per_row = (x[-1] - x[0]) / max(cols - 1, 1), (hi - lo) / CURVE_ROWS
+    # without colour every curve has its own glyph; with colour, line glyphs in its colour
+    own = not colour and len(series) > 1
+    keys = []
+    for n, (f, df, label, i) in enumerate(series):
+        gaps = breaks.curve_breaks(fl, i)
+        fs = _sample(x, f, at, gaps)
+        slopes = _sample(x, df, at, gaps) if df is not None else np.gradient(fs, at)
+        style = STYLES[n % len(STYLES)] if colour else ""
+        mark = MARKS[n % len(MARKS)] if own else None
+        for c in range(cols):
+            if not (np.isfinite(fs[c]) and lo <= fs[c] <= hi):
                 continue
-            r = min(CURVE_ROWS - 1, int((hi - f[k]) / (hi - lo) * CURVE_ROWS))
-            slope = df[k] * per_col / per_row / 2 if np.isfinite(df[k]) else 0.0
-            near_gap = any(g in gaps for g in (k - 1, k))
-            ch = ("│" if abs(slope) > 2.5 or near_gap else "─" if abs(slope) < 0.4
-                  else "╱" if slope > 0 else "╲")
-            grid[r][c] = (ch, styles[i % len(styles)] if colour else "")
+            r = min(CURVE_ROWS - 1, int((hi - fs[c]) / (hi - lo) * CURVE_ROWS))
+            slope = slopes[c] * per_col / per_row / 2 if np.isfinite(slopes[c]) else 0.0
+            ch = mark or ("│" if abs(slope) > 2.5 else "─" if abs(slope) < 0.4
+                          else "╱" if slope > 0 else "╲")
+            grid[r][c] = (ch, style)
+        keys.append((mark or "─", style, label))
     lines = [Text(f"f({name}) = {short(fl.expression, 60)}{held_text(fl)}", style="bold")]
     for r, row in enumerate(grid):
         label = f"{hi:>10.4g} " if r == 0 else f"{lo:>10.4g} " if r == CURVE_ROWS - 1 \
@@ -143,12 +218,14 @@ def _curve(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
         for ch, style in row:
             line.append(ch, style=style)
         lines.append(line)
-    lines.append(Text(" " * 11 + f"{x[0]:<.4g}".ljust(cols - 8) + f"{x[-1]:.4g} {name}"))
-    if len(fl.values) > 1:
+    left, right = f"{x[0]:.4g}", f"{x[-1]:.4g}"
+    gap = max(2, cols - len(left) - len(right))  # the two ends never run together
+    lines.append(Text(" " * 11 + left + " " * gap + right + f" {name}"))
+    if len(keys) > 1:
         legend = Text(" " * 11)
-        for i, label in enumerate(fl.labels):
-            legend.append(f"─ f[{i}] = {short(label, 30)}  ",
-                          style=styles[i % len(styles)] if colour else "")
+        for n, (mark, style, label) in enumerate(keys):
+            legend.append(f"{mark} {label}" + ("  " if n < len(keys) - 1 else ""),
+                          style=style)
         lines.append(legend)
     return lines
 
@@ -163,4 +240,6 @@ def preview(fl: Field, opts: PlotOptions, stream: TextIO) -> None:
     colour = console.color_system is not None and not console.no_color
     draw = _curve if fl.kind == "curve" else _plane
     for line in draw(fl, opts, console.width, colour):
+        if not colour:  # blank cells carry no background: no trailing spaces to copy
+            line.rstrip()
         console.print(line, no_wrap=True, overflow="crop")

@@ -21,6 +21,12 @@ Types come from the eigenvalues of J at the point, with an eigenvalue within 1e-
 median |J| over the seeds (Frobenius norm) counted as 0: for a scalar f minimum, maximum,
 saddle or degenerate; for a vector field stable node, unstable node, saddle, stable focus,
 unstable focus, center or degenerate.
+
+Each eigenvalue comes with its eigenvector (``vec``), the direction a saddle's stable and
+unstable curves leave along: unit length, and signed so that its component of largest
+magnitude is positive (the first such component on a tie, counted within 1e-12), so the
+same point always gives the same vector. A vector field's complex eigenvalue (a focus or
+centre) has no real direction: its vector is nan.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ class CriticalPoints:
     residual: np.ndarray
     eig: np.ndarray
     types: np.ndarray
+    vec: np.ndarray | None = None  # (K, n, n): vec[p, i] the unit eigenvector of eig[p, i]
 
     def __len__(self) -> int:
         return len(self.X)
@@ -119,10 +126,11 @@ def find_critical(function: FieldFunction, seeds: np.ndarray,
         X, res, J = X[:, cols], res[cols], J[..., cols]
         f = f[cols] if f is not None else None
         eig, types = _classify(function.kind, J, ZERO_TOL * j_scale)
+        vec = eigenvectors(function.kind, J, eig)
     order = np.lexsort(X[::-1]) if X.shape[1] else np.zeros(0, dtype=int)
     return CriticalPoints(function.columns, function.kind, X.T[order],
                           None if f is None else f[order], res[order], eig[order],
-                          types[order])
+                          types[order], vec[order])
 
 
 def _median(a: np.ndarray) -> float:
@@ -204,6 +212,39 @@ def _classify(kind: str, J: np.ndarray, zero: float) -> tuple[np.ndarray, np.nda
     lam = np.sort_complex(np.linalg.eigvals(mats).astype(complex))
     types = np.array([_vector_type(row, zero) for row in lam], dtype=object)
     return lam, types
+
+
+def eigenvectors(kind: str, J: np.ndarray, eig: np.ndarray) -> np.ndarray:
+    """The unit eigenvector of each eigenvalue in ``eig`` (K, n) of the matrices J
+    (n, n, K), as (K, n, n) with [p, i] going with eig[p, i]: the largest component
+    positive; nan for a complex eigenvalue (no real direction)."""
+    mats = np.moveaxis(J, -1, 0)
+    K, n = eig.shape
+    out = np.full((K, n, n), np.nan)
+    for p in range(K):
+        if kind == "scalar":
+            lam, vecs = np.linalg.eigh((mats[p] + mats[p].T) / 2)
+            real = np.ones(n, dtype=bool)
+        else:
+            lam, vecs = np.linalg.eig(mats[p])
+            # eig[p] is sorted as np.sort_complex sorts: real part, then imaginary part
+            order = np.lexsort((lam.imag, lam.real))
+            lam, vecs = lam[order], vecs[:, order]
+            real = np.abs(lam.imag) <= 1e-12 * max(1.0, float(np.abs(lam).max()))
+        for i in np.flatnonzero(real):
+            out[p, i] = _signed_unit(np.real(vecs[:, i]))
+    return out
+
+
+def _signed_unit(v: np.ndarray) -> np.ndarray:
+    """``v`` at unit length with its largest component (the first within 1e-12) > 0."""
+    norm = float(np.linalg.norm(v))
+    if not np.isfinite(norm) or norm == 0:
+        return np.full(len(v), np.nan)
+    v = v / norm
+    big = np.abs(v)
+    lead = int(np.flatnonzero(big >= big.max() - 1e-12)[0])
+    return (-v if v[lead] < 0 else v) + 0.0
 
 
 def _scalar_type(lam: np.ndarray, zero: float) -> str:
