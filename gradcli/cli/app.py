@@ -19,7 +19,7 @@ import typer
 import typer.main
 
 from .. import __version__
-from .declare import COMMANDS, Command, Option
+from .declare import Command, Option, all_commands
 from .errors import UsageProblem
 from .values import convert
 
@@ -126,7 +126,8 @@ def _root(version: Annotated[bool, typer.Option(
     """gradcli: derivatives from the command line."""
 
 
-def build(only: str | None = None, commands: Sequence[Command] = COMMANDS) -> click.Command:
+def build(only: str | None = None, commands: Sequence[Command] | None = None
+          ) -> click.Command:
     """The click command group for every declared command, or for ``only`` that one."""
     app = typer.Typer(
         name="gradcli", no_args_is_help=True, pretty_exceptions_enable=False,
@@ -138,6 +139,11 @@ def build(only: str | None = None, commands: Sequence[Command] = COMMANDS) -> cl
     # as an attribute: older typer has no such argument, and adds no suggestion of its own)
     app.suggest_commands = not hasattr(click.exceptions, "NoSuchCommand")
     app.callback()(_root)
+    if commands is None:
+        from .declare import command as declared
+
+        one = declared(only) if only is not None else None
+        commands = (one,) if one is not None else all_commands()
     for command in commands:
         if only is None or command.name == only:
             app.command(command.name, help=command.help,

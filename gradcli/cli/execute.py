@@ -18,7 +18,7 @@ import numpy as np
 from ..evaluation import Prepared, prepare
 from ..evaluation.specs import parse_point, parse_vector
 from ..lang import free_variables, parse
-from .declare import BY_NAME, CHECK_TOLERANCE
+from .declare import BY_NAME, check_tolerance
 from .errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
 from .formats import choose_format
 from .inputs import read_array
@@ -286,7 +286,7 @@ def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int
     from ..evaluation.check import finite_difference_check
 
     tolerance = (req.check_tol if req.check_tol is not None
-                 else CHECK_TOLERANCE[req.what][req.dtype])
+                 else check_tolerance(req.what, req.dtype))
     found = finite_difference_check(prepared, columns)
     say(f"check: central differences differ by at most {found.worst_abs:.3g} (absolute), "
         f"{found.worst_rel:.3g} (relative); tolerance {tolerance:g}")

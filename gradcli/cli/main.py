@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import sys
 
-from .declare import BY_NAME, COMMANDS
+from .declare import command as declared_command
 from .errors import ExitStatus, guarded
 
-USAGE = f"""\
+USAGE = """\
 gradcli: derivatives, gradients, Jacobians and gradient-field pictures of a formula.
 
 Usage: gradcli COMMAND EXPRESSION [--at POINT | --grid SPEC ... | --points FILE] [OPTIONS]
@@ -23,7 +23,7 @@ Examples:
   gradcli grad "sin(x)*cos(y)" --grid
   gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 -o field.png
 
-Commands: {" ".join(c.name for c in COMMANDS)}   (gradcli COMMAND --help)
+Commands: {names}   (gradcli COMMAND --help)
 """
 
 #: set by the shell's completion script when it asks for completions (typer's name for it)
@@ -35,7 +35,7 @@ def run(args: list[str]) -> int:
     from .app import build
     from .argv import rewrite
 
-    command = BY_NAME.get(args[0]) if args else None
+    command = declared_command(args[0]) if args else None
     if command is not None and COMPLETE_VAR not in os.environ:
         group, args = build(only=command.name), [args[0], *rewrite(command, args[1:])]
     else:  # --help, --version, a mistyped command, completion: every command is needed
@@ -47,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return (or, as a console script, exit with) its status."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args and COMPLETE_VAR not in os.environ:
-        sys.stdout.write(USAGE)
+        from .declare import all_commands
+
+        sys.stdout.write(USAGE.format(names=" ".join(c.name for c in all_commands())))
         status = ExitStatus.OK
     else:
         debug = "--debug" in args

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .declare import COMMANDS, Command, Option
+from .declare import Command, Option, all_commands
 
 BEGIN = "<!-- options: generated from gradcli/cli/declare.py by `make readme` -->"
 END = "<!-- options: end -->"
@@ -84,10 +84,10 @@ def _table(title: str, commands: Sequence[Command]) -> list[str]:
     return [*lines, ""]
 
 
-def render(commands: Sequence[Command] = COMMANDS) -> str:
+def render(commands: Sequence[Command] | None = None) -> str:
     """The markdown of every option table, markers included."""
     groups: dict[str, list[Command]] = {}
-    for command in commands:
+    for command in all_commands() if commands is None else commands:
         groups.setdefault(command.group, []).append(command)
     lines = [BEGIN, ""]
     for group, members in groups.items():

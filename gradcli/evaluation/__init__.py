@@ -33,13 +33,21 @@ from .binding import (
     wrt_names,
 )
 from .blocks import Block, Result
-from .calculus import COMMANDS, specify
-from .kernels import WHATS as _BASE_WHATS
+from .computations import Computation, accepting, computation, register
 from .kernels import Plan
 from .origin import Evaluated, Origin, describe_call
 from .runner import ArraySink, Sink, run
 
-WHATS = _BASE_WHATS + COMMANDS
+
+
+def __getattr__(name: str) -> Any:
+    """``WHATS``: the names of the registered computations (the table may grow at run
+    time, so it is read when asked for)."""
+    if name == "WHATS":
+        from .computations import names
+
+        return names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Sweeps x recorded operations bounds the Python-level work per point, and the values of
 # one point bound its memory: a hessian of a 20,000-vector is 4·10⁸ values per point, so
@@ -47,7 +55,8 @@ WHATS = _BASE_WHATS + COMMANDS
 MAX_SWEEP_OPS = 100_000_000
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
-           "output_names", "Prepared", "parse_constant", "Origin", "Evaluated"]
+           "output_names", "Prepared", "parse_constant", "Origin", "Evaluated", "Computation",
+           "register"]
 
 
 def output_names(shape: tuple[int, ...]) -> list[str]:
@@ -150,8 +159,7 @@ def prepare(expression: str, what: str = "eval", *,
     file's other columns), each as long as the point set. ``wrt``, ``order``, ``norm``
     and ``unit``: see :func:`evaluate`.
     """
-    if what not in WHATS:
-        raise EvaluationError(f"unknown computation '{what}': choose one of {', '.join(WHATS)}")
+    record = computation(what)
     given = [a for a in (at, grid, points) if a is not None]
     if len(given) != 1:
         raise EvaluationError("give exactly one of at=, grid= or points=")
@@ -175,20 +183,20 @@ def prepare(expression: str, what: str = "eval", *,
     if step is not None:
         raise EvaluationError(f"'{step}' is a step of the program (it is assigned there), so "
                               "it cannot also be given a value: rename one of them")
-    _check_options(what, wrt=wrt, order=order, norm=norm, unit=unit)
-    names = None if wrt is None or what in COMMANDS else wrt_names(wrt)
+    _check_options(record, wrt=wrt, order=order, norm=norm, unit=unit)
+    names = None if wrt is None or record.specify is not None else wrt_names(wrt)
     plan = Plan(program, what, [(n, binding.shapes[n]) for n in binding.names],
                 wrt=_wrt(names, program, binding), norm=norm)
-    if what in ("grad", "hessian") and program.shape != ():
-        raise EvaluationError(
-            f"{what} needs a scalar-valued expression, but this one has shape "
-            f"{program.shape}: use jacobian for every derivative, or vjp --vector for vᵀJ")
-    if what == "vjp":
+    if record.scalar and program.shape != ():
+        hint = f": {record.scalar_hint}" if record.scalar_hint else ""
+        raise EvaluationError(f"{what} needs a scalar-valued expression, but this one has "
+                              f"shape {program.shape}{hint}")
+    if "vector" in record.parameters:
         plan.vector = _vector(vector, program)
-    if what in ("jvp", "hvp"):
+    if "direction" in record.parameters:
         plan.direction = _direction(direction, binding, what, unit)
-    if what in COMMANDS:
-        plan.spec = specify(what, plan, wrt=wrt, order=order)
+    if record.specify is not None:
+        plan.spec = record.specify(plan, wrt=wrt, order=order)
     _check_work(plan, binding.size, max_points)
     prepared = Prepared(expression, program, binding, plan, dt, carry)
     prepared.request = {"grid": grid, "fixed": dict(fixed or {}), "vector": vector,
@@ -222,15 +230,12 @@ def _check_work(plan: Plan, points: int, max_points: int) -> None:
             "--direction) or use fewer vector components")
 
 
-#: the options only some computations take, and which
-_OPTIONS = {"wrt": ("grad", "jacobian", "vjp", "div", "curl", "laplacian", "diff", "taylor"),
-            "order": ("diff", "taylor"), "norm": ("grad",), "unit": ("jvp", "hvp")}
-
-
-def _check_options(what: str, **given: Any) -> None:
+def _check_options(record: Computation, **given: Any) -> None:
+    """Refuse a parameter the computation does not take (the table says which do)."""
     for name, value in given.items():
-        if value not in (None, False) and what not in _OPTIONS[name]:
-            raise EvaluationError(f"{name}= is for {', '.join(_OPTIONS[name])}, not {what}")
+        if value not in (None, False) and name not in record.parameters:
+            raise EvaluationError(f"{name}= is for {', '.join(accepting(name))}, not "
+                                  f"{record.name}")
 
 
 def _wrt(wrt: list[str] | None, program: Program,

@@ -11,8 +11,8 @@ Each command has one AD mode, whatever the binding (as every command, see ``kern
 Which variable is which component (div, curl): the components pair with the input columns
 in binding order (grid order, ``--at`` order, points-file column order; a vector or matrix
 variable gives its components in turn, ``v[0]``, ``v[1]``, ``A[0][1]``); ``wrt=`` names
-them explicitly. ``specify`` checks a request and fills ``Plan.spec``; the commands
-register in ``kernels.EXTRA``.
+them explicitly. The ``specify_*`` functions check a request and fill ``Plan.spec``; the
+computations are registered in ``builtin.py`` (the computation table).
 
 A variable is one array (one leaf); an input column is one of its components. A forward
 or Taylor seed for column k is a one-hot array on its variable's leaf (a number for a
@@ -38,16 +38,16 @@ from ..engine.taylor import Jets, MissingTaylorRule
 from ..engine.vector import curl_of
 from .binding import EvaluationError, count_text, wrt_names
 from .blocks import Block
-from .kernels import EXTRA, Kernel, Plan, _grad, _join, _live, _one, _shaped
+from .kernels import Plan, _join, _live, _one, _shaped
+from .kernels import grad as _grad
 
-__all__ = ["Spec", "specify", "COMMANDS", "MAX_ORDER", "input_columns"]
+__all__ = ["Spec", "MAX_ORDER", "input_columns"]
 
 #: the highest order diff and taylor compute (factorials and the work stay sane below it)
 MAX_ORDER = 100
 #: a bound on the exact interpolation weights' cost, C(n+K-1, K)²·K·n integer products
 #: for n variables and order K: about 5 s (order 12 in 4 variables), refused beyond
 MAX_LATTICE_WORK = 10_000_000
-COMMANDS = ("div", "curl", "laplacian", "hvp", "diff", "taylor")
 
 
 @dataclass
@@ -153,43 +153,54 @@ def _pairing(what: str, plan: Plan, wrt: Any, inputs: list[Column]) -> list[int]
     return pairs
 
 
-def specify(what: str, plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
-    """Check a calculus request and say what its kernel works on (EvaluationError for a
-    request that does not make sense: wrong shape, counts, names or order)."""
+def _inputs_spec(plan: Plan, pairs: list[int], **kw: Any) -> Spec:
     inputs = input_columns(plan)
+    return Spec(pairs, [inputs[i].name for i in pairs], inputs, **kw)
 
-    def spec(pairs: list[int], **kw: Any) -> Spec:
-        return Spec(pairs, [inputs[i].name for i in pairs], inputs, **kw)
 
-    every = list(range(len(inputs)))
-    if what in ("div", "curl"):
+def specify_field(what: str) -> Any:
+    """div's and curl's check: a vector field whose components pair with variables."""
+    def specify(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
         if order is not None:
             raise EvaluationError(f"{what} takes no order")
-        return spec(_pairing(what, plan, wrt, inputs))
-    if what in ("hvp", "taylor") and plan.program.shape != ():
-        raise EvaluationError(f"{what} needs a scalar-valued expression, but this one has "
-                              f"shape {plan.program.shape}")
-    if what == "hvp":
-        if wrt is not None or order is not None:
-            raise EvaluationError("hvp takes a direction, not --wrt or --order")
-        return spec(every)
-    if what == "laplacian":
-        if order is not None:
-            raise EvaluationError("laplacian takes no order (it is second order)")
-        pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
-        if not pairs:
-            raise EvaluationError("laplacian needs at least one variable")
-        if len(set(pairs)) != len(pairs):
-            raise EvaluationError("laplacian: --wrt names a variable twice")
-        return spec(pairs)
-    if what == "taylor":
-        k = _order(2 if order is None else order, 0, "taylor")
-        pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
-        if len(set(pairs)) != len(pairs):
-            raise EvaluationError("taylor: --wrt names a variable twice")
-        _lattice_check(len(pairs), k, "taylor")
-        return spec(pairs, order=k, indices=graded(len(pairs), k))
-    return _diff_spec(plan, wrt, order, inputs)
+        return _inputs_spec(plan, _pairing(what, plan, wrt, input_columns(plan)))
+    return specify
+
+
+def specify_hvp(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
+    """hvp works on every input column (its direction names the variables)."""
+    if wrt is not None or order is not None:
+        raise EvaluationError("hvp takes a direction, not --wrt or --order")
+    return _inputs_spec(plan, list(range(len(input_columns(plan)))))
+
+
+def specify_laplacian(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
+    """The columns the Laplacian sums over (default: every one)."""
+    if order is not None:
+        raise EvaluationError("laplacian takes no order (it is second order)")
+    every = list(range(len(input_columns(plan))))
+    pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
+    if not pairs:
+        raise EvaluationError("laplacian needs at least one variable")
+    if len(set(pairs)) != len(pairs):
+        raise EvaluationError("laplacian: --wrt names a variable twice")
+    return _inputs_spec(plan, pairs)
+
+
+def specify_taylor(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
+    """The polynomial's variables, its order and its multi-indices."""
+    k = _order(2 if order is None else order, 0, "taylor")
+    every = list(range(len(input_columns(plan))))
+    pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
+    if len(set(pairs)) != len(pairs):
+        raise EvaluationError("taylor: --wrt names a variable twice")
+    _lattice_check(len(pairs), k, "taylor")
+    return _inputs_spec(plan, pairs, order=k, indices=graded(len(pairs), k))
+
+
+def specify_diff(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
+    """The partial's columns and multi-index."""
+    return _diff_spec(plan, wrt, order, input_columns(plan))
 
 
 def _diff_spec(plan: Plan, wrt: Any, order: Any, inputs: list[Column]) -> Spec:
@@ -236,25 +247,37 @@ def _each_output(prefix: str, plan: Plan) -> list[Block]:
     return [Block.template([prefix + name[1:], shape]) for name, shape in plan.program.outputs]
 
 
-def _blocks(plan: Plan) -> list[Block]:
-    """The result blocks after the outputs' own."""
-    sp, what = plan.spec, plan.what
-    if what == "div":
-        return [Block("div")]
-    if what == "curl":
-        return [Block("curl")] if len(sp.pairs) == 2 else [Block(f"curl[{i}]") for i in range(3)]
-    if what == "laplacian":
-        return _each_output("laplacian", plan)
-    if what == "hvp":
-        return [Block.template(["hvp/d", v, s]) for v, s in plan.variables]
-    if what == "diff":  # d3f/dx2dy, d2f[1]/dxdy
-        k = sum(sp.alpha)
-        parts = "".join(f"d{n}{a if a > 1 else ''}" for n, a in zip(sp.names, sp.alpha,
-                                                                       strict=True))
-        return [Block.template([f"d{k if k > 1 else ''}{name}", shape, f"/{parts}"])
-                for name, shape in plan.program.outputs]
-    m = (len(sp.indices),)
-    return [Block("coefficient", m), Block("derivative", m)]
+def blocks_div(plan: Plan, outs: list[Block]) -> list[Block]:
+    return outs + [Block("div")]
+
+
+def blocks_curl(plan: Plan, outs: list[Block]) -> list[Block]:
+    sp = plan.spec
+    return outs + ([Block("curl")] if len(sp.pairs) == 2 else
+                   [Block(f"curl[{i}]") for i in range(3)])
+
+
+def blocks_laplacian(plan: Plan, outs: list[Block]) -> list[Block]:
+    return outs + _each_output("laplacian", plan)
+
+
+def blocks_hvp(plan: Plan, outs: list[Block]) -> list[Block]:
+    return outs + [Block.template(["hvp/d", v, s]) for v, s in plan.variables]
+
+
+def blocks_diff(plan: Plan, outs: list[Block]) -> list[Block]:
+    """d3f/dx2dy, d2f[1]/dxdy: one block per output block."""
+    sp = plan.spec
+    k = sum(sp.alpha)
+    parts = "".join(f"d{n}{a if a > 1 else ''}" for n, a in zip(sp.names, sp.alpha,
+                                                                   strict=True))
+    return outs + [Block.template([f"d{k if k > 1 else ''}{name}", shape, f"/{parts}"])
+                   for name, shape in plan.program.outputs]
+
+
+def blocks_taylor(plan: Plan, outs: list[Block]) -> list[Block]:
+    m = (len(plan.spec.indices),)
+    return outs + [Block("coefficient", m), Block("derivative", m)]
 
 
 def _jet_cost(order: int) -> int:
@@ -267,17 +290,23 @@ def _mixed(sp: Spec) -> list[tuple[int, float]]:
     return list(weights(len(sp.pairs), sp.order, sp.order)[row])
 
 
-def _sweeps(plan: Plan) -> int:
+def sweeps_field(plan: Plan) -> int:
+    """div, curl: one reverse sweep per output component."""
+    return len(_output_components(plan))
+
+
+def sweeps_laplacian(plan: Plan) -> int:
+    return len(plan.spec.pairs) * _jet_cost(2)
+
+
+def sweeps_diff(plan: Plan) -> int:
     sp = plan.spec
-    if plan.what in ("div", "curl"):
-        return len(_output_components(plan))
-    if plan.what == "hvp":
-        return 3
-    if plan.what == "laplacian":
-        return len(sp.pairs) * _jet_cost(2)
-    if plan.what == "diff":
-        jets = 1 if len(sp.pairs) == 1 else len(_mixed(sp))
-        return jets * _jet_cost(sp.order)
+    jets = 1 if len(sp.pairs) == 1 else len(_mixed(sp))
+    return jets * _jet_cost(sp.order)
+
+
+def sweeps_taylor(plan: Plan) -> int:
+    sp = plan.spec
     return math.comb(len(sp.pairs) + sp.order - 1, sp.order) * _jet_cost(sp.order)
 
 
@@ -302,7 +331,7 @@ def _jacobian(plan: Plan, targets: list[Any], outs: list[Any], num: type
     return entry
 
 
-def _div(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def div(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     entry = _jacobian(plan, targets, outs, num)
     total = None
     for i in range(len(plan.spec.pairs)):
@@ -310,12 +339,12 @@ def _div(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any
     return [total]
 
 
-def _curl(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def curl(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     return [None if c is None else raw(c)
             for c in curl_of(_jacobian(plan, targets, outs, num), len(plan.spec.pairs))]
 
 
-def _hvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def hvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """H·u, forward over reverse: the gradient recorded by one reverse sweep, then one
     tangent sweep of it from u (``torch.func.hvp``'s order)."""
     values: list[Any] = [None] * len(targets)
@@ -375,7 +404,7 @@ def _add(a: Any, b: Any) -> Any:
     return b if a is None else a + b
 
 
-def _laplacian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def laplacian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """Σ ∂²f/∂xᵢ² = Σ 2·y₂ of the order-2 jets along each column (per output block, whole
     arrays: an array output's components at once)."""
     jets = Jets(targets, outs)
@@ -393,7 +422,7 @@ def _coefficient(series: list[Any] | None, k: int) -> Any:
     return None if series is None else series[k]
 
 
-def _diff(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def diff(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """One jet of order k along x for ∂ᵏf/∂xᵏ (k!·y_k); for a mixed partial, jets along
     the lattice directions over its variables, combined by the interpolation weights."""
     sp, k = plan.spec, plan.spec.order
@@ -414,7 +443,7 @@ def _diff(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[An
     return [None if t is None else scale * t for t in total]
 
 
-def _taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """Every ∂^α f / α! with |α| ≤ K: jets of order K along each direction of the lattice
     S_K, combined per order by the interpolation weights (``interpolate.py``)."""
     sp, order = plan.spec, plan.spec.order
@@ -437,10 +466,3 @@ def _taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[
                    for c, f in zip(coefficients, factorials, strict=True)]
     m = (len(coefficients),)
     return [_join(coefficients, m, (), num), _join(derivatives, m, (), num)]
-
-
-_RUN = {"div": _div, "curl": _curl, "laplacian": _laplacian, "hvp": _hvp, "diff": _diff,
-        "taylor": _taylor}
-for _what in COMMANDS:
-    EXTRA[_what] = Kernel(_blocks, _sweeps, _RUN[_what],
-                          blocked=_what in ("laplacian", "hvp", "diff", "taylor"))

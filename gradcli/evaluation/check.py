@@ -19,9 +19,6 @@ from .blocks import Result
 from .kernels import Plan
 from .runner import ArraySink, run
 
-_EPS = {"grad": 1e-6, "jacobian": 1e-6, "hessian": 1e-5}
-
-
 class CheckResult(NamedTuple):
     """The largest gaps between the engine and central differences over the entries where
     both are finite, and the entries no tolerance covers: those where exactly one of the
@@ -69,7 +66,7 @@ def finite_difference_check(prepared: Any, columns: Result) -> CheckResult:
     if any(name not in binding.shapes for name, _ in plan.targets):
         raise EvaluationError("--check differences the variables: it cannot move a step "
                               "of the program (drop --check, or --wrt the variables)")
-    eps = _EPS[plan.what]
+    eps = plan.computation.check_step
     base = replace(plan, what="grad" if plan.what == "hessian" else "eval", vector=None)
     outs = len(base.outputs)
     differenced = base.blocks()[outs:] if plan.what == "hessian" else base.blocks()[:outs]
