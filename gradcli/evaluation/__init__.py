@@ -39,7 +39,6 @@ from .origin import Evaluated, Origin, describe_call
 from .runner import ArraySink, Sink, run
 
 
-
 def __getattr__(name: str) -> Any:
     """``WHATS``: the names of the registered computations (the table may grow at run
     time, so it is read when asked for)."""

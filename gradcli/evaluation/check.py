@@ -19,6 +19,7 @@ from .blocks import Result
 from .kernels import Plan
 from .runner import ArraySink, run
 
+
 class CheckResult(NamedTuple):
     """The largest gaps between the engine and central differences over the entries where
     both are finite, and the entries no tolerance covers: those where exactly one of the
