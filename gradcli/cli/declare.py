@@ -612,7 +612,8 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         "arrows (one variable), a heatmap with gradient arrows or streamlines (two), a slice "
         "or interactive cones (three), an animation, or a terminal preview.",
         run="gradcli.cli.plot_run:run_plot",
-        options=(PLOT_OUTPUT, PLOT_GRID, *PLOT_DRAWING, *PLOT_FIELDS, QUIET, MAX_POINTS),
+        options=(PLOT_OUTPUT, PLOT_GRID, HOLD, *PLOT_DRAWING, *PLOT_FIELDS, QUIET,
+                 MAX_POINTS),
         group="plot",
         examples=('gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '-o field.png',

@@ -74,7 +74,7 @@ def _no_points_message(expression: str) -> str:
             "a grid, --points FILE.csv, or a bare --grid for a default grid")
 
 
-def _held(specs: list[str]) -> dict[str, Any]:
+def held_values(specs: list[str]) -> dict[str, Any]:
     """``--at`` beside ``--grid``/``--points``: the values it holds fixed, merged."""
     fixed: dict[str, Any] = {}
     for spec in specs:
@@ -94,7 +94,7 @@ def build(req: Request) -> Prepared:
                            "a variable fixed)")
     kwargs: dict[str, Any] = {}
     if req.grid or req.points:
-        kwargs["fixed"] = fixed = _held(req.at)
+        kwargs["fixed"] = fixed = held_values(req.at)
         if req.grid:
             kwargs["grid"] = resolve_grid(req.expression, req.grid, req.quiet, held=fixed)
         else:

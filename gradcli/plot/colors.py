@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,15 @@ def held_text(fl: Field) -> str:
     """`` (z = 0.5)`` for the variables held fixed, or nothing."""
     if not fl.held:
         return ""
-    return " (" + ", ".join(f"{n} = {v:g}" for n, v in fl.held.items()) + ")"
+    return " (" + ", ".join(f"{n} = {value_text(v)}" for n, v in fl.held.items()) + ")"
+
+
+def value_text(value: Any) -> str:
+    """A held value as text: ``0.5``, ``[1, 2]``, ``[[2, 1], [1, 3]]`` (4 digits each)."""
+    a = np.asarray(value, dtype=float)
+    if a.ndim == 0:
+        return f"{float(a):g}"
+    return "[" + ", ".join(value_text(row) for row in a) + "]"
 
 
 def short(text: str, limit: int = 60) -> str:

@@ -36,7 +36,7 @@ class Field:
     expression: str
     names: tuple[str, ...]  # the sampled variables, one per axis of the picture
     coords: tuple[np.ndarray, ...]
-    held: dict[str, float]
+    held: dict[str, Any]  # values held fixed: numbers, or vectors and matrices (--at)
     kind: str  # "curve" (one variable), "scalar" or "vector" (two or three)
     values: tuple[np.ndarray, ...]  # (f,) or one per component: curves, [u, v], [u, v, w]
     grad: tuple[np.ndarray, ...] = ()  # curves: df[i]/dx per component; scalars: per axis
@@ -191,24 +191,30 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
                   slice_: tuple[str, float] | None = None,
                   animate: tuple[str, Any] | None = None,
                   taylor: tuple[str, float, int] | None = None,
-                  max_points: int = DEFAULT_MAX_POINTS) -> Field:
+                  max_points: int = DEFAULT_MAX_POINTS,
+                  fixed: Mapping[str, Any] | None = None) -> Field:
     """Sample ``expression`` on ``grid`` with every derivative the plot can show; raise
     EvaluationError/ExpressionError for what cannot be drawn. ``--color laplacian`` adds the
     pure second partials along the drawn axes (``d2f/dx2``, ...: ∇²f is their sum); a
-    ``taylor`` of (variable, point, order) adds a curve's Taylor coefficients there."""
+    ``taylor`` of (variable, point, order) adds a curve's Taylor coefficients there.
+    ``fixed`` holds more variables at one value each, as ``evaluate``'s (numbers, vectors
+    or matrices: ``sum(v)*x`` with v = [1, 2], ``x @ A @ x``)."""
+    fixed = dict(fixed or {})
     grid, names = _check_grid(grid, slice_, animate)
-    shape = prepare(expression, "eval", grid=grid, max_points=max_points).program.shape
+    shape = prepare(expression, "eval", grid=grid, fixed=fixed,
+                    max_points=max_points).program.shape
     kind = _kind(shape, len(names), slice_ is not None)
     _check_color(color, kind)
     prepared = prepare(expression, "grad" if shape == () else "jacobian", grid=grid,
-                       max_points=max_points)
+                       fixed=fixed, max_points=max_points)
     cols = dict(prepared.run())
     if color == "laplacian":
         for n in names:  # the same jets as `gradcli laplacian`, one axis at a time
-            second = prepare(expression, "diff", grid=grid, wrt=n, order=2,
+            second = prepare(expression, "diff", grid=grid, fixed=fixed, wrt=n, order=2,
                              max_points=max_points).run()
             cols[f"d2f/d{n}2"] = second[f"d2f/d{n}2"]
-    expansion = _taylor(expression, grid, names, kind, shape, taylor) if taylor else None
+    expansion = _taylor(expression, grid, names, kind, shape, taylor, fixed) if taylor \
+        else None
     inputs = set(prepared.inputs.layout.column_names())
     axes = [*names, *([animate[0]] if animate is not None else [])]
     coords = [np.asarray(cols[n], dtype=float).reshape(-1) for n in axes]
@@ -220,7 +226,8 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
         if c[0] > c[-1]:
             results = {k: np.flip(a, axis) for k, a in results.items()}
             coords[axis] = c[::-1]
-    held = {n: float(v) for n, v in grid.items() if n not in axes}
+    held: dict[str, Any] = {n: float(v) for n, v in grid.items() if n not in axes}
+    held.update(fixed)
     sliced = slice_[0] if slice_ is not None else None
     labels: tuple[str, ...] = ()
     normal = None
@@ -246,7 +253,8 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
 
 
 def _taylor(expression: str, grid: Mapping[str, Any], names: list[str], kind: str,
-            shape: tuple[int, ...], taylor: tuple[str, float, int]) -> tuple[float, np.ndarray]:
+            shape: tuple[int, ...], taylor: tuple[str, float, int],
+            fixed: Mapping[str, Any]) -> tuple[float, np.ndarray]:
     """A curve's Taylor coefficients at the point, the other variables held as drawn."""
     name, at, order = taylor
     if len(names) != 1:
@@ -261,7 +269,7 @@ def _taylor(expression: str, grid: Mapping[str, Any], names: list[str], kind: st
     if not np.isfinite(at):
         raise EvaluationError(f"--taylor {name}: the point must be finite")
     point = {n: v for n, v in grid.items() if not isinstance(v, (tuple, list))} | {name: at}
-    got = prepare(expression, "taylor", at=point, order=order, wrt=name).run()
+    got = prepare(expression, "taylor", at=point, fixed=fixed, order=order, wrt=name).run()
     return float(at), np.asarray(got.arrays["coefficient"], dtype=float).reshape(-1)
 
 
