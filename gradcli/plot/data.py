@@ -59,16 +59,26 @@ class Field:
             total = total * h + c
         return total
     marks: Any = None  # critical points, paths, flows, basins drawn on top (marks.Marks)
+    #: the variables a vector field's components pair with for div and curl (the drawn
+    #: ones; all three, in grid order, for a slice of a 3-D field)
+    pairs: tuple[str, ...] = ()
 
     def divergence(self) -> np.ndarray:
-        """∂u/∂x + ∂v/∂y from the engine's Jacobian."""
-        x, y = self.names[:2]
-        return self.columns[f"df[0]/d{x}"] + self.columns[f"df[1]/d{y}"]
+        """div F, by the ``div`` computation's kernel (``--color divergence``)."""
+        return self.columns["div"]
 
     def curl(self) -> np.ndarray:
-        """∂v/∂x − ∂u/∂y (the scalar curl in the plane) from the engine's Jacobian."""
-        x, y = self.names[:2]
-        return self.columns[f"df[1]/d{x}"] - self.columns[f"df[0]/d{y}"]
+        """The curl across the drawn plane, by the ``curl`` computation's kernel
+        (``--color curl``): ∂v/∂x − ∂u/∂y."""
+        return self.columns["curl"]
+
+    def laplacian(self) -> np.ndarray:
+        """∇²f over the drawn axes, by the ``laplacian`` computation's kernel."""
+        return self.columns["laplacian"]
+
+    def jacobian(self) -> list[np.ndarray]:
+        """Every derivative column the engine computed (the scale of their round-off)."""
+        return [a for name, a in self.columns.items() if name.startswith("d")]
 
     def magnitude(self) -> np.ndarray:
         """|F| for a vector field, |∇f| for a scalar one (over the drawn axes)."""
@@ -187,6 +197,33 @@ def _check_color(color: str | None, kind: str) -> None:
                           "magnitude, divergence or curl")
 
 
+#: the --color quantities that are computations of the table, and which
+KERNEL_COLORS = {"divergence": "div", "curl": "curl", "laplacian": "laplacian"}
+
+
+def _kernel_color(expression: str, grid: Mapping[str, Any], fixed: Mapping[str, Any],
+                  color: str, names: list[str], sampled: list[str],
+                  slice_: tuple[str, float] | None, max_points: int) -> dict[str, Any]:
+    """The --color quantity by its computation (the kernel ``gradcli div``, ``curl`` or
+    ``laplacian`` runs), over the drawn axes: the field's components pair with the drawn
+    variables (all three for a slice of a 3-D field, whose curl is then the component
+    across the plane). The Laplacian adds its pure second partials (``d2f/dx2``), the
+    scale its round-off is measured against."""
+    what = KERNEL_COLORS[color]
+    wrt = sampled if slice_ is not None and what != "laplacian" else names[:2]
+    got = prepare(expression, what, grid=grid, fixed=fixed, wrt=wrt,
+                  max_points=max_points).run()
+    if what == "curl" and len(wrt) == 3:
+        return {"curl": got[f"curl[{wrt.index(slice_[0])}]"] if slice_ else got["curl[2]"]}
+    out = {what: got[what]}
+    if what == "laplacian":
+        for n in names[:2]:  # the same jets, one axis at a time
+            second = prepare(expression, "diff", grid=grid, fixed=fixed, wrt=n, order=2,
+                             max_points=max_points).run()
+            out[f"d2f/d{n}2"] = second[f"d2f/d{n}2"]
+    return out
+
+
 def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None = None,
                   slice_: tuple[str, float] | None = None,
                   animate: tuple[str, Any] | None = None,
@@ -200,6 +237,7 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
     ``fixed`` holds more variables at one value each, as ``evaluate``'s (numbers, vectors
     or matrices: ``sum(v)*x`` with v = [1, 2], ``x @ A @ x``)."""
     fixed = dict(fixed or {})
+    sampled = sampled_names(grid)
     grid, names = _check_grid(grid, slice_, animate)
     shape = prepare(expression, "eval", grid=grid, fixed=fixed,
                     max_points=max_points).program.shape
@@ -208,11 +246,9 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
     prepared = prepare(expression, "grad" if shape == () else "jacobian", grid=grid,
                        fixed=fixed, max_points=max_points)
     cols = dict(prepared.run())
-    if color == "laplacian":
-        for n in names:  # the same jets as `gradcli laplacian`, one axis at a time
-            second = prepare(expression, "diff", grid=grid, fixed=fixed, wrt=n, order=2,
-                             max_points=max_points).run()
-            cols[f"d2f/d{n}2"] = second[f"d2f/d{n}2"]
+    if color in KERNEL_COLORS:
+        cols.update(_kernel_color(expression, grid, fixed, color, names, sampled, slice_,
+                                  max_points))
     expansion = _taylor(expression, grid, names, kind, shape, taylor, fixed) if taylor \
         else None
     inputs = set(prepared.inputs.layout.column_names())
@@ -249,7 +285,8 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
     return Field(expression.strip(), tuple(names), tuple(coords[:len(names)]), held, kind,
                  values, grad, results, labels, normal, sliced,
                  coords[-1] if animate is not None else None,
-                 animate[0] if animate is not None else None, expansion)
+                 animate[0] if animate is not None else None, expansion,
+                 pairs=tuple(sampled if slice_ is not None else names[:2]))
 
 
 def _taylor(expression: str, grid: Mapping[str, Any], names: list[str], kind: str,
