@@ -35,7 +35,8 @@ from .binding import (
 from .blocks import Block, Result
 from .computations import Computation, accepting, computation, register
 from .kernels import Plan
-from .origin import Evaluated, Origin, describe_call
+from .origin import Evaluated, Origin
+from .request import Request
 from .runner import ArraySink, Sink, run
 
 
@@ -55,7 +56,7 @@ MAX_SWEEP_OPS = 100_000_000
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
            "output_names", "Prepared", "parse_constant", "Origin", "Evaluated", "Computation",
-           "register"]
+           "register", "Request", "prepare_request"]
 
 
 def output_names(shape: tuple[int, ...]) -> list[str]:
@@ -71,13 +72,13 @@ class Prepared:
     """
 
     def __init__(self, expression: str, program: Program, binding: Binding, plan: Plan,
-                 dtype: np.dtype, carry: Mapping[str, Any] | None = None) -> None:
+                 dtype: np.dtype, carry: Mapping[str, Any] | None = None,
+                 request: Request | None = None) -> None:
         self.expression, self.program, self.binding = expression, program, binding
         self.plan, self.dtype = plan, dtype
         self.carry = dict(carry or {})
-        # the request's own arguments besides the points (plain numbers and text): what a
-        # Dask worker needs to prepare the same evaluation from the expression's text
-        self.request: dict[str, Any] = {}
+        #: what was asked (a Dask worker prepares the same evaluation from it)
+        self.request = request if request is not None else Request(expression, plan.what)
         n = binding.size
         for name, col in self.carry.items():
             if binding.kind != "points" or len(col) != n:
@@ -106,7 +107,7 @@ class Prepared:
         return Origin(self.expression, self.plan.what, binding.kind, tuple(binding.axes),
                       tuple((n, tuple(binding.shapes[n])) for n in binding.names),
                       tuple(outputs), tuple(inputs), call,
-                      tuple(self.request.get("fixed") or ()))
+                      tuple(self.request.fixed or ()))
 
     def run(self, sink: Sink | None = None, *, threads: int | None = None,
             block_size: int | None = None,
@@ -156,8 +157,22 @@ def prepare(expression: str, what: str = "eval", *,
     ``fixed``: variables held at one value for every point (see :func:`evaluate`).
     ``carry``: text columns passed through to the result before the variables (a points
     file's other columns), each as long as the point set. ``wrt``, ``order``, ``norm``
-    and ``unit``: see :func:`evaluate`.
+    and ``unit``: see :func:`evaluate`. The arguments become one :class:`Request`
+    (``prepare_request``).
     """
+    return prepare_request(Request(
+        expression, what, at=at, grid=grid, points=points, fixed=fixed, carry=carry,
+        vector=vector, direction=direction, dtype=dtype, max_points=max_points, wrt=wrt,
+        order=order, norm=norm, unit=unit))
+
+
+def prepare_request(request: Request) -> Prepared:
+    """Parse, bind and compile one :class:`Request` (see :func:`prepare`)."""
+    r = request
+    expression, what, at, grid, points = r.expression, r.what, r.at, r.grid, r.points
+    fixed, vector, direction, dtype = r.fixed, r.vector, r.direction, r.dtype
+    max_points, carry, wrt, order, norm, unit = (r.max_points, r.carry, r.wrt, r.order,
+                                                 r.norm, r.unit)
     record = computation(what)
     given = [a for a in (at, grid, points) if a is not None]
     if len(given) != 1:
@@ -197,12 +212,8 @@ def prepare(expression: str, what: str = "eval", *,
     if record.specify is not None:
         plan.spec = record.specify(plan, wrt=wrt, order=order)
     _check_work(plan, binding.size, max_points)
-    prepared = Prepared(expression, program, binding, plan, dt, carry)
-    prepared.request = {"grid": grid, "fixed": dict(fixed or {}), "vector": vector,
-                        "direction": direction, "dtype": dt.name, "max_points": max_points,
-                        "wrt": None if wrt is None else wrt_names(wrt), "order": order,
-                        "norm": norm, "unit": unit}
-    return prepared
+    return Prepared(expression, program, binding, plan, dt, carry, request.replace(
+        fixed=dict(fixed or {}), dtype=dt.name, wrt=None if wrt is None else wrt_names(wrt)))
 
 
 def _check_work(plan: Plan, points: int, max_points: int) -> None:
@@ -377,17 +388,21 @@ def evaluate(expression: str, what: str = "eval", *,
     ``pip install 'gradcli[dask]'``); ``scheduler_timeout`` bounds the wait for it.
     ``gradcli.to_xarray(result)`` labels any result as a dataset.
     """
-    prepared = prepare(expression, what, at=at, grid=grid, points=points, fixed=fixed,
-                       vector=vector, direction=direction, dtype=dtype,
-                       max_points=max_points, wrt=wrt, order=order, norm=norm, unit=unit)
-    if scheduler is not None:  # checked and compiled above: errors come before any task
+    return evaluate_request(Request(
+        expression, what, at=at, grid=grid, points=points, fixed=fixed, vector=vector,
+        direction=direction, dtype=dtype, max_points=max_points, wrt=wrt, order=order,
+        norm=norm, unit=unit, threads=threads, block_size=block_size, scheduler=scheduler,
+        scheduler_timeout=scheduler_timeout))
+
+
+def evaluate_request(request: Request) -> dict[str, Any]:
+    """Evaluate one :class:`Request` (what :func:`evaluate` does with its arguments)."""
+    prepared = prepare_request(request)
+    if request.scheduler is not None:  # checked and compiled above: errors come before any task
         from .cluster import lazy_result, shared_client
 
-        shared_client(scheduler, scheduler_timeout)
+        shared_client(request.scheduler, request.scheduler_timeout)
         result = lazy_result(prepared)
     else:
-        result = prepared.run(threads=threads, block_size=block_size)
-    call = describe_call(expression, what, at=at, grid=grid, points=points, fixed=fixed,
-                         vector=vector, direction=direction, dtype=dtype, wrt=wrt,
-                         order=order, norm=norm or None, unit=unit or None)
-    return Evaluated(result.arrays, result, prepared.origin(call))
+        result = prepared.run(threads=request.threads, block_size=request.block_size)
+    return Evaluated(result.arrays, result, prepared.origin(request.call()))

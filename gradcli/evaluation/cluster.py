@@ -47,26 +47,30 @@ _WINDOW_PER_WORKER = 4  # point-set tasks in flight per worker (their points tra
 class Job:
     """A request as text and numbers: everything a worker needs to prepare it."""
 
-    expression: str
-    what: str
-    request: tuple[tuple[str, Any], ...]  # prepare()'s keyword arguments besides points
-    key: str                              # the same text for the same request
+    request: Any  # the Request, without its points (``Request.for_worker``)
+    key: str      # the same text for the same request
+
+    @property
+    def expression(self) -> str:
+        return self.request.expression
+
+    @property
+    def what(self) -> str:
+        return self.request.what
 
     def prepare(self, points: Mapping[str, Any] | None = None) -> Any:
         """Parse, bind and compile on this process (grid, or ``points``)."""
-        from . import prepare
+        from . import prepare_request
 
-        kwargs = dict(self.request)
-        if points is not None:
-            kwargs["grid"] = None
-        return prepare(self.expression, self.what, points=points, **kwargs)
+        request = self.request if points is None else \
+            self.request.replace(grid=None, points=points)
+        return prepare_request(request)
 
 
 def job_for(prepared: Any) -> Job:
     """The Job of a prepared request (the client side)."""
-    request = tuple(sorted(prepared.request.items()))
-    return Job(prepared.expression, prepared.plan.what, request,
-               repr((prepared.expression, prepared.plan.what, request)))
+    request = prepared.request.for_worker()
+    return Job(request, repr(request))
 
 
 _GRIDS: OrderedDict[str, tuple[Any, Any, set[int], Any]] = OrderedDict()
@@ -130,7 +134,7 @@ def _part(prepared: Any, start: int, stop: int) -> dict[str, np.ndarray] | None:
         return None
     n = stop - start
     values = binding.block(start, stop)
-    held = prepared.request.get("fixed") or {}  # travel in the Job, not with each block
+    held = prepared.request.fixed or {}  # travel in the Job, not with each block
     return {name: np.broadcast_to(values[name], (n,) + binding.shapes[name]).copy()
             for name in binding.names if name not in held}
 
