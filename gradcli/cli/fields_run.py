@@ -18,7 +18,7 @@ from ..evaluation.specs import parse_grid, parse_point
 from ..lang import free_variables, parse
 from .declare import BY_NAME
 from .errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
-from .execute import _held
+from .execute import held_values
 from .formats import choose_format
 from .progress import RunProgress, wanted
 from .specs import resolve_grid
@@ -104,7 +104,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
     if grid and points:
         raise UsageProblem("use only one of --grid and --points (--at beside either holds "
                            "a variable fixed)")
-    held = _held(at)
+    held = held_values(at)
     with expression_warnings(quiet):
         if points:
             from .points_file import read_points
@@ -176,7 +176,7 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
     from ..evaluation.fields.descend import descend, row_limit
     from ..evaluation.fields.optim import settings
 
-    held = _held(at)
+    held = held_values(at)
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
         chosen = settings(method, **hyper)
@@ -236,7 +236,7 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
     from ..evaluation.fields.flow import integrate
     from ..evaluation.fields.starts import parse_times
 
-    held = _held(at)
+    held = held_values(at)
     times = np.linspace(*(parse_times(t) if t is not None else TIMES))
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
