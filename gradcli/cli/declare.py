@@ -692,6 +692,16 @@ def command(name: str) -> Command | None:
     return None if record is None else numeric_command(record)
 
 
+def flag_of(parameter: str) -> str:
+    """The option a library parameter is given with on the command line: the first flag
+    of the declared option of that name (``max_points`` -> ``--max-points``)."""
+    for c in all_commands():
+        for o in c.options:
+            if o.name == parameter:
+                return o.flags[0]
+    return "--" + parameter.replace("_", "-")
+
+
 class _ByName(dict):
     """``BY_NAME[name]``: the command of that name, built on use."""
 

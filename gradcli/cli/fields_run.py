@@ -33,7 +33,7 @@ def _starts(expression: str, start: list[str], start_grid: list[str], held: dict
     if start and start_grid:
         raise UsageProblem("use --from (points) or --from-grid (a lattice), not both")
     if start:
-        points = [parse_point(spec, "--from") for spec in start]
+        points = [parse_point(spec, "start") for spec in start]
         clash = next((n for n in points[0] if n in held), None)
         if clash is not None:
             raise UsageProblem(f"'{clash}' is given by --from and by --at: give only one of "
@@ -46,7 +46,7 @@ def _starts(expression: str, start: list[str], start_grid: list[str], held: dict
                            f"lattice with --from-grid {names[0] if names else 'x'}=-1:1:11")
     axes: dict[str, tuple[float, float, int]] = {}
     for spec in start_grid:
-        name, value = _grid_spec(spec, "--from-grid")
+        name, value = parse_grid(spec, "start_grid")
         if value is None:
             raise UsageProblem(f"--from-grid '{spec}': give start:stop:count, e.g. "
                                f"--from-grid {name}=-1:1:11")
@@ -54,14 +54,6 @@ def _starts(expression: str, start: list[str], start_grid: list[str], held: dict
             raise UsageProblem(f"'{name}' is given twice (by --from-grid or --at)")
         axes[name] = value if isinstance(value, tuple) else (value, value, 1)
     return from_lattice(axes, max_points)
-
-
-def _grid_spec(spec: str, flag: str) -> tuple[str, Any]:
-    """``parse_grid`` for another option than --grid (its messages name that option)."""
-    try:
-        return parse_grid(spec)
-    except EvaluationError as exc:
-        raise EvaluationError(str(exc).replace("--grid", flag)) from None
 
 
 def _write(columns: dict[str, Any], req: dict[str, Any], command: str) -> None:

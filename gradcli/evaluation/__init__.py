@@ -30,6 +30,7 @@ from .binding import (
     hold,
     parse_constant,
     point_list,
+    ref,
     wrt_names,
 )
 from .blocks import Block, Result
@@ -128,6 +129,10 @@ class Prepared:
         return sink.result()
 
 
+def _quoted(text: str) -> str:
+    return '"' + text + '"'
+
+
 def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> ExpressionError:
     from ..lang.names import split_suggestion
 
@@ -137,8 +142,11 @@ def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> E
         return ExpressionError(f"variable '{name}' is not bound", expression, pos,
                                hint=f"did you mean {reading}? names written together are "
                                "one name")
-    how = (f'--grid {name}=0:1:11 or --grid {name}=VALUE' if binding.kind == "grid"
-           else f'--at "...,{name}=VALUE" or a {name} column in --points')
+    how = (f"{ref('grid', text=f'{name}=0:1:11', python=f'{{{name!r}: (0, 1, 11)}}')} or "
+           f"{ref('grid', text=f'{name}=VALUE', python=f'{{{name!r}: VALUE}}')}"
+           if binding.kind == "grid" else
+           f"{ref('at', text=_quoted(f'...,{name}=VALUE'), python=f'{{..., {name!r}: VALUE}}')}"
+           f" or a {name} column in {ref('points', python='{...}')}")
     return ExpressionError(f"variable '{name}' is not bound", expression, pos,
                            hint=f"give it a value with {how}")
 
@@ -224,20 +232,20 @@ def _check_work(plan: Plan, points: int, max_points: int) -> None:
         raise EvaluationError(
             f"taylor here writes {count_text(points * coefficients)} rows "
             f"({count_text(points)} points × {coefficients} coefficients), over the limit "
-            f"of {max_points:,}; raise it with --max-points (Python: max_points=)")
+            f"of {max_points:,}; raise it with {ref('max_points')}")
     work = plan.sweeps() * max(1, plan.program.op_count)
     if work > MAX_SWEEP_OPS:
         raise EvaluationError(
             f"{plan.what} here needs {count_text(plan.sweeps())} derivative sweeps over "
             f"{count_text(plan.program.op_count)} operations, over the limit of "
             f"{MAX_SWEEP_OPS:,} operations per point: ask for a product instead "
-            "(vjp --vector, jvp --direction) or use fewer vector components")
+            f"(vjp {ref('vector')}, jvp {ref('direction')}) or use fewer vector components")
     values = sum(b.size for b in plan.blocks())
     if values > MAX_SWEEP_OPS:
         raise EvaluationError(
             f"{plan.what} here gives {count_text(values)} values per point, over the limit "
-            f"of {MAX_SWEEP_OPS:,}: ask for a product instead (vjp --vector, jvp "
-            "--direction) or use fewer vector components")
+            f"of {MAX_SWEEP_OPS:,}: ask for a product instead (vjp {ref('vector')}, jvp "
+            f"{ref('direction')}) or use fewer vector components")
 
 
 def _check_options(record: Computation, **given: Any) -> None:
@@ -257,21 +265,24 @@ def _wrt(wrt: list[str] | None, program: Program,
     out: list[tuple[str, tuple[int, ...]]] = []
     for name in wrt:
         if any(name == n for n, _ in out):
-            raise EvaluationError(f"--wrt names '{name}' twice")
+            raise EvaluationError(f"{ref('wrt')} names '{name}' twice")
         if name in binding.shapes:
             out.append((name, binding.shapes[name]))
             continue
         step = program.named.get(name)
         if step is None:
             known = [*binding.names, *program.named]
-            raise EvaluationError(f"--wrt {name}: not a variable or a step of the program "
+            raise EvaluationError(f"{ref('wrt', text=name)}: not a variable or a step of the "
+                                  "program "
                                   f"(these are: {', '.join(known) or 'none'})")
         if not step.deps:
-            raise EvaluationError(f"--wrt {name}: the step '{name}' does not depend on any "
-                                  f"variable; make it a variable (--at {name}=...) to "
-                                  "differentiate by it")
+            raise EvaluationError(f"{ref('wrt', text=name)}: the step '{name}' does not "
+                                  "depend on any variable; make it a variable "
+                                  f"({ref('at', text=f'{name}=...', python=f'{{{name!r}: ...}}')})"
+                                  " to differentiate by it")
         if step.shape != () and not step.array:
-            raise EvaluationError(f"--wrt {name}: the step '{name}' is a bracket literal; "
+            raise EvaluationError(f"{ref('wrt', text=name)}: the step '{name}' is a bracket "
+                                  "literal; "
                                   "name its components as steps to differentiate by them")
         out.append((name, step.shape))
     return out
@@ -286,8 +297,8 @@ def _free(tree: Any) -> list[str]:
 def _vector(vector: Any, program: Program) -> list[Any]:
     """v for vjp, shaped like f: one entry per output block."""
     if vector is None:
-        raise EvaluationError("vjp needs a vector v shaped like f: --vector \"1,0\" "
-                              "(Python: vector=[1, 0])")
+        raise EvaluationError("vjp needs a vector v shaped like f: "
+                              f"{ref('vector', text=chr(34) + '1,0' + chr(34), python='[1, 0]')}")
     try:
         arr = np.asarray(vector, dtype=float)
     except ValueError:
@@ -306,8 +317,8 @@ def _direction(direction: Mapping[str, Any] | None, binding: Binding, what: str 
     """u for jvp and hvp: one array per variable, shaped like it (missing variables:
     zero); ``unit`` scales it to length 1 over every component."""
     if not direction:
-        raise EvaluationError(f'{what} needs a direction u: --direction "x=1,y=0" '
-                              '(Python: direction={"x": 1, "y": 0})')
+        example = ref("direction", text='"x=1,y=0"', python='{"x": 1, "y": 0}')
+        raise EvaluationError(f"{what} needs a direction u: {example}")
     out = {}
     for name, value in direction.items():
         if name not in binding.shapes:
@@ -329,7 +340,7 @@ def _direction(direction: Mapping[str, Any] | None, binding: Binding, what: str 
         parts = [np.abs(np.asarray(u, dtype=float)).reshape(-1) for u in out.values()]
         length = float(np.hypot.reduce(np.concatenate(parts))) if parts else 0.0
         if not np.isfinite(length) or length == 0.0:
-            raise EvaluationError(f"--unit: the direction has length {length:g}, so it "
+            raise EvaluationError(f"{ref('unit')}: the direction has length {length:g}, so it "
                                   "cannot be made a unit vector")
         out = {name: u / length for name, u in out.items()}
     return out

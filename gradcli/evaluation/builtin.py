@@ -8,7 +8,7 @@ from . import calculus as c
 from . import kernels as k
 from .computations import Computation, register
 
-#: --check's relative tolerances: float32 results carry about 7 significant digits, so
+#: the derivative check's relative tolerances: float32 results carry about 7 significant digits, so
 #: their derivatives cannot match differences to 1e-6
 _FIRST = {"float64": 1e-6, "float32": 1e-4}
 _SECOND = {"float64": 1e-4, "float32": 1e-3}

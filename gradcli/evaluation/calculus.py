@@ -9,10 +9,10 @@ Each command has one AD mode, whatever the binding (as every command, see ``kern
   (``engine/interpolate.py``). Their first order is forward mode's.
 
 Which variable is which component (div, curl): the components pair with the input columns
-in binding order (grid order, ``--at`` order, points-file column order; a vector or matrix
-variable gives its components in turn, ``v[0]``, ``v[1]``, ``A[0][1]``); ``wrt=`` names
-them explicitly. The ``specify_*`` functions check a request and fill ``Plan.spec``; the
-computations are registered in ``builtin.py`` (the computation table).
+in binding order (grid order, the order of a point's names, points-file column order; a
+vector or matrix variable gives its components in turn, ``v[0]``, ``v[1]``, ``A[0][1]``);
+``wrt=`` names them explicitly. The ``specify_*`` functions check a request and fill
+``Plan.spec``; the computations are registered in ``builtin.py`` (the computation table).
 
 A variable is one array (one leaf); an input column is one of its components. A forward
 or Taylor seed for column k is a one-hot array on its variable's leaf (a number for a
@@ -36,7 +36,7 @@ from ..engine.forward import Linearized
 from ..engine.interpolate import directions, graded, simplex, weights
 from ..engine.taylor import Jets, MissingTaylorRule
 from ..engine.vector import curl_of
-from .binding import EvaluationError, count_text, wrt_names
+from .binding import EvaluationError, count_text, ref, wrt_names
 from .blocks import Block
 from .kernels import Plan, _join, _live, _one, _shaped
 from .kernels import grad as _grad
@@ -104,11 +104,11 @@ def _resolve(names: list[str], plan: Plan, expand: bool) -> list[int]:
         elif name in variables:
             parts = ", ".join(c for c, v in zip(columns, variables, strict=True)
                               if v == name)
-            raise EvaluationError(f"--wrt {name}: {name} is a vector; name one component "
-                                  f"({parts})")
+            raise EvaluationError(f"{ref('wrt', text=name)}: {name} is a vector; name one "
+                                  f"component ({parts})")
         else:
             bound = ", ".join(columns) or "none"
-            raise EvaluationError(f"--wrt names '{name}', which is not a bound variable "
+            raise EvaluationError(f"{ref('wrt')} names '{name}', which is not a bound variable "
                                   f"(bound: {bound})")
     return out
 
@@ -140,16 +140,17 @@ def _pairing(what: str, plan: Plan, wrt: Any, inputs: list[Column]) -> list[int]
     pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else \
         list(range(len(inputs)))
     if len(pairs) != m:
-        given = "--wrt names" if wrt is not None else "the command line binds"
+        given = f"{ref('wrt')} names" if wrt is not None else "the command line binds"
         names = ", ".join(inputs[i].name for i in pairs) or "none"
-        hint = ("--wrt " + ",".join(c.name for c in inputs[:m])
+        first = ",".join(c.name for c in inputs[:m])
+        hint = (ref("wrt", text=first, python=repr(first))
                 if len(inputs) >= m else f"{m} variables")
         raise EvaluationError(
             f"{what}: the field has {m} components but {given} {len(pairs)} variables "
             f"({names}); components pair with variables in order, so name {m} of them, "
             f"e.g. {hint}")
     if len(set(pairs)) != len(pairs):
-        raise EvaluationError(f"{what}: --wrt names a variable twice")
+        raise EvaluationError(f"{what}: {ref('wrt')} names a variable twice")
     return pairs
 
 
@@ -170,7 +171,7 @@ def specify_field(what: str) -> Any:
 def specify_hvp(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
     """hvp works on every input column (its direction names the variables)."""
     if wrt is not None or order is not None:
-        raise EvaluationError("hvp takes a direction, not --wrt or --order")
+        raise EvaluationError(f"hvp takes a direction, not {ref('wrt')} or {ref('order')}")
     return _inputs_spec(plan, list(range(len(input_columns(plan)))))
 
 
@@ -183,7 +184,7 @@ def specify_laplacian(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec
     if not pairs:
         raise EvaluationError("laplacian needs at least one variable")
     if len(set(pairs)) != len(pairs):
-        raise EvaluationError("laplacian: --wrt names a variable twice")
+        raise EvaluationError(f"laplacian: {ref('wrt')} names a variable twice")
     return _inputs_spec(plan, pairs)
 
 
@@ -193,7 +194,7 @@ def specify_taylor(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
     every = list(range(len(input_columns(plan))))
     pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
     if len(set(pairs)) != len(pairs):
-        raise EvaluationError("taylor: --wrt names a variable twice")
+        raise EvaluationError(f"taylor: {ref('wrt')} names a variable twice")
     _lattice_check(len(pairs), k, "taylor")
     return _inputs_spec(plan, pairs, order=k, indices=graded(len(pairs), k))
 
@@ -207,8 +208,11 @@ def _diff_spec(plan: Plan, wrt: Any, order: Any, inputs: list[Column]) -> Spec:
     if wrt is None:
         if len(inputs) != 1:
             bound = ", ".join(c.name for c in inputs) or "none"
-            raise EvaluationError(f"diff needs --wrt: which variables to differentiate by "
-                                  f"(bound: {bound}), e.g. --wrt x --order 2 or --wrt x,y")
+            raise EvaluationError(
+                f"diff needs {ref('wrt')}: which variables to differentiate by "
+                f"(bound: {bound}), e.g. {ref('wrt', text='x', python=repr('x'))} "
+                f"{ref('order', text='2', python='2')} or "
+                f"{ref('wrt', text='x,y', python=repr('x,y'))}")
         wrt = inputs[0].name
     names = wrt_names(wrt)
     cols = _resolve(names, plan, False)
@@ -217,9 +221,13 @@ def _diff_spec(plan: Plan, wrt: Any, order: Any, inputs: list[Column]) -> Spec:
         if len(names) == 1:
             cols = cols * k
         elif k != len(names):
-            raise EvaluationError(f"diff --order {k} with --wrt {','.join(names)}: give one "
-                                  "variable and an order (--wrt x --order 3), or list every "
-                                  "variable of the partial (--wrt x,x,y)")
+            listed = ",".join(names)
+            raise EvaluationError(
+                f"diff {ref('order', text=str(k), python=str(k))} with "
+                f"{ref('wrt', text=listed, python=repr(listed))}: give one variable and an "
+                f"order ({ref('wrt', text='x', python=repr('x'))} "
+                f"{ref('order', text='3', python='3')}), or list every variable of the "
+                f"partial ({ref('wrt', text='x,x,y', python=repr('x,x,y'))})")
     elif len(cols) > MAX_ORDER:
         raise EvaluationError(f"diff: the order must be between 1 and {MAX_ORDER}, "
                               f"got {len(cols)}")
@@ -237,7 +245,8 @@ def _lattice_check(n: int, order: int, what: str) -> None:
     if n > 1 and jets * jets * order * n > MAX_LATTICE_WORK:
         raise EvaluationError(
             f"{what} of order {order} in {n} variables needs {count_text(jets)} Taylor "
-            "jets, too many to combine: lower the order or use fewer variables (--wrt)")
+            f"jets, too many to combine: lower the order or use fewer variables "
+            f"({ref('wrt')})")
 
 
 # --- blocks, cost ------------------------------------------------------------------------

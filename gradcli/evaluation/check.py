@@ -1,4 +1,4 @@
-"""``--check``: compare the engine's derivatives with central finite differences.
+"""The derivative check: compare the engine's derivatives with central finite differences.
 
 First derivatives are checked against differences of f; second derivatives against
 differences of the engine's own gradient (as PyTorch's gradgradcheck does), which keeps
@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .binding import EvaluationError
+from .binding import EvaluationError, ref
 from .blocks import Result
 from .kernels import Plan
 from .runner import ArraySink, run
@@ -65,8 +65,9 @@ def finite_difference_check(prepared: Any, columns: Result) -> CheckResult:
     CheckResult); a relative gap is |gap| / max(1, |difference quotient|)."""
     plan, binding = prepared.plan, prepared.binding
     if any(name not in binding.shapes for name, _ in plan.targets):
-        raise EvaluationError("--check differences the variables: it cannot move a step "
-                              "of the program (drop --check, or --wrt the variables)")
+        raise EvaluationError(f"{ref('check')} differences the variables: it cannot move a "
+                              f"step of the program (drop {ref('check')}, or "
+                              f"{ref('wrt')} the variables)")
     eps = plan.computation.check_step
     base = replace(plan, what="grad" if plan.what == "hessian" else "eval", vector=None)
     outs = len(base.outputs)

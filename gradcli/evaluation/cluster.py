@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .allocator import keep_freed_memory
-from .binding import EvaluationError, count_text
+from .binding import EvaluationError, count_text, ref
 from .blocks import Result
 from .runner import DEFAULT_BLOCK, ArraySink, Sink, block_values, blocks_for, own_arrays
 
@@ -156,7 +156,7 @@ def _check_fits(prepared: Any) -> None:
         raise EvaluationError(
             f"the results ({count_text(prepared.binding.size)} points x {columns} columns, "
             f"{need / 2**30:.3g} GiB) do not fit in half of this machine's memory "
-            f"({limit / 2**30:.3g} GiB): with --scheduler, write them to a Zarr store that "
+            f"({limit / 2**30:.3g} GiB): with {ref('scheduler')}, write them to a Zarr store that "
             "every worker can reach: -o FILE.zarr (or an fsspec URL such as "
             "s3://bucket/field.zarr)")
 
@@ -273,7 +273,8 @@ def parse_local(spec: str) -> int | None:
 
         return default_threads()
     if not count.isdigit() or not 1 <= int(count) <= 1024:
-        raise EvaluationError(f"--scheduler '{spec}': local:N needs a number of worker "
+        raise EvaluationError(f"{ref('scheduler', text=repr(spec))}: local:N needs a number "
+                              "of worker "
                               "processes from 1 to 1024, e.g. local:2")
     return int(count)
 
@@ -311,9 +312,9 @@ def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Call
         client = Client(scheduler, timeout=timeout)
     except (OSError, TimeoutError) as err:
         raise EvaluationError(f"cannot reach the Dask scheduler at {scheduler} within "
-                              f"{timeout:g} s (--scheduler-timeout): {err}") from None
+                              f"{timeout:g} s ({ref('scheduler_timeout')}): {err}") from None
     except ValueError as err:  # an address distributed cannot parse
-        raise EvaluationError(f"--scheduler '{scheduler}': {err}") from None
+        raise EvaluationError(f"{ref('scheduler', text=repr(scheduler))}: {err}") from None
     try:
         _check_workers(client, scheduler, timeout)
     except BaseException:

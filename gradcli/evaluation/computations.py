@@ -11,11 +11,11 @@ tolerance per dtype and difference step, and its help text.
 Everything that used to switch on the string ``what`` reads this table instead:
 ``Plan.blocks/order/sweeps`` and ``compute_block`` (``kernels.py``), the whole-grid
 decision (``runner.py``), the option and scalar checks of ``prepare``, ``check.py``'s
-step, the CLI's numeric commands and their ``--check`` options (``cli/declare.py``), and
+step, the CLI's numeric commands and their check options (``cli/declare.py``), and
 the plot's colour quantities that are derivatives (``div``, ``curl``, ``laplacian``).
 
 Adding a computation is one :func:`register` call with its kernel (see docs/DESIGN.md,
-"How to add a computation"); it is then a ``what=`` value, a CLI command with ``--help``,
+"How to add a computation"); it is then a ``what=`` value, a CLI command with its help,
 and (scalar kernels only) nothing more to wire.
 """
 

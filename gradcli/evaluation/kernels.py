@@ -1,7 +1,7 @@
 """Per-block derivative kernels: what each command computes on one block of points.
 
 The derivative mode follows from the request, never from how the points were given, so
-``--at``, ``--grid`` (any block size, hoisted or not) and ``--points`` run the very same
+``at``, ``grid`` (any block size, hoisted or not) and ``points`` run the very same
 sweeps and give the same value at the same point:
 
 * ``grad``, ``jacobian``, ``vjp``: reverse mode, one sweep per output component
