@@ -18,6 +18,7 @@ import numpy as np
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError, prepare
 from ..evaluation.specs import split_top
 from ..lang import Vector, parse
+from .options import KERNEL_COLORS
 
 __all__ = ["Field", "compute_field", "sampled_names", "MAX_CURVES", "flat_error"]
 
@@ -195,10 +196,6 @@ def _check_color(color: str | None, kind: str) -> None:
                               "heatmap of f itself")
     raise EvaluationError(f"--color {color} is for a scalar f; a vector field takes --color "
                           "magnitude, divergence or curl")
-
-
-#: the --color quantities that are computations of the table, and which
-KERNEL_COLORS = {"divergence": "div", "curl": "curl", "laplacian": "laplacian"}
 
 
 def _kernel_color(expression: str, grid: Mapping[str, Any], fixed: Mapping[str, Any],
