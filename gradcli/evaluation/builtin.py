@@ -35,7 +35,7 @@ register(Computation(
     "hessian", "Second derivatives of a scalar formula: f, then d2f/dadb for every ordered "
     "pair.", blocks=k.blocks_hessian, kernel=k.hessian, parameters=("wrt",), scalar=True,
     scalar_hint=_NOT_SCALAR, sweeps=k.sweeps_hessian, order=k.order_hessian, blocked=True,
-    check=_SECOND, check_step=1e-5))
+    check=_SECOND, check_step=1e-5, check_differences="grad"))
 register(Computation(
     "div", "Divergence of a vector field [P, Q, ...]: the components f[i], then div = sum "
     "of df[i]/dx_i; components pair with the variables in binding order, or with wrt.",

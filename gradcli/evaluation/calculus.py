@@ -35,7 +35,7 @@ from ..engine.core import raw
 from ..engine.forward import Linearized
 from ..engine.interpolate import directions, graded, simplex, weights
 from ..engine.taylor import Jets, MissingTaylorRule
-from ..engine.vector import curl_of
+from ..engine.vector import curl_of, divergence_of
 from .binding import EvaluationError, count_text, ref, wrt_names
 from .blocks import Block
 from .kernels import Plan, _join, _live, _one, _shaped
@@ -341,11 +341,7 @@ def _jacobian(plan: Plan, targets: list[Any], outs: list[Any], num: type
 
 
 def div(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
-    entry = _jacobian(plan, targets, outs, num)
-    total = None
-    for i in range(len(plan.spec.pairs)):
-        total = _add(total, entry(i, i))
-    return [total]
+    return [divergence_of(_jacobian(plan, targets, outs, num), len(plan.spec.pairs))]
 
 
 def curl(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:

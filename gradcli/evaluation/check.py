@@ -69,9 +69,11 @@ def finite_difference_check(prepared: Any, columns: Result) -> CheckResult:
                               f"step of the program (drop {ref('check')}, or "
                               f"{ref('wrt')} the variables)")
     eps = plan.computation.check_step
-    base = replace(plan, what="grad" if plan.what == "hessian" else "eval", vector=None)
+    base = replace(plan, what=plan.computation.check_differences, vector=None)
     outs = len(base.outputs)
-    differenced = base.blocks()[outs:] if plan.what == "hessian" else base.blocks()[:outs]
+    # the differenced computation's derivative blocks (the gradient), or its values
+    differenced = base.blocks()[outs:] if base.computation.records else \
+        base.blocks()[:outs]
     derivatives = plan.blocks()[len(plan.outputs):]
     found = CheckResult(0.0, 0.0, 0, 0)
     for t, (var, shape) in enumerate(plan.targets):

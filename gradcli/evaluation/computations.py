@@ -52,8 +52,10 @@ class Computation:
     variables or named steps derivatives are taken by (``Plan.wrt``). ``scalar``: the
     expression must be scalar-valued (``scalar_hint`` follows the refusal). ``blocked``:
     never run a grid as one whole-grid block (many sweeps per point). ``check``: the
-    relative tolerance of a finite-difference check per dtype name (None: no check), and
-    ``check_step`` its relative difference step. ``help`` and ``examples`` describe it
+    relative tolerance of a finite-difference check per dtype name (None: no check),
+    ``check_step`` its relative difference step and ``check_differences`` the computation
+    whose results are differenced (``eval`` for first derivatives, ``grad`` for second:
+    the engine's own gradient, as PyTorch's gradgradcheck). ``help`` and ``examples`` describe it
     (the CLI shows them; the CLI's own words for the built-in commands take precedence).
     """
 
@@ -70,6 +72,7 @@ class Computation:
     blocked: bool = False
     check: dict[str, float] | None = None
     check_step: float = 1e-6
+    check_differences: str = "eval"
     examples: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
