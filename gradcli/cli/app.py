@@ -8,7 +8,6 @@ others would cost their signature inspection on every start and are not needed.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import sys
 from collections.abc import Callable, Sequence
@@ -19,8 +18,8 @@ import typer
 import typer.main
 
 from .. import __version__
+from .calling import call
 from .declare import Command, Option, all_commands
-from .errors import UsageProblem
 from .values import convert
 
 _TYPES = {"flag": bool, "text": str, "choice": str, "whole": int, "real": float}
@@ -81,26 +80,7 @@ _EXPRESSION = inspect.Parameter(
 def command_function(command: Command) -> Callable[..., int]:
     """A function typer can register for ``command``: the expression, then the options."""
     def run(**options: Any) -> int:
-        for option in command.options:
-            value = options[option.name]
-            if option.repeat:
-                options[option.name] = value or []
-            elif option.once:  # collected as a list so that a second use can be refused
-                if value and len(value) > 1:
-                    raise UsageProblem(f"{option.flags[0]} is given {len(value)} times: "
-                                       "give it once")
-                options[option.name] = value[0] if value else None
-        expression = options.get("expression")
-        if isinstance(expression, str) and expression.startswith("@"):
-            if expression == "@-" and options.get("points") == "-":
-                raise UsageProblem("@- and --points - both read standard input: give one of "
-                                   "them as a file")
-            from .inputs import read_program  # a program file: read within its bounds
-
-            options["expression"] = read_program(expression)
-        module, _, name = command.run.partition(":")
-        target = getattr(importlib.import_module(module), name)
-        return int(target(command.name, **options))
+        return call(command, options)
 
     params = [_EXPRESSION, *map(_parameter, command.options)]
     run.__signature__ = inspect.Signature(params, return_annotation=int)  # type: ignore

@@ -32,13 +32,25 @@ COMPLETE_VAR = "_GRADCLI_COMPLETE"
 
 def run(args: list[str]) -> int:
     """Parse ``args`` with the typer application and run the command they name."""
-    from .app import build
     from .argv import rewrite
 
     command = declared_command(args[0]) if args else None
     if command is not None and COMPLETE_VAR not in os.environ:
-        group, args = build(only=command.name), [args[0], *rewrite(command, args[1:])]
+        words = rewrite(command, args[1:])
+        if command.group == "numeric":  # a plain line needs no typer (see direct.py)
+            from .direct import read
+
+            options = read(command, words)
+            if options is not None:
+                from .calling import call
+
+                return call(command, options)
+        from .app import build
+
+        group, args = build(only=command.name), [args[0], *words]
     else:  # --help, --version, a mistyped command, completion: every command is needed
+        from .app import build
+
         group = build()
     return group.main(args=args, prog_name="gradcli", standalone_mode=False)
 
