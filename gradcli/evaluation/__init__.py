@@ -225,13 +225,14 @@ def prepare_request(request: Request) -> Prepared:
 
 
 def _check_work(plan: Plan, points: int, max_points: int) -> None:
-    """Refuse a request whose derivative work, result per point or rows (taylor: one per
-    point and multi-index) are absurd, before any work starts."""
-    coefficients = len(plan.spec.indices) if plan.what == "taylor" else 0
-    if points * max(1, coefficients) > max_points:
+    """Refuse a request whose derivative work, result per point or rows (the record's
+    ``rows``: taylor's one per point and multi-index) are absurd, before any work starts."""
+    rows = plan.computation.rows
+    per_point, what = rows(plan) if rows is not None else (1, "")
+    if points * per_point > max_points:
         raise EvaluationError(
-            f"taylor here writes {count_text(points * coefficients)} rows "
-            f"({count_text(points)} points × {coefficients} coefficients), over the limit "
+            f"{plan.what} here writes {count_text(points * per_point)} rows "
+            f"({count_text(points)} points × {per_point} {what}), over the limit "
             f"of {max_points:,}; raise it with {ref('max_points')}")
     work = plan.sweeps() * max(1, plan.program.op_count)
     if work > MAX_SWEEP_OPS:

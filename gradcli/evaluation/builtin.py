@@ -66,4 +66,5 @@ register(Computation(
     "per multi-index in graded lexicographic order, with the point, order, deg(x)..., "
     "coefficient (d^alpha f / alpha!) and derivative (d^alpha f).",
     blocks=c.blocks_taylor, kernel=c.taylor, parameters=("wrt", "order"), scalar=True,
-    sweeps=c.sweeps_taylor, specify=c.specify_taylor, blocked=True))
+    sweeps=c.sweeps_taylor, specify=c.specify_taylor, blocked=True,
+    rows=lambda plan: (len(plan.spec.indices), "coefficients")))

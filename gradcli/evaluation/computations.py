@@ -55,8 +55,11 @@ class Computation:
     relative tolerance of a finite-difference check per dtype name (None: no check),
     ``check_step`` its relative difference step and ``check_differences`` the computation
     whose results are differenced (``eval`` for first derivatives, ``grad`` for second:
-    the engine's own gradient, as PyTorch's gradgradcheck). ``help`` and ``examples`` describe it
-    (the CLI shows them; the CLI's own words for the built-in commands take precedence).
+    the engine's own gradient, as PyTorch's gradgradcheck). ``rows(plan)``: how many table
+    rows one point's results make when more than one, and what they are (taylor: one per
+    multi-index, "coefficients"), bounded with the points by ``max_points``. ``help`` and
+    ``examples`` describe it (the CLI shows them; the CLI's own words for the built-in
+    commands take precedence).
     """
 
     name: str
@@ -73,6 +76,7 @@ class Computation:
     check: dict[str, float] | None = None
     check_step: float = 1e-6
     check_differences: str = "eval"
+    rows: Callable[[Any], tuple[int, str]] | None = None
     examples: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
