@@ -22,8 +22,7 @@ and (scalar kernels only) nothing more to wire.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .binding import EvaluationError
 
@@ -36,8 +35,7 @@ def _one_sweep(plan: Any) -> int:
     return 1
 
 
-@dataclass(frozen=True)
-class Computation:
+class Computation(NamedTuple):
     """One computation.
 
     ``blocks(plan, outs)`` gives every result block, ``outs`` being the value's own blocks
@@ -59,7 +57,7 @@ class Computation:
     rows one point's results make when more than one, and what they are (taylor: one per
     multi-index, "coefficients"), bounded with the points by ``max_points``. ``help`` and
     ``examples`` describe it (the CLI shows them; the CLI's own words for the built-in
-    commands take precedence).
+    commands take precedence). A NamedTuple: immutable, and cheap to define at start-up.
     """
 
     name: str
@@ -79,12 +77,6 @@ class Computation:
     rows: Callable[[Any], tuple[int, str]] | None = None
     examples: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
-        unknown = [p for p in self.parameters if p not in PARAMETERS]
-        if unknown:
-            raise ValueError(f"computation '{self.name}': unknown parameter '{unknown[0]}' "
-                             f"(known: {', '.join(PARAMETERS)})")
-
     @property
     def records(self) -> bool:
         """Whether a run records the graph (every computation that takes derivatives)."""
@@ -98,6 +90,10 @@ TABLE: dict[str, Computation] = {}
 def register(computation: Computation) -> Computation:
     """Add (or replace) a computation: it becomes a ``what=`` of ``gradcli.evaluate`` and,
     in a process whose CLI is built after this call, a command."""
+    unknown = [p for p in computation.parameters if p not in PARAMETERS]
+    if unknown:
+        raise ValueError(f"computation '{computation.name}': unknown parameter "
+                         f"'{unknown[0]}' (known: {', '.join(PARAMETERS)})")
     _builtins()
     TABLE[computation.name] = computation
     return computation

@@ -11,8 +11,7 @@ precision...) travel in ``options``, as given, so that a command line can be wri
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from .binding import DEFAULT_MAX_POINTS
 
@@ -22,15 +21,15 @@ __all__ = ["Request", "WHERE"]
 WHERE = ("at", "grid", "points")
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """Everything one evaluation was asked: the expression, the computation (``what``, a
     name of the computation table), where (``at``, ``grid`` or ``points``; ``fixed`` holds
     more variables; ``carry`` passes a points file's text columns through), the
     computation's parameters (``vector``, ``direction``, ``wrt``, ``order``, ``norm``,
     ``unit``), the numbers (``dtype``, ``max_points``), how to run (``threads``,
     ``block_size``, ``scheduler``, ``scheduler_timeout``: they never change a value) and
-    the front end's ``options``. Frozen: change one with :meth:`replace`."""
+    the front end's ``options``. Immutable (a NamedTuple, cheap to define at start-up):
+    change one with :meth:`replace`."""
 
     expression: str
     what: str = "eval"
@@ -38,7 +37,7 @@ class Request:
     grid: Mapping[str, Any] | None = None
     points: Mapping[str, Any] | None = None
     fixed: Mapping[str, Any] | None = None
-    carry: Mapping[str, Any] | None = field(default=None, repr=False)
+    carry: Mapping[str, Any] | None = None
     vector: Any = None
     direction: Mapping[str, Any] | None = None
     dtype: Any = None
@@ -51,26 +50,26 @@ class Request:
     block_size: int | None = None
     scheduler: Any = None
     scheduler_timeout: float = 10.0
-    options: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    options: Mapping[str, Any] | None = None
 
     def replace(self, **changes: Any) -> Request:
         """This request with some fields changed."""
-        return replace(self, **changes)
+        return self._replace(**changes)
 
     def option(self, name: str, default: Any = None) -> Any:
         """A front-end option as given (``fmt``, ``output``, ``precision``...)."""
-        return self.options.get(name, default)
+        return (self.options or {}).get(name, default)
 
     def computation_parameters(self) -> dict[str, Any]:
         """What ``prepare`` needs besides the points: the fields that decide values."""
         skip = {"expression", "what", "threads", "block_size", "scheduler",
                 "scheduler_timeout", "options"}
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
+        return {name: getattr(self, name) for name in self._fields if name not in skip}
 
     def for_worker(self) -> Request:
         """The request as a Dask worker receives it: without the points (they travel per
         block), the carried text columns and the front end's options."""
-        return replace(self, at=None, points=None, carry=None, options={}, scheduler=None)
+        return self._replace(at=None, points=None, carry=None, options=None, scheduler=None)
 
     def call(self) -> str:
         """``gradcli.evaluate('sin(x)', 'grad', grid={'x': (0, 1, 11)})``: the library's
