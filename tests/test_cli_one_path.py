@@ -86,7 +86,8 @@ def test_only_the_invoked_command_is_built(monkeypatch) -> None:
     built: list[str | None] = []
     real = app.build
     monkeypatch.setattr(app, "build", lambda only=None: built.append(only) or real(only))
-    assert main(["grad", "x", "--at", "x=1", "-q"]) == 0
+    assert main(["grad", "x", "--at", "x=1", "-q"]) == 0  # a plain line: no typer app at all
+    assert main(["grad", "x", "--at", "x=1", "--format", "nope"]) == 2  # typer reads it
     assert main(["--version"]) == 0
     assert built == ["grad", None]
 
@@ -124,3 +125,42 @@ def test_plot_errors_leave_no_file(capsys, tmp_path, monkeypatch, argv, needle) 
     status, out, err = run(capsys, argv)
     assert status == 2 and needle in err
     assert list(tmp_path.iterdir()) == []
+
+
+DIRECT_LINES = [
+    ["grad", "x^2+3*x+1", "--at", "x=4", "--format", "csv"],
+    ["grad", "x^2 + y^2", "--at", "x=3,y=4", "--norm", "-f", "json"],
+    ["jacobian", "[x*y, x-y]", "--grid", "x=0:1:3", "--grid", "y=0:1:2", "-q"],
+    ["hessian", "x^2*y + y^3", "--at", "x=1,y=2", "--check", "--precision", "4"],
+    ["hessian", "x^2*y*z", "--at", "x=1,y=2,z=3", "--wrt", "x", "--wrt", "z"],
+    ["vjp", "[x^2, x*y]", "--vector", "1,0", "--at", "x=1,y=2"],
+    ["jvp", "x*y", "--direction", "x=3,y=4", "--unit", "--at", "x=1,y=2"],
+    ["diff", "sin(x)*exp(y)", "--wrt", "x", "--order", "3", "--at", "x=1,y=0"],
+    ["taylor", "cos(x)", "--at", "x=0", "--order=4", "--polynomial"],
+    ["grad", "-a*x", "--at", "a=1,x=2"],
+    ["grad", "x^2", "--grid", "--max-points", "1e3", "-q"],
+    ["eval", "x", "--at", "x=1", "--at", "x=2", "--dtype", "FLOAT32"],
+    # refused: typer and click say why, whichever path is tried first
+    ["grad", "x", "--at", "x=1", "--format", "nope"],
+    ["grad", "x", "--at", "x=1", "--precision", "0"],
+    ["grad", "x", "--at", "x=1", "--bogus"],
+    ["grad", "x", "y", "--at", "x=1"],
+    ["grad", "x", "--at"],
+    ["vjp", "x", "--at", "x=1"],
+    ["grad", "x", "--points", "a.csv", "--points", "b.csv"],
+    ["grad", "x", "--at", "x=1", "--precision", "3", "--precision", "4"],
+    ["grad", "x", "--at", "x=1", "-qf", "csv"],
+    ["grad", "x", "--at", "x=1", "--strict=yes"],
+]
+
+
+@pytest.mark.parametrize("argv", DIRECT_LINES, ids=" ".join)
+def test_a_line_read_without_typer_runs_exactly_as_typer_reads_it(capsys, monkeypatch, argv):
+    """A numeric command line read directly from the declaration (no typer app) gives
+    the status, output and messages the typer application gives for it."""
+    from gradcli.cli import direct
+
+    direct_run = (main(list(argv)), *capsys.readouterr())
+    monkeypatch.setattr(direct, "read", lambda command, words: None)
+    typer_run = (main(list(argv)), *capsys.readouterr())
+    assert direct_run == typer_run

@@ -106,8 +106,9 @@ def test_wrt_errors(capsys):
         gradcli.evaluate(SEED, "grad", at={"x": 3}, wrt=["q"])
     with pytest.raises(EvaluationError, match="does not depend on any variable"):
         gradcli.evaluate("c = 2; c*x", "grad", at={"x": 3}, wrt=["c"])
-    with pytest.raises(EvaluationError, match="wrt= is for grad, jacobian, vjp, .*not hessian"):
-        gradcli.evaluate(SEED, "hessian", at={"x": 3}, wrt=["m"])
+    with pytest.raises(EvaluationError,
+                       match="wrt= is for grad, jacobian, vjp, hessian, .*not jvp"):
+        gradcli.evaluate(SEED, "jvp", at={"x": 3}, wrt=["m"], direction={"x": 1})
     status, out, err = cli(capsys, "grad", SEED, "--at", "x=3", "--wrt", "m", "--check")
     assert status == 2 and out == "" and "--check differences the variables" in err
 

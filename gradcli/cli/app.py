@@ -8,7 +8,6 @@ others would cost their signature inspection on every start and are not needed.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import sys
 from collections.abc import Callable, Sequence
@@ -19,9 +18,8 @@ import typer
 import typer.main
 
 from .._version import __version__
-from .declare import COMMANDS, Command, Option
-from .errors import UsageProblem
-from .files import allow_files
+from .calling import call
+from .declare import Command, Option, all_commands
 from .values import convert
 
 # text options naming files: any name the file system allows (control characters too)
@@ -94,27 +92,7 @@ _EXPRESSION = inspect.Parameter(
 def command_function(command: Command) -> Callable[..., int]:
     """A function typer can register for ``command``: the expression, then the options."""
     def run(**options: Any) -> int:
-        for option in command.options:
-            value = options[option.name]
-            if option.repeat:
-                options[option.name] = value or []
-            elif option.once:  # collected as a list so that a second use can be refused
-                if value and len(value) > 1:
-                    raise UsageProblem(f"{option.flags[0]} is given {len(value)} times: "
-                                       "give it once")
-                options[option.name] = value[0] if value else None
-        allow_files(not options.pop("no_files", False))
-        expression = options.get("expression")
-        if isinstance(expression, str) and expression.startswith("@"):
-            if expression == "@-" and options.get("points") == "-":
-                raise UsageProblem("@- and --points - both read standard input: give one of "
-                                   "them as a file")
-            from .inputs import read_program  # a program file: read within its bounds
-
-            options["expression"] = read_program(expression)
-        module, _, name = command.run.partition(":")
-        target = getattr(importlib.import_module(module), name)
-        return int(target(command.name, **options))
+        return call(command, options)
 
     params = [_EXPRESSION, *map(_parameter, command.options)]
     run.__signature__ = inspect.Signature(params, return_annotation=int)  # type: ignore
@@ -140,7 +118,8 @@ def _root(version: Annotated[bool, typer.Option(
     """gradcli: derivatives from the command line."""
 
 
-def build(only: str | None = None, commands: Sequence[Command] = COMMANDS) -> click.Command:
+def build(only: str | None = None, commands: Sequence[Command] | None = None
+          ) -> click.Command:
     """The click command group for every declared command, or for ``only`` that one."""
     app = typer.Typer(
         name="gradcli", no_args_is_help=True, pretty_exceptions_enable=False,
@@ -152,6 +131,11 @@ def build(only: str | None = None, commands: Sequence[Command] = COMMANDS) -> cl
     # as an attribute: older typer has no such argument, and adds no suggestion of its own)
     app.suggest_commands = not hasattr(click.exceptions, "NoSuchCommand")
     app.callback()(_root)
+    if commands is None:
+        from .declare import command as declared
+
+        one = declared(only) if only is not None else None
+        commands = (one,) if one is not None else all_commands()
     for command in commands:
         if only is None or command.name == only:
             app.command(command.name, help=command.help,

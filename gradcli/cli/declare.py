@@ -270,21 +270,15 @@ NUMERIC = (AT, GRID, POINTS, NUMERIC_FORMAT, OUTPUT, PRECISION, STRICT, QUIET, M
            DTYPE, SCHEDULER, SCHEDULER_TIMEOUT, CSV_SAFE)
 
 # --- --check ------------------------------------------------------------------------------
-#: --check's default relative tolerance per command and dtype: float32 results carry about
-#: 7 significant digits, so their derivatives cannot match differences to 1e-6
-CHECK_TOLERANCE = {
-    "grad": {"float64": 1e-6, "float32": 1e-4},
-    "jacobian": {"float64": 1e-6, "float32": 1e-4},
-    "hessian": {"float64": 1e-4, "float32": 1e-3},
-}
+# each computation's default tolerance per dtype is its record's ``check``
+# (``gradcli.evaluation.computations``); see ``check_tolerance``
 
 
 def _sci(value: float) -> str:
     return f"{value:.0e}".replace("e-0", "e-")
 
 
-def _check(command: str) -> tuple[Option, Option]:
-    tol = CHECK_TOLERANCE[command]
+def _check(tol: dict[str, float]) -> tuple[Option, Option]:
     shown = f"{_sci(tol['float64'])} (float64), {_sci(tol['float32'])} (float32)"
     return (
         Option("check", ("--check",), "flag", False,
@@ -673,106 +667,131 @@ def _with(options: tuple[Option, ...], *variants: Option) -> tuple[Option, ...]:
 #: ``gradcli.evaluate`` as ``what``
 RUN_NUMERIC = "gradcli.cli.execute:run_numeric"
 
-COMMANDS: tuple[Command, ...] = (
-    Command(
-        name="eval",
-        help="Values of the formula: column f (f[i] for a vector, f[i][j] for a matrix).",
-        run=RUN_NUMERIC, options=NUMERIC, group="numeric", writes=ROWS,
-        examples=('gradcli eval "x^2 + 3x + 1" --at x=4',
-                  'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json')),
-    Command(
-        name="grad", help="Gradient of a scalar formula: f, then df/dx for each variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, NORM, *_check("grad"), WRT, FORMULA),
-        group="numeric",
-        writes=ROWS,
-        examples=('gradcli grad "x^2 + 3x + 1" --at x=4',
-                  'gradcli grad "x^2 + y^2" --at x=3,y=4 --norm',
-                  'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
-                  '-o grad.csv',
-                  'gradcli grad "sin(x)*cos(y)" --grid',
-                  'gradcli grad "a*x^2" --points xs.csv --at a=3',
-                  'gradcli grad "z = w*x + b; p = sigmoid(z); -(t*log(p) + (1-t)*log(1-p))" '
-                  '--at w=0.5,x=2,b=0.1,t=1',
-                  'gradcli grad @loss.gc --at x=@x.npy --wrt m',
-                  'gradcli grad "logsumexp(x)" --at x=@vec.npy -o grad.npz',
-                  'gradcli grad "sin(x)*cos(y)" --grid x=0:1:2000 --grid y=0:1:2000 '
-                  '-o field.nc',
-                  'gradcli grad "exp(-x^2-y^2)" --grid x=-2:2:4000 --grid y=-2:2:4000 '
-                  '--scheduler local:2 -o field.zarr')),
-    Command(
-        name="jacobian",
-        help="Every derivative: the values, then df[i]/dx per component and variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, *_check("jacobian"), WRT, FORMULA),
-        group="numeric",
-        writes=ROWS,
-        examples=('gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2',
-                  'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"',
-                  'gradcli jacobian "A @ x" --at "A=[[1,2],[3,4]],x=[1,1]"')),
-    Command(
-        name="vjp", help="Vector-Jacobian product vᵀJ (PyTorch's backward(gradient=v)): "
-        "vjp/dx per variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, VECTOR, WRT), group="numeric",
-        writes=ROWS,
-        examples=('gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1',
-                  'gradcli vjp "softmax(x)" --vector "1,0,0" --at "x=[1,2,3]"')),
-    Command(
-        name="jvp", help="Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a "
-        "vector f).",
-        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT, FORMULA), group="numeric",
-        writes=ROWS,
-        examples=('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',
-                  'gradcli jvp "x*y" --direction "x=3,y=4" --unit --at x=1,y=2')),
-    Command(
-        name="hessian", help="Second derivatives of a scalar formula: f, then d2f/dadb for "
-        "every ordered pair.",
-        run=RUN_NUMERIC, options=(*NUMERIC, *_check("hessian"), FORMULA), group="numeric",
-        writes=ROWS,
-        examples=('gradcli hessian "x^2*y + y^3" --at x=1,y=2',)),
-    Command(
-        name="div", help="Divergence of a vector field [P, Q, ...]: the components f[i], then "
-        "div = sum of df[i]/dx_i. " + PAIRING,
-        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT, FORMULA), group="numeric", writes=ROWS,
-        examples=('gradcli div "[x*y, x-y, z^2]" --at x=1,y=2,z=3',
-                  'gradcli div "[-y, x]" --grid x=-1:1:5 --grid y=-1:1:5',
-                  'gradcli div "[a*x, a*y]" --at x=1,y=2,a=3 --wrt x,y')),
-    Command(
-        name="curl", help="Curl of a vector field: [P, Q] gives curl = dQ/dx - dP/dy; "
-        "[P, Q, R] gives curl[0], curl[1], curl[2]; other sizes are an error. " + PAIRING,
-        run=RUN_NUMERIC, options=(*NUMERIC, FIELD_WRT, FORMULA), group="numeric", writes=ROWS,
-        examples=('gradcli curl "[-y, x]" --at x=1,y=2',
-                  'gradcli curl "[x*y, x-y, z^2]" --at x=1,y=2,z=3')),
-    Command(
-        name="laplacian", help="Laplacian: f, then laplacian = sum of d2f/dx_i2 over the "
-        "bound variables (or --wrt); f[i], laplacian[i] for a vector f. Taylor mode.",
-        run=RUN_NUMERIC, options=(*NUMERIC, LAPLACIAN_WRT, FORMULA), group="numeric",
-        writes=ROWS,
-        examples=('gradcli laplacian "exp(-(x^2+y^2))" --at x=0.5,y=0',
-                  'gradcli laplacian "x^2 - y^2" --grid x=-1:1:5 --grid y=-1:1:5')),
-    Command(
-        name="hvp", help="Hessian-vector product H·u by forward over reverse (the values of "
+#: the CLI's words for the built-in numeric commands (help with their flags, and example
+#: command lines); a computation registered elsewhere shows its record's own
+NUMERIC_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "eval": (
+        "Values of the formula: column f (f[i] for a vector, f[i][j] for a matrix).",
+        ('gradcli eval "x^2 + 3x + 1" --at x=4',
+         'gradcli eval "[x*y, x-y]" --grid x=0:1:3 --grid y=0:1:3 -f json')),
+    "grad": (
+        "Gradient of a scalar formula: f, then df/dx for each variable.",
+        ('gradcli grad "x^2 + 3x + 1" --at x=4',
+         'gradcli grad "x^2 + y^2" --at x=3,y=4 --norm',
+         'gradcli grad "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 -o grad.csv',
+         'gradcli grad "sin(x)*cos(y)" --grid',
+         'gradcli grad "a*x^2" --points xs.csv --at a=3',
+         'gradcli grad "z = w*x + b; p = sigmoid(z); -(t*log(p) + (1-t)*log(1-p))" '
+         '--at w=0.5,x=2,b=0.1,t=1',
+         'gradcli grad @loss.gc --at x=@x.npy --wrt m',
+         'gradcli grad "logsumexp(x)" --at x=@vec.npy -o grad.npz',
+         'gradcli grad "sin(x)*cos(y)" --grid x=0:1:2000 --grid y=0:1:2000 -o field.nc',
+         'gradcli grad "exp(-x^2-y^2)" --grid x=-2:2:4000 --grid y=-2:2:4000 '
+         '--scheduler local:2 -o field.zarr')),
+    "jacobian": (
+        "Every derivative: the values, then df[i]/dx per component and variable.",
+        ('gradcli jacobian "[-x^3, 5x]" --at x=0 --at x=1 --at x=2',
+         'gradcli jacobian "[sum(x), sum(x^2)]" --at "x=[0,1,2,3]"',
+         'gradcli jacobian "A @ x" --at "A=[[1,2],[3,4]],x=[1,1]"')),
+    "vjp": (
+        "Vector-Jacobian product vᵀJ (PyTorch's backward(gradient=v)): vjp/dx per variable.",
+        ('gradcli vjp "[-x^3, 5x]" --vector "1,0" --at x=1',
+         'gradcli vjp "softmax(x)" --vector "1,0,0" --at "x=[1,2,3]"')),
+    "jvp": (
+        "Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a vector f).",
+        ('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',
+         'gradcli jvp "x*y" --direction "x=3,y=4" --unit --at x=1,y=2')),
+    "hessian": (
+        "Second derivatives of a scalar formula: f, then d2f/dadb for every ordered pair.",
+        ('gradcli hessian "x^2*y + y^3" --at x=1,y=2',
+         'gradcli hessian "x^2*y*z + z^3" --at x=1,y=2,z=3 --wrt x,y')),
+    "div": (
+        "Divergence of a vector field [P, Q, ...]: the components f[i], then div = sum of "
+        "df[i]/dx_i. " + PAIRING,
+        ('gradcli div "[x*y, x-y, z^2]" --at x=1,y=2,z=3',
+         'gradcli div "[-y, x]" --grid x=-1:1:5 --grid y=-1:1:5',
+         'gradcli div "[a*x, a*y]" --at x=1,y=2,a=3 --wrt x,y')),
+    "curl": (
+        "Curl of a vector field: [P, Q] gives curl = dQ/dx - dP/dy; [P, Q, R] gives "
+        "curl[0], curl[1], curl[2]; other sizes are an error. " + PAIRING,
+        ('gradcli curl "[-y, x]" --at x=1,y=2',
+         'gradcli curl "[x*y, x-y, z^2]" --at x=1,y=2,z=3')),
+    "laplacian": (
+        "Laplacian: f, then laplacian = sum of d2f/dx_i2 over the bound variables (or "
+        "--wrt); f[i], laplacian[i] for a vector f. Taylor mode.",
+        ('gradcli laplacian "exp(-(x^2+y^2))" --at x=0.5,y=0',
+         'gradcli laplacian "x^2 - y^2" --grid x=-1:1:5 --grid y=-1:1:5')),
+    "hvp": (
+        "Hessian-vector product H·u by forward over reverse (the values of "
         "torch.autograd.functional.hvp): f, then hvp/dx for each variable.",
-        run=RUN_NUMERIC, options=(*NUMERIC, DIRECTION, UNIT, FORMULA), group="numeric",
-        writes=ROWS,
-        examples=('gradcli hvp "x^2*y + y^3" --direction "x=1,y=0" --at x=1,y=2',)),
-    Command(
-        name="diff", help="A partial derivative of any order (Taylor mode): --wrt x --order 3 "
-        "gives d3f/dx3, --wrt x,x,y gives d3f/dx2dy; f first (f[i] for a vector f).",
-        run=RUN_NUMERIC, options=(*NUMERIC, DIFF_WRT, DIFF_ORDER, FORMULA), group="numeric",
-        writes=ROWS,
-        examples=('gradcli diff "sin(x)*exp(y)" --wrt x --order 3 --at x=1,y=0',
-                  'gradcli diff "sin(x)*exp(y)" --wrt x,x,y --at x=1,y=0',
-                  'gradcli diff "exp(-x^2)" --order 4 --grid x=-2:2:9')),
-    Command(
-        name="taylor", help="Multivariate Taylor coefficients up to total order K (Taylor "
-        "mode): one row per multi-index in graded lexicographic order, with the point, "
-        "order, deg(x)..., coefficient (d^alpha f / alpha!) and derivative (d^alpha f); "
-        "--polynomial prints the polynomial instead.",
-        run=RUN_NUMERIC, options=(*_with(NUMERIC, TAYLOR_FORMAT, TAYLOR_OUTPUT), TAYLOR_WRT,
-                                  TAYLOR_ORDER, POLYNOMIAL),
-        group="numeric", writes=TAYLOR_WRITES,
-        examples=('gradcli taylor "exp(x)*sin(y)" --at x=0,y=0 --order 3',
-                  'gradcli taylor "cos(x)" --at x=0 --order 6 --polynomial',
-                  'gradcli taylor "sqrt(1+x+y)" --at x=0,y=0 --order 2 -o coefficients.csv')),
+        ('gradcli hvp "x^2*y + y^3" --direction "x=1,y=0" --at x=1,y=2',)),
+    "diff": (
+        "A partial derivative of any order (Taylor mode): --wrt x --order 3 gives d3f/dx3, "
+        "--wrt x,x,y gives d3f/dx2dy; f first (f[i] for a vector f).",
+        ('gradcli diff "sin(x)*exp(y)" --wrt x --order 3 --at x=1,y=0',
+         'gradcli diff "sin(x)*exp(y)" --wrt x,x,y --at x=1,y=0',
+         'gradcli diff "exp(-x^2)" --order 4 --grid x=-2:2:9')),
+    "taylor": (
+        "Multivariate Taylor coefficients up to total order K (Taylor mode): one row per "
+        "multi-index in graded lexicographic order, with the point, order, deg(x)..., "
+        "coefficient (d^alpha f / alpha!) and derivative (d^alpha f); --polynomial prints "
+        "the polynomial instead.",
+        ('gradcli taylor "exp(x)*sin(y)" --at x=0,y=0 --order 3',
+         'gradcli taylor "cos(x)" --at x=0 --order 6 --polynomial',
+         'gradcli taylor "sqrt(1+x+y)" --at x=0,y=0 --order 2 -o coefficients.csv')),
+}
+
+#: the one map from a computation's parameter names to the CLI's options (per command
+#: where the option's help says what the parameter means for it)
+PARAMETER_OPTIONS: dict[str, Option] = {
+    "norm": NORM, "vector": VECTOR, "direction": DIRECTION, "unit": UNIT, "wrt": WRT}
+COMMAND_OPTIONS: dict[tuple[str, str], Option] = {
+    ("div", "wrt"): FIELD_WRT, ("curl", "wrt"): FIELD_WRT, ("laplacian", "wrt"): LAPLACIAN_WRT,
+    ("diff", "wrt"): DIFF_WRT, ("diff", "order"): DIFF_ORDER, ("taylor", "wrt"): TAYLOR_WRT,
+    ("taylor", "order"): TAYLOR_ORDER}
+#: options a numeric command has besides its computation's parameters (how it is shown)
+EXTRA_OPTIONS: dict[str, tuple[Option, ...]] = {
+    "taylor": (POLYNOMIAL,),
+    **dict.fromkeys(("grad", "jacobian", "hessian", "diff", "laplacian", "div", "curl", "jvp",
+                     "hvp"), (FORMULA,))}
+#: what a numeric command writes, where not rows, and the -f/-o variants that say so
+NUMERIC_WRITES_OF: dict[str, tuple[str, ...]] = {"taylor": TAYLOR_WRITES}
+NUMERIC_VARIANTS_OF: dict[str, tuple[Option, ...]] = {"taylor": (TAYLOR_FORMAT, TAYLOR_OUTPUT)}
+#: the option a parameter without a declared one gets (a run-time computation's order)
+GENERIC_ORDER = Option("order", ("--order", "-k"), "whole", None, low=0, high=100,
+                       metavar="K", help="The order.", example="--order 2")
+
+
+def _parameter_option(command: str, parameter: str) -> Option:
+    option = COMMAND_OPTIONS.get((command, parameter)) or PARAMETER_OPTIONS.get(parameter)
+    return option if option is not None else GENERIC_ORDER
+
+
+def numeric_command(record: Any) -> Command:
+    """The CLI command of a computation (``gradcli.evaluation.computations.Computation``):
+    the common options, its parameters' options (wrt and order last), --check when it has
+    a tolerance, then the command's own presentation options."""
+    help_text, examples = NUMERIC_WORDS.get(record.name, (record.help, record.examples))
+    first = [p for p in record.parameters if p not in ("wrt", "order")]
+    last = [p for p in ("wrt", "order") if p in record.parameters]
+    common = _with(NUMERIC, *NUMERIC_VARIANTS_OF.get(record.name, ()))
+    options = (*common, *(_parameter_option(record.name, p) for p in first),
+               *(_check(record.check) if record.check else ()),
+               *(_parameter_option(record.name, p) for p in last),
+               *EXTRA_OPTIONS.get(record.name, ()), NO_FILES)
+    return Command(name=record.name, help=help_text, run=RUN_NUMERIC, options=options,
+                   group="numeric", examples=examples,
+                   writes=NUMERIC_WRITES_OF.get(record.name, ROWS))
+
+
+def check_tolerance(command: str, dtype: str) -> float:
+    """--check's default relative tolerance for ``command`` at ``dtype``."""
+    from ..evaluation.computations import computation
+
+    return (computation(command).check or {})[dtype]
+
+
+OTHER_COMMANDS: tuple[Command, ...] = (
     Command(
         name="graph", help="The computation graph at one point: each node's operation, "
         "inputs, value and adjoint ∂f/∂node.",
@@ -786,7 +805,8 @@ COMMANDS: tuple[Command, ...] = (
         "arrows (one variable), a heatmap with gradient arrows or streamlines (two), a slice "
         "or interactive cones (three), an animation, or a terminal preview.",
         run="gradcli.cli.plot_run:run_plot",
-        options=(PLOT_OUTPUT, PLOT_GRID, *PLOT_DRAWING, *PLOT_FIELDS, QUIET, MAX_POINTS),
+        options=(PLOT_OUTPUT, PLOT_GRID, HOLD, *PLOT_DRAWING, *PLOT_FIELDS, QUIET,
+                 MAX_POINTS),
         group="plot", writes=(format_table.PICTURE, format_table.ANIMATION),
         examples=('gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
                   '-o field.png',
@@ -869,7 +889,60 @@ NO_FILES = Option(
     "--points FILE), as a service passing on other people's text needs; standard input "
     "(@-, --points -) is still read.",
     example="GRADCLI_NO_FILES=1 (the same, from the environment)")
-for _command in COMMANDS:  # every command is handed text that may name a file
+for _command in OTHER_COMMANDS:  # every command is handed text that may name a file
     _command.options = (*_command.options, NO_FILES)
 
-BY_NAME = {c.name: c for c in COMMANDS}
+
+def all_commands() -> tuple[Command, ...]:
+    """Every command: one per registered computation (in the table's order), then the
+    others. Built when asked for, so a computation registered at run time is a command."""
+    from ..evaluation.computations import TABLE, names
+
+    names()  # the built-ins first
+    return (*(numeric_command(r) for r in TABLE.values()), *OTHER_COMMANDS)
+
+
+def command(name: str) -> Command | None:
+    """The command ``name`` (None for an unknown one), building only that command."""
+    other = next((c for c in OTHER_COMMANDS if c.name == name), None)
+    if other is not None:
+        return other
+    from ..evaluation.computations import TABLE, names
+
+    names()
+    record = TABLE.get(name)
+    return None if record is None else numeric_command(record)
+
+
+def flag_of(parameter: str) -> str:
+    """The option a library parameter is given with on the command line: the first flag
+    of the declared option of that name (``max_points`` -> ``--max-points``)."""
+    for c in all_commands():
+        for o in c.options:
+            if o.name == parameter:
+                return o.flags[0]
+    return "--" + parameter.replace("_", "-")
+
+
+class _ByName(dict):
+    """``BY_NAME[name]``: the command of that name, built on use."""
+
+    def __missing__(self, name: str) -> Command:
+        found = command(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        found = command(name)
+        return default if found is None else found
+
+
+BY_NAME: dict[str, Command] = _ByName()
+
+
+def __getattr__(name: str) -> Any:
+    """``COMMANDS``: every command, built when asked for (see :func:`all_commands`)."""
+    if name == "COMMANDS":
+        return all_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from enum import IntEnum
 from typing import Any
@@ -155,9 +155,12 @@ def report(exc: Exception) -> int:
     from ..output import OutputError
 
     if isinstance(exc, ExpressionError):
-        say(exc.render())
+        say(exc.render(option_words))
         return ExitStatus.USAGE
-    if isinstance(exc, (EvaluationError, UsageProblem)):
+    if isinstance(exc, EvaluationError):
+        say(f"gradcli: error: {exc.render(option_words)}")
+        return ExitStatus.USAGE
+    if isinstance(exc, UsageProblem):
         say(f"gradcli: error: {exc}")
         return ExitStatus.USAGE
     if isinstance(exc, (OutputError, RuntimeProblem)):
@@ -170,3 +173,27 @@ def report(exc: Exception) -> int:
     say(f"gradcli: internal error: {type(exc).__name__}: {exc} (run with --debug for "
         "a traceback)")
     return ExitStatus.FAIL
+
+
+def option_words(parameter: str, key: str, text: str, python: str = "",
+                 flags: Mapping[str, str] | None = None) -> str:
+    """A library parameter reference in an error message, in the command line's words:
+    the option declared for that parameter (``cli/declare.py``, the one table of flags)
+    and what was typed (``--grid x=0:1:0``, ``--wrt x``, ``--max-points``). ``flags``
+    overrides the declaration for a command whose option of that parameter has another
+    name (``critical``'s seeds are ``grid``; ``descend --from-grid`` parses grid specs)."""
+    from .declare import flag_of
+
+    if parameter.startswith("-"):  # already an option's name
+        flag = parameter
+    else:
+        flag = (flags or {}).get(parameter) or flag_of(parameter)
+    return flag + (f" {text}" if text else f" {key}" if key else "")
+
+
+def usage_words(exc: Exception, flags: Mapping[str, str] | None = None) -> str:
+    """An error's message as the command line shows it (EvaluationError in flags)."""
+    render = getattr(exc, "render", None)
+    if render is None:
+        return str(exc)
+    return render(lambda p, k, t, py: option_words(p, k, t, py, flags))

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..evaluation import Prepared, prepare
+from ..evaluation import Prepared, Request, prepare_request
 from ..evaluation.specs import parse_point, parse_vector
 from ..lang import free_variables, parse
-from .declare import BY_NAME, CHECK_TOLERANCE
+from .declare import BY_NAME, check_tolerance
 from .errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
 from .formats import choose_format
 from .inputs import read_array
@@ -26,47 +25,16 @@ from .progress import RunProgress, wanted
 from .specs import resolve_grid
 
 
-@dataclass
-class Request:
-    """Everything a numeric command was asked to do: one field per declared option."""
-
-    what: str
-    expression: str
-    at: list[str]
-    grid: list[str]
-    points: str | None
-    fmt: str
-    output: str | None
-    precision: int
-    strict: bool
-    quiet: bool
-    max_points: int
-    dtype: str
-    # declared by some numeric commands only
-    check: bool = False
-    check_tol: float | None = None
-    vector: str | None = None
-    direction: str | None = None
-    unit: bool = False
-    norm: bool = False
-    wrt: list[str] | None = None
-    order: int | None = None
-    polynomial: bool = False
-    scheduler: str | None = None
-    scheduler_timeout: float = 10.0
-    csv_safe: bool = False
-
-
 def run_numeric(what: str, **options: Any) -> int:
-    """The body of every numeric command (``declare.py`` routes them here)."""
+    """The body of every numeric command (``declare.py`` routes them here): the options as
+    declared become one Request, which is run; with --formula, the formulas instead."""
     form = options.pop("formula", None)
     if form is not None or options.get("fmt") == "latex":
         from .formula_run import run_formula  # --formula: formulas, not values
 
         return run_formula(what, form, **options)
-    request = Request(what=what, **options)
-    with expression_warnings(request.quiet):
-        return run_request(request)
+    with expression_warnings(options.get("quiet", False)):
+        return run_request(build_request(what, options))
 
 
 def _no_points_message(expression: str) -> str:
@@ -80,7 +48,7 @@ def _no_points_message(expression: str) -> str:
             "a grid, --points FILE.csv, or a bare --grid for a default grid")
 
 
-def _held(specs: list[str]) -> dict[str, Any]:
+def held_values(specs: list[str]) -> dict[str, Any]:
     """``--at`` beside ``--grid``/``--points``: the values it holds fixed, merged."""
     fixed: dict[str, Any] = {}
     for spec in specs:
@@ -93,8 +61,6 @@ def _held(specs: list[str]) -> dict[str, Any]:
 
 def _spreadsheet_safe(carried: dict[str, Any]) -> dict[str, Any]:
     """--csv-safe: carried names and cells a spreadsheet would run as formulas, escaped."""
-    import numpy as np
-
     from ..output.csv_writer import spreadsheet_safe
 
     return {spreadsheet_safe(name): np.array([spreadsheet_safe(c) for c in col.tolist()],
@@ -102,44 +68,58 @@ def _spreadsheet_safe(carried: dict[str, Any]) -> dict[str, Any]:
             for name, col in carried.items()}
 
 
-def build(req: Request) -> Prepared:
-    """Parse the point options and prepare the evaluation."""
-    if req.check_tol is not None and not req.check:
+def build_request(what: str, options: Mapping[str, Any]) -> Request:
+    """The Request of a numeric command line: the options' text read into the library's
+    parameters (where, held values, the computation's parameters); every option as given
+    stays in ``options`` (output, format, --check, and for the history line)."""
+    o = dict(options)
+    expression = o.pop("expression")
+    at, grid, points = o.get("at") or [], o.get("grid") or [], o.get("points")
+    if o.get("check_tol") is not None and not o.get("check"):
         raise UsageProblem("--check-tol sets the tolerance of --check: add --check")
-    if req.grid and req.points:
+    if grid and points:
         raise UsageProblem("use only one of --grid and --points (--at beside either holds "
                            "a variable fixed)")
-    kwargs: dict[str, Any] = {}
-    if req.grid or req.points:
-        kwargs["fixed"] = fixed = _held(req.at)
-        if req.grid:
-            kwargs["grid"] = resolve_grid(req.expression, req.grid, req.quiet, held=fixed)
+    where: dict[str, Any] = {}
+    if grid or points:
+        where["fixed"] = fixed = held_values(at)
+        if grid:
+            where["grid"] = resolve_grid(expression, grid, o.get("quiet", False), held=fixed)
         else:
             from .points_file import read_points  # its parser's tables: only for --points
 
-            table = read_points(req.points or "", free_variables(parse(req.expression)),
-                                req.max_points)
-            kwargs["points"] = points = table.variables
-            kwargs["carry"] = _spreadsheet_safe(table.carried) if req.csv_safe else \
+            table = read_points(points or "", free_variables(parse(expression)),
+                                o["max_points"])
+            where["points"] = table.variables
+            where["carry"] = _spreadsheet_safe(table.carried) if o.get("csv_safe") else \
                 table.carried
-            both = next((n for n in fixed if n in points), None)
+            both = next((n for n in fixed if n in table.variables), None)
             if both is not None:
                 raise UsageProblem(f"'{both}' is given by --at and by --points: give only "
                                    "one of them")
-    elif req.at:
-        kwargs["at"] = [parse_point(spec, files=read_array) for spec in req.at]
-    elif free_variables(parse(req.expression)):
-        raise UsageProblem(_no_points_message(req.expression))
+    elif at:
+        where["at"] = [parse_point(spec, files=read_array) for spec in at]
+    elif free_variables(parse(expression)):
+        raise UsageProblem(_no_points_message(expression))
     else:
-        kwargs["at"] = [{}]  # a constant needs no point: evaluate it once
-    if req.vector is not None:
-        kwargs["vector"] = parse_vector(req.vector, files=read_array)
-    if req.direction is not None:
-        kwargs["direction"] = parse_point(req.direction, "--direction", files=read_array)
-    if req.wrt:
-        kwargs["wrt"] = [name.strip() for spec in req.wrt for name in spec.split(",")]
-    return prepare(req.expression, req.what, dtype=req.dtype, max_points=req.max_points,
-                   order=req.order, norm=req.norm, unit=req.unit, **kwargs)
+        where["at"] = [{}]  # a constant needs no point: evaluate it once
+    if o.get("vector") is not None:
+        where["vector"] = parse_vector(o["vector"], files=read_array)
+    if o.get("direction") is not None:
+        where["direction"] = parse_point(o["direction"], "--direction", files=read_array)
+    if o.get("wrt"):
+        where["wrt"] = [name.strip() for spec in o["wrt"] for name in spec.split(",")]
+    scheduler = o.get("scheduler") or os.environ.get("GRADCLI_SCHEDULER") or None
+    return Request(expression, what, dtype=o.get("dtype"), max_points=o["max_points"],
+                   order=o.get("order"), norm=o.get("norm", False),
+                   unit=o.get("unit", False), scheduler=scheduler,
+                   scheduler_timeout=o.get("scheduler_timeout", 10.0),
+                   options={"expression": expression, **o}, **where)
+
+
+def build(req: Request) -> Prepared:
+    """Prepare the evaluation of a command line's Request (computing nothing yet)."""
+    return prepare_request(req)
 
 
 def run_request(req: Request) -> int:
@@ -147,37 +127,39 @@ def run_request(req: Request) -> int:
     from .. import output
 
     prepared = build(req)
-    fmt = choose_format(BY_NAME[req.what], req.fmt, req.output)
+    fmt = choose_format(BY_NAME[req.what], req.option("fmt"), req.option("output"))
     if req.what == "taylor":
         return run_taylor(req, prepared, fmt)
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
-    scheduler = req.scheduler or os.environ.get("GRADCLI_SCHEDULER") or None
-    if scheduler and req.check:
+    scheduler = req.scheduler
+    if scheduler and req.option("check"):
         raise UsageProblem("--check computes central differences in this process: drop "
                            "--check, or --scheduler (and GRADCLI_SCHEDULER)")
     history = command_line(req)
     values = prepared.binding.size * max(1, prepared.layout.size())
-    to_file = bool(req.output) or not sys.stdout.isatty()
-    with RunProgress(wanted(req.quiet, values, fmt in ("csv", "json") and to_file)) as bar, \
+    to_file = bool(req.option("output")) or not sys.stdout.isatty()
+    with RunProgress(wanted(req.option("quiet"), values,
+                            fmt in ("csv", "json") and to_file)) as bar, \
             _cluster(scheduler, req.scheduler_timeout) as client:
         # a streaming format gets the rows as they are computed (--check needs them all)
-        stream = None if req.check else output.sink_for(
-            fmt, req.output, stdout=sys.stdout, origin=prepared.origin(history),
+        stream = None if req.option("check") else output.sink_for(
+            fmt, req.option("output"), stdout=sys.stdout, origin=prepared.origin(history),
             history=history)
-        with writing_stdout() if stream is not None and not req.output else nullcontext():
+        to_stdout = stream is not None and not req.option("output")
+        with writing_stdout() if to_stdout else nullcontext():
             columns = prepared.run(stream, progress=bar.stage("computing"), client=client)
-        status = _run_check(prepared, columns, req) if req.check else ExitStatus.OK
+        status = _run_check(prepared, columns, req) if req.option("check") else ExitStatus.OK
         if stream is not None:
             bad = stream.nonfinite
         else:
             with writing_stdout():
                 notes = output.write(
-                    columns, fmt=fmt, path=req.output, expression=req.expression,
+                    columns, fmt=fmt, path=req.option("output"), expression=req.expression,
                     variables=list(prepared.binding.names), notes=_notes(prepared),
-                    precision=req.precision, stdout=sys.stdout,
-                    progress=bar.stage(f"writing {req.output or 'standard output'}"),
+                    precision=req.option("precision"), stdout=sys.stdout,
+                    progress=bar.stage(f"writing {req.option('output') or 'standard output'}"),
                     origin=prepared.origin(history), history=history)
-            if not req.quiet:
+            if not req.option("quiet"):
                 for note in notes:
                     say(note)
             bad = output.count_nonfinite(columns, results_only=True)
@@ -191,37 +173,38 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
     from ..evaluation.taylor_table import long_table, polynomials
     from ..lang import MAX_LENGTH
 
-    if req.polynomial and (fmt != "text" if req.output else req.fmt not in ("auto", "text")):
+    to_text = (fmt != "text" if req.option("output")
+               else req.option("fmt") not in ("auto", "text"))
+    if req.option("polynomial") and to_text:
         raise UsageProblem("--polynomial writes text: leave out -f, or write to -o FILE.txt")
-    if fmt == "text" and not req.polynomial:
+    if fmt == "text" and not req.option("polynomial"):
         raise UsageProblem("a .txt file holds the Taylor polynomial: add --polynomial")
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
-    scheduler = req.scheduler or os.environ.get("GRADCLI_SCHEDULER") or None
-    with _cluster(scheduler, req.scheduler_timeout) as client:
+    with _cluster(req.scheduler, req.scheduler_timeout) as client:
         result = prepared.run(client=client)
     bad = output.count_nonfinite(result, results_only=True)
-    if req.polynomial:
+    if req.option("polynomial"):
         lines = polynomials(result, prepared.plan)
         text = "".join(line + "\n" for line in lines)
-        if req.output:
-            with output.atomic_open(req.output, "w", encoding="utf-8") as fh:
+        if req.option("output"):
+            with output.atomic_open(req.option("output"), "w", encoding="utf-8") as fh:
                 fh.write(text)
         else:
             with writing_stdout():
                 sys.stdout.write(text)
         longest = max((len(line) for line in lines), default=0)
-        if longest > MAX_LENGTH and not req.quiet:
+        if longest > MAX_LENGTH and not req.option("quiet"):
             say(f"note: the polynomial is {longest:,} characters long, over the "
                 f"{MAX_LENGTH:,} gradcli reads back as an expression")
     else:
         table = long_table(result, prepared.plan)
         with writing_stdout():
-            notes = output.write(table, fmt=fmt, path=req.output,
+            notes = output.write(table, fmt=fmt, path=req.option("output"),
                                  expression=req.expression,
                                  variables=list(prepared.binding.names),
-                                 precision=req.precision, stdout=sys.stdout,
+                                 precision=req.option("precision"), stdout=sys.stdout,
                                  history=command_line(req))
-        if not req.quiet:
+        if not req.option("quiet"):
             for note in notes:
                 say(note)
     return _nonfinite_status(bad, req)
@@ -229,10 +212,10 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
 
 def _nonfinite_status(bad: int, req: Request) -> int:
     if bad:
-        if not req.quiet or req.strict:
+        if not req.option("quiet") or req.option("strict"):
             say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} "
                 "(nan or inf) in the output")
-        if req.strict:
+        if req.option("strict"):
             return ExitStatus.FAIL
     return ExitStatus.OK
 
@@ -258,12 +241,13 @@ def command_line(req: Request) -> str:
     expression, then every option given (declared order), quoted for a POSIX shell."""
     import shlex
 
-    source = getattr(req.expression, "source", None)  # a program read from a file
-    expression = req.expression if source is None else "@-" if source == "stdin" else \
+    typed = req.option("expression", req.expression)
+    source = getattr(typed, "source", None)  # a program read from a file
+    expression = typed if source is None else "@-" if source == "stdin" else \
         f"@{source}"
     words = ["gradcli", req.what, expression]
     for option in BY_NAME[req.what].options:
-        value = getattr(req, option.name, None)
+        value = req.option(option.name)
         if value is None or value == [] or value is False or value == option.default_value:
             continue
         flag = option.flags[0]
@@ -299,8 +283,8 @@ def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int
     the two is finite."""
     from ..evaluation.check import finite_difference_check
 
-    tolerance = (req.check_tol if req.check_tol is not None
-                 else CHECK_TOLERANCE[req.what][req.dtype])
+    tolerance = (req.option("check_tol") if req.option("check_tol") is not None
+                 else check_tolerance(req.what, req.dtype))
     found = finite_difference_check(prepared, columns)
     if found.compared:
         say(f"check: central differences differ by at most {found.worst_abs:.3g} (absolute), "

@@ -19,7 +19,7 @@ from ..evaluation.specs import parse_grid, parse_point
 from ..lang import free_variables, parse
 from .declare import BY_NAME
 from .errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
-from .execute import _held
+from .execute import held_values
 from .formats import choose_format
 from .progress import RunProgress, wanted
 from .specs import resolve_grid
@@ -34,7 +34,7 @@ def _starts(expression: str, start: list[str], start_grid: list[str], held: dict
     if start and start_grid:
         raise UsageProblem("use --from (points) or --from-grid (a lattice), not both")
     if start:
-        points = [parse_point(spec, "--from") for spec in start]
+        points = [parse_point(spec, "start") for spec in start]
         clash = next((n for n in points[0] if n in held), None)
         if clash is not None:
             raise UsageProblem(f"'{clash}' is given by --from and by --at: give only one of "
@@ -47,7 +47,7 @@ def _starts(expression: str, start: list[str], start_grid: list[str], held: dict
                            f"lattice with --from-grid {names[0] if names else 'x'}=-1:1:11")
     axes: dict[str, tuple[float, float, int]] = {}
     for spec in start_grid:
-        name, value = _grid_spec(spec, "--from-grid")
+        name, value = parse_grid(spec, "start_grid")
         if value is None:
             raise UsageProblem(f"--from-grid '{spec}': give start:stop:count, e.g. "
                                f"--from-grid {name}=-1:1:11")
@@ -55,14 +55,6 @@ def _starts(expression: str, start: list[str], start_grid: list[str], held: dict
             raise UsageProblem(f"'{name}' is given twice (by --from-grid or --at)")
         axes[name] = value if isinstance(value, tuple) else (value, value, 1)
     return from_lattice(axes, max_points)
-
-
-def _grid_spec(spec: str, flag: str) -> tuple[str, Any]:
-    """``parse_grid`` for another option than --grid (its messages name that option)."""
-    try:
-        return parse_grid(spec)
-    except EvaluationError as exc:
-        raise EvaluationError(str(exc).replace("--grid", flag)) from None
 
 
 def _format(command: str, fmt: str, output: str | None) -> str:
@@ -115,7 +107,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
     if grid and points:
         raise UsageProblem("use only one of --grid and --points (--at beside either holds "
                            "a variable fixed)")
-    held = _held(at)
+    held = held_values(at)
     with expression_warnings(quiet):
         if points:
             from .points_file import read_points
@@ -191,7 +183,7 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
     from ..evaluation.fields.optim import settings
 
     _format(what, fmt, output)
-    held = _held(at)
+    held = held_values(at)
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
         chosen = settings(method, **hyper)
@@ -276,7 +268,7 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
     from ..evaluation.fields.starts import parse_times
 
     _format(what, fmt, output)
-    held = _held(at)
+    held = held_values(at)
     times = np.linspace(*(parse_times(t) if t is not None else TIMES))
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import sys
 
-from .declare import BY_NAME, COMMANDS
+from .declare import command as declared_command
 from .errors import ExitStatus, guarded
 
-USAGE = f"""\
+USAGE = """\
 gradcli: derivatives, gradients, Jacobians and gradient-field pictures of a formula.
 
 Usage: gradcli COMMAND EXPRESSION [--at POINT | --grid SPEC ... | --points FILE] [OPTIONS]
@@ -23,7 +23,7 @@ Examples:
   gradcli grad "sin(x)*cos(y)" --grid
   gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 -o field.png
 
-Commands: {" ".join(c.name for c in COMMANDS)}   (gradcli COMMAND --help)
+Commands: {names}   (gradcli COMMAND --help)
 """
 
 #: set by the shell's completion script when it asks for completions (typer's name for it)
@@ -32,15 +32,29 @@ COMPLETE_VAR = "_GRADCLI_COMPLETE"
 
 def run(args: list[str]) -> int:
     """Parse ``args`` with the typer application and run the command they name."""
-    from .app import build
     from .argv import rewrite
 
-    command = BY_NAME.get(args[0]) if args else None
+    command = declared_command(args[0]) if args else None
     if command is not None and COMPLETE_VAR not in os.environ:
-        group, args = build(only=command.name), [args[0], *rewrite(command, args[1:])]
+        words = rewrite(command, args[1:])
+        if command.group == "numeric":  # a plain line needs no typer (see direct.py)
+            from .direct import read
+
+            options = read(command, words)
+            if options is not None:
+                from .calling import call
+
+                return call(command, options)
+        from .app import build
+
+        group, args = build(only=command.name), [args[0], *words]
     elif COMPLETE_VAR in os.environ and (completing := _completing()) is not None:
+        from .app import build
+
         group = build(only=completing)  # a command's options or values: that command alone
     else:  # --help, --version, a mistyped command, command names: every command is needed
+        from .app import build
+
         group = build()
     return group.main(args=args, prog_name="gradcli", standalone_mode=False)
 
@@ -50,7 +64,7 @@ def _completing() -> str | None:
     words typed so far in COMP_WORDS), or None while the command name itself is typed."""
     words = os.environ.get("COMP_WORDS", "").split()
     cword = int(os.environ.get("COMP_CWORD", "0") or 0)
-    if len(words) >= 2 and cword >= 2 and words[1] in BY_NAME:
+    if len(words) >= 2 and cword >= 2 and declared_command(words[1]) is not None:
         return words[1]
     return None
 
@@ -59,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return (or, as a console script, exit with) its status."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args and COMPLETE_VAR not in os.environ:
-        sys.stdout.write(USAGE)
+        from .declare import all_commands
+
+        sys.stdout.write(USAGE.format(names=" ".join(c.name for c in all_commands())))
         status = ExitStatus.OK
     else:
         debug = "--debug" in args

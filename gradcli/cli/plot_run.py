@@ -19,11 +19,14 @@ from .errors import ExitStatus, RuntimeProblem, UsageProblem, expression_warning
 
 
 def run_plot(what: str, expression: str, output: str | None, grid: list[str] | None,
-             quiet: bool, max_points: int, **drawing: Any) -> int:
+             quiet: bool, max_points: int, at: list[str] | None = None,
+             **drawing: Any) -> int:
     """Draw ``expression`` sampled on ``grid`` (bare or missing: the default grid) into
-    ``output`` (``-`` or None with --preview: the terminal); return the exit status."""
+    ``output`` (``-`` or None with --preview: the terminal); return the exit status.
+    ``at`` holds variables fixed, as beside any other command's --grid."""
     from ..plot import parse_options, run_plot_request
     from ..plot.options import check_target
+    from .execute import held_values
     from .specs import resolve_grid
 
     options = parse_options(**drawing)
@@ -41,10 +44,12 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
     with warnings.catch_warnings(), expression_warnings(quiet):
         warnings.filterwarnings("ignore")
         warnings.filterwarnings("always", category=ExpressionWarning)
-        grid_dict = resolve_grid(expression, grid or [], quiet, force_default=not grid)
+        fixed = held_values(at or [])
+        grid_dict = resolve_grid(expression, grid or [], quiet, force_default=not grid,
+                                 held=fixed)
         try:
             result = run_plot_request(expression, grid_dict, output, options,
-                                      max_points=max_points, stdout=sys.stdout)
+                                      max_points=max_points, stdout=sys.stdout, fixed=fixed)
         except OSError as exc:
             raise RuntimeProblem(_cannot_write(output or "-", exc)) from None
     if not quiet:

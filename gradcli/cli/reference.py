@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .declare import COMMANDS, Command, Option
+from .declare import Command, Option, all_commands
 
 MARK = "<!-- generated: "
 END = "<!-- generated: end -->"
@@ -93,15 +93,15 @@ def _table(title: str, commands: Sequence[Command]) -> list[str]:
     return [*lines, ""]
 
 
-def groups(commands: Sequence[Command] = COMMANDS) -> dict[str, list[Command]]:
+def groups(commands: Sequence[Command] | None = None) -> dict[str, list[Command]]:
     """The declared commands by group, in declaration order."""
     out: dict[str, list[Command]] = {}
-    for command in commands:
+    for command in all_commands() if commands is None else commands:
         out.setdefault(command.group, []).append(command)
     return out
 
 
-def render_options(group: str, commands: Sequence[Command] = COMMANDS) -> str:
+def render_options(group: str, commands: Sequence[Command] | None = None) -> str:
     """The markdown option table of one command group."""
     members = groups(commands)[group]
     names = " ".join(f"`{c.name}`" for c in members)

@@ -17,7 +17,7 @@ import numpy as np
 from .backward import run_backward
 from .core import Tensor
 
-__all__ = ["divergence", "curl", "curl_of", "partials"]
+__all__ = ["divergence", "divergence_of", "curl", "curl_of", "partials"]
 
 
 def _live(v: Any) -> bool:
@@ -54,8 +54,15 @@ def divergence(field: Sequence[Any], wrt: Sequence[Tensor], seed: Any = None,
     """Σᵢ ∂F[i]/∂x[i] (None when identically zero): one reverse sweep per component."""
     if len(field) != len(wrt):
         raise ValueError(f"divergence: {len(field)} components but {len(wrt)} variables")
-    return _sum([partials(f, [x], seed, create_graph)[0]
-                 for f, x in zip(field, wrt, strict=True)])
+    return divergence_of(lambda i, j: partials(field[i], [wrt[j]], seed, create_graph)[0],
+                         len(field))
+
+
+def divergence_of(d: Callable[[int, int], Any], n: int) -> Any:
+    """The divergence from the Jacobian's entries ``d(i, j)`` = ∂F[i]/∂x[j] (None = 0) of
+    a field of ``n`` components: the one place that says which entries it sums (the
+    ``div`` computation and :func:`divergence` both use it)."""
+    return _sum([d(i, i) for i in range(n)])
 
 
 def curl(field: Sequence[Any], wrt: Sequence[Tensor], seed: Any = None,

@@ -31,18 +31,27 @@ from .binding import (
     parse_constant,
     point_list,
     real_array,
+    ref,
     unused_text,
     warn_unused,
     wrt_names,
 )
 from .blocks import Block, Result
-from .calculus import COMMANDS, specify
-from .kernels import WHATS as _BASE_WHATS
+from .computations import Computation, accepting, computation, register
 from .kernels import Plan
-from .origin import Evaluated, Origin, describe_call
+from .origin import Evaluated, Origin
+from .request import Request
 from .runner import ArraySink, Sink, run
 
-WHATS = _BASE_WHATS + COMMANDS
+
+def __getattr__(name: str) -> Any:
+    """``WHATS``: the names of the registered computations (the table may grow at run
+    time, so it is read when asked for)."""
+    if name == "WHATS":
+        from .computations import names
+
+        return names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Sweeps x recorded operations bounds the Python-level work per point, and the values of
 # one point bound its memory: a hessian of a 20,000-vector is 4·10⁸ values per point, so
@@ -50,7 +59,8 @@ WHATS = _BASE_WHATS + COMMANDS
 MAX_SWEEP_OPS = 100_000_000
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
-           "output_names", "Prepared", "parse_constant", "Origin", "Evaluated"]
+           "output_names", "Prepared", "parse_constant", "Origin", "Evaluated", "Computation",
+           "register", "Request", "prepare_request"]
 
 
 def output_names(shape: tuple[int, ...]) -> list[str]:
@@ -66,13 +76,13 @@ class Prepared:
     """
 
     def __init__(self, expression: str, program: Program, binding: Binding, plan: Plan,
-                 dtype: np.dtype, carry: Mapping[str, Any] | None = None) -> None:
+                 dtype: np.dtype, carry: Mapping[str, Any] | None = None,
+                 request: Request | None = None) -> None:
         self.expression, self.program, self.binding = expression, program, binding
         self.plan, self.dtype = plan, dtype
         self.carry = dict(carry or {})
-        # the request's own arguments besides the points (plain numbers and text): what a
-        # Dask worker needs to prepare the same evaluation from the expression's text
-        self.request: dict[str, Any] = {}
+        #: what was asked (a Dask worker prepares the same evaluation from it)
+        self.request = request if request is not None else Request(expression, plan.what)
         n = binding.size
         for name, col in self.carry.items():
             if binding.kind != "points" or len(col) != n:
@@ -101,7 +111,7 @@ class Prepared:
         return Origin(self.expression, self.plan.what, binding.kind, tuple(binding.axes),
                       tuple((n, tuple(binding.shapes[n])) for n in binding.names),
                       tuple(outputs), tuple(inputs), call,
-                      tuple(self.request.get("fixed") or ()))
+                      tuple(self.request.fixed or ()))
 
     def run(self, sink: Sink | None = None, *, threads: int | None = None,
             block_size: int | None = None,
@@ -122,6 +132,10 @@ class Prepared:
         return sink.result()
 
 
+def _quoted(text: str) -> str:
+    return '"' + text + '"'
+
+
 def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> ExpressionError:
     from ..lang.names import split_suggestion
 
@@ -131,8 +145,11 @@ def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> E
         return ExpressionError(f"variable '{name}' is not bound", expression, pos,
                                hint=f"did you mean {reading}? names written together are "
                                "one name")
-    how = (f'--grid {name}=0:1:11 or --grid {name}=VALUE' if binding.kind == "grid"
-           else f'--at "...,{name}=VALUE" or a {name} column in --points')
+    how = (f"{ref('grid', text=f'{name}=0:1:11', python=f'{{{name!r}: (0, 1, 11)}}')} or "
+           f"{ref('grid', text=f'{name}=VALUE', python=f'{{{name!r}: VALUE}}')}"
+           if binding.kind == "grid" else
+           f"{ref('at', text=_quoted(f'...,{name}=VALUE'), python=f'{{..., {name!r}: VALUE}}')}"
+           f" or a {name} column in {ref('points', python='{...}')}")
     free = set(_free(tree))
     unused = [n for n in binding.names if n not in free]
     also = f"; {unused_text(unused)}" if unused else ""
@@ -154,10 +171,23 @@ def prepare(expression: str, what: str = "eval", *,
     ``fixed``: variables held at one value for every point (see :func:`evaluate`).
     ``carry``: text columns passed through to the result before the variables (a points
     file's other columns), each as long as the point set. ``wrt``, ``order``, ``norm``
-    and ``unit``: see :func:`evaluate`.
+    and ``unit``: see :func:`evaluate`. The arguments become one :class:`Request`
+    (``prepare_request``).
     """
-    if what not in WHATS:
-        raise EvaluationError(f"unknown computation '{what}': choose one of {', '.join(WHATS)}")
+    return prepare_request(Request(
+        expression, what, at=at, grid=grid, points=points, fixed=fixed, carry=carry,
+        vector=vector, direction=direction, dtype=dtype, max_points=max_points, wrt=wrt,
+        order=order, norm=norm, unit=unit))
+
+
+def prepare_request(request: Request) -> Prepared:
+    """Parse, bind and compile one :class:`Request` (see :func:`prepare`)."""
+    r = request
+    expression, what, at, grid, points = r.expression, r.what, r.at, r.grid, r.points
+    fixed, vector, direction, dtype = r.fixed, r.vector, r.direction, r.dtype
+    max_points, carry, wrt, order, norm, unit = (r.max_points, r.carry, r.wrt, r.order,
+                                                 r.norm, r.unit)
+    record = computation(what)
     given = [a for a in (at, grid, points) if a is not None]
     if len(given) != 1:
         raise EvaluationError("give exactly one of at=, grid= or points=")
@@ -192,62 +222,56 @@ def prepare(expression: str, what: str = "eval", *,
                               "it cannot also be given a value: rename one of them")
     free = set(_free(tree))
     warn_unused([n for n in binding.names if n not in free])
-    _check_options(what, wrt=wrt, order=order, norm=norm, unit=unit)
-    names = None if wrt is None or what in COMMANDS else wrt_names(wrt)
+    _check_options(record, wrt=wrt, order=order, norm=norm, unit=unit)
+    names = None if wrt is None or record.specify is not None else wrt_names(wrt)
     plan = Plan(program, what, [(n, binding.shapes[n]) for n in binding.names],
                 wrt=_wrt(names, program, binding), norm=norm)
-    if what in ("grad", "hessian") and program.shape != ():
-        raise EvaluationError(
-            f"{what} needs a scalar-valued expression, but this one has shape "
-            f"{program.shape}: use jacobian for every derivative, or vjp --vector for vᵀJ")
-    if what == "vjp":
+    if record.scalar and program.shape != ():
+        hint = f": {record.scalar_hint}" if record.scalar_hint else ""
+        raise EvaluationError(f"{what} needs a scalar-valued expression, but this one has "
+                              f"shape {program.shape}{hint}")
+    if "vector" in record.parameters:
         plan.vector = _vector(vector, program)
-    if what in ("jvp", "hvp"):
+    if "direction" in record.parameters:
         plan.direction = _direction(direction, binding, what, unit)
-    if what in COMMANDS:
-        plan.spec = specify(what, plan, wrt=wrt, order=order)
+    if record.specify is not None:
+        plan.spec = record.specify(plan, wrt=wrt, order=order)
     _check_work(plan, binding.size, max_points)
-    prepared = Prepared(expression, program, binding, plan, dt, carry)
-    prepared.request = {"grid": grid, "fixed": dict(fixed or {}), "vector": vector,
-                        "direction": direction, "dtype": dt.name, "max_points": max_points,
-                        "wrt": None if wrt is None else wrt_names(wrt), "order": order,
-                        "norm": norm, "unit": unit}
-    return prepared
+    return Prepared(expression, program, binding, plan, dt, carry, request.replace(
+        fixed=dict(fixed or {}), dtype=dt.name, wrt=None if wrt is None else wrt_names(wrt)))
 
 
 def _check_work(plan: Plan, points: int, max_points: int) -> None:
-    """Refuse a request whose derivative work, result per point or rows (taylor: one per
-    point and multi-index) are absurd, before any work starts."""
-    coefficients = len(plan.spec.indices) if plan.what == "taylor" else 0
-    if points * max(1, coefficients) > max_points:
+    """Refuse a request whose derivative work, result per point or rows (the record's
+    ``rows``: taylor's one per point and multi-index) are absurd, before any work starts."""
+    rows = plan.computation.rows
+    per_point, what = rows(plan) if rows is not None else (1, "")
+    if points * per_point > max_points:
         raise EvaluationError(
-            f"taylor here writes {count_text(points * coefficients)} rows "
-            f"({count_text(points)} points × {coefficients} coefficients), over the limit "
-            f"of {max_points:,}; raise it with --max-points (Python: max_points=)")
+            f"{plan.what} here writes {count_text(points * per_point)} rows "
+            f"({count_text(points)} points × {per_point} {what}), over the limit "
+            f"of {max_points:,}; raise it with {ref('max_points')}")
     work = plan.sweeps() * max(1, plan.program.op_count)
     if work > MAX_SWEEP_OPS:
         raise EvaluationError(
             f"{plan.what} here needs {count_text(plan.sweeps())} derivative sweeps over "
             f"{count_text(plan.program.op_count)} operations, over the limit of "
             f"{MAX_SWEEP_OPS:,} operations per point: ask for a product instead "
-            "(vjp --vector, jvp --direction) or use fewer vector components")
+            f"(vjp {ref('vector')}, jvp {ref('direction')}) or use fewer vector components")
     values = sum(b.size for b in plan.blocks())
     if values > MAX_SWEEP_OPS:
         raise EvaluationError(
             f"{plan.what} here gives {count_text(values)} values per point, over the limit "
-            f"of {MAX_SWEEP_OPS:,}: ask for a product instead (vjp --vector, jvp "
-            "--direction) or use fewer vector components")
+            f"of {MAX_SWEEP_OPS:,}: ask for a product instead (vjp {ref('vector')}, jvp "
+            f"{ref('direction')}) or use fewer vector components")
 
 
-#: the options only some computations take, and which
-_OPTIONS = {"wrt": ("grad", "jacobian", "vjp", "div", "curl", "laplacian", "diff", "taylor"),
-            "order": ("diff", "taylor"), "norm": ("grad",), "unit": ("jvp", "hvp")}
-
-
-def _check_options(what: str, **given: Any) -> None:
+def _check_options(record: Computation, **given: Any) -> None:
+    """Refuse a parameter the computation does not take (the table says which do)."""
     for name, value in given.items():
-        if value not in (None, False) and what not in _OPTIONS[name]:
-            raise EvaluationError(f"{name}= is for {', '.join(_OPTIONS[name])}, not {what}")
+        if value not in (None, False) and name not in record.parameters:
+            raise EvaluationError(f"{name}= is for {', '.join(accepting(name))}, not "
+                                  f"{record.name}")
 
 
 def _wrt(wrt: list[str] | None, program: Program,
@@ -259,21 +283,24 @@ def _wrt(wrt: list[str] | None, program: Program,
     out: list[tuple[str, tuple[int, ...]]] = []
     for name in wrt:
         if any(name == n for n, _ in out):
-            raise EvaluationError(f"--wrt names '{name}' twice")
+            raise EvaluationError(f"{ref('wrt')} names '{name}' twice")
         if name in binding.shapes:
             out.append((name, binding.shapes[name]))
             continue
         step = program.named.get(name)
         if step is None:
             known = [*binding.names, *program.named]
-            raise EvaluationError(f"--wrt {name}: not a variable or a step of the program "
+            raise EvaluationError(f"{ref('wrt', text=name)}: not a variable or a step of the "
+                                  "program "
                                   f"(these are: {', '.join(known) or 'none'})")
         if not step.deps:
-            raise EvaluationError(f"--wrt {name}: the step '{name}' does not depend on any "
-                                  f"variable; make it a variable (--at {name}=...) to "
-                                  "differentiate by it")
+            raise EvaluationError(f"{ref('wrt', text=name)}: the step '{name}' does not "
+                                  "depend on any variable; make it a variable "
+                                  f"({ref('at', text=f'{name}=...', python=f'{{{name!r}: ...}}')})"
+                                  " to differentiate by it")
         if step.shape != () and not step.array:
-            raise EvaluationError(f"--wrt {name}: the step '{name}' is a bracket literal; "
+            raise EvaluationError(f"{ref('wrt', text=name)}: the step '{name}' is a bracket "
+                                  "literal; "
                                   "name its components as steps to differentiate by them")
         out.append((name, step.shape))
     return out
@@ -288,8 +315,8 @@ def _free(tree: Any) -> list[str]:
 def _vector(vector: Any, program: Program) -> list[Any]:
     """v for vjp, shaped like f: one entry per output block."""
     if vector is None:
-        raise EvaluationError("vjp needs a vector v shaped like f: --vector \"1,0\" "
-                              "(Python: vector=[1, 0])")
+        raise EvaluationError("vjp needs a vector v shaped like f: "
+                              f"{ref('vector', text=chr(34) + '1,0' + chr(34), python='[1, 0]')}")
     try:
         arr = real_array(vector, "the vector")
     except EvaluationError:
@@ -310,8 +337,8 @@ def _direction(direction: Mapping[str, Any] | None, binding: Binding, what: str 
     """u for jvp and hvp: one array per variable, shaped like it (missing variables:
     zero); ``unit`` scales it to length 1 over every component."""
     if not direction:
-        raise EvaluationError(f'{what} needs a direction u: --direction "x=1,y=0" '
-                              '(Python: direction={"x": 1, "y": 0})')
+        example = ref("direction", text='"x=1,y=0"', python='{"x": 1, "y": 0}')
+        raise EvaluationError(f"{what} needs a direction u: {example}")
     out = {}
     for name, value in direction.items():
         if name not in binding.shapes:
@@ -335,7 +362,7 @@ def _direction(direction: Mapping[str, Any] | None, binding: Binding, what: str 
         parts = [np.abs(np.asarray(u, dtype=float)).reshape(-1) for u in out.values()]
         length = float(np.hypot.reduce(np.concatenate(parts))) if parts else 0.0
         if not np.isfinite(length) or length == 0.0:
-            raise EvaluationError(f"--unit: the direction has length {length:g}, so it "
+            raise EvaluationError(f"{ref('unit')}: the direction has length {length:g}, so it "
                                   "cannot be made a unit vector")
         out = {name: u / length for name, u in out.items()}
     return out
@@ -394,17 +421,21 @@ def evaluate(expression: str, what: str = "eval", *,
     ``pip install 'gradcli[dask]'``); ``scheduler_timeout`` bounds the wait for it.
     ``gradcli.to_xarray(result)`` labels any result as a dataset.
     """
-    prepared = prepare(expression, what, at=at, grid=grid, points=points, fixed=fixed,
-                       vector=vector, direction=direction, dtype=dtype,
-                       max_points=max_points, wrt=wrt, order=order, norm=norm, unit=unit)
-    if scheduler is not None:  # checked and compiled above: errors come before any task
+    return evaluate_request(Request(
+        expression, what, at=at, grid=grid, points=points, fixed=fixed, vector=vector,
+        direction=direction, dtype=dtype, max_points=max_points, wrt=wrt, order=order,
+        norm=norm, unit=unit, threads=threads, block_size=block_size, scheduler=scheduler,
+        scheduler_timeout=scheduler_timeout))
+
+
+def evaluate_request(request: Request) -> dict[str, Any]:
+    """Evaluate one :class:`Request` (what :func:`evaluate` does with its arguments)."""
+    prepared = prepare_request(request)
+    if request.scheduler is not None:  # checked and compiled above: errors come before any task
         from .cluster import lazy_result, shared_client
 
-        shared_client(scheduler, scheduler_timeout)
+        shared_client(request.scheduler, request.scheduler_timeout)
         result = lazy_result(prepared)
     else:
-        result = prepared.run(threads=threads, block_size=block_size)
-    call = describe_call(expression, what, at=at, grid=grid, points=points, fixed=fixed,
-                         vector=vector, direction=direction, dtype=dtype, wrt=wrt,
-                         order=order, norm=norm or None, unit=unit or None)
-    return Evaluated(result.arrays, result, prepared.origin(call))
+        result = prepared.run(threads=request.threads, block_size=request.block_size)
+    return Evaluated(result.arrays, result, prepared.origin(request.call()))

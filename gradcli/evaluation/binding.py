@@ -9,6 +9,7 @@ value held fixed has unit batch axes (``(1, n)``), so work on it alone is done o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,15 +18,30 @@ import numpy as np
 
 from ..engine.grad_mode import quiet
 from ..lang import CONSTANTS
+from ..lang.errors import Namer, ref, render_references
 
-#: the most points one request may evaluate unless the caller raises it (``max_points=``,
-#: ``--max-points``): above it a request is refused before anything is allocated
+#: the most points one request may evaluate unless the caller raises it (``max_points=``):
+#: above it a request is refused before anything is allocated
 DEFAULT_MAX_POINTS = 50_000_000
 MAX_GRID_AXES = 32  # numpy's dimension limit (32 before numpy 2)
 
 
 class EvaluationError(ValueError):
-    """A problem with what the user asked to evaluate (exit status 2 in the CLI)."""
+    """A problem with what the user asked to evaluate (exit status 2 in the CLI).
+
+    Its text names the library's parameters (``grid['x']: ...``); a front end shows it
+    in its own words with :meth:`render` (the CLI names its options instead)."""
+
+    def __init__(self, message: str = "") -> None:
+        self.template = message
+        super().__init__(render_references(message))
+
+    def render(self, namer: Namer | None = None) -> str:
+        """The message, each parameter named by ``namer`` (see ``Namer``)."""
+        return render_references(self.template, namer)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a Dask worker's error keeps its references
+        return (type(self), (self.template,))
 
 
 @dataclass
@@ -54,7 +70,7 @@ class Binding:
 
 def wrt_names(wrt: Any) -> list[str]:
     """``wrt=`` as a list of names: ``"x,y"``, or a list of names (each may hold commas,
-    as repeated --wrt options do)."""
+    as a repeated command-line option gives them)."""
     if not isinstance(wrt, (str, list, tuple)):
         raise EvaluationError(f"wrt must be names, \"x,y\" or [\"x\", \"y\"], got "
                               f"{wrt!r:.40}")
@@ -62,8 +78,8 @@ def wrt_names(wrt: Any) -> list[str]:
              for w in str(part).split(",")]
     if not items or any(not w for w in items):
         shown = wrt if isinstance(wrt, str) else ",".join(str(w) for w in wrt)
-        raise EvaluationError(f"--wrt '{shown}': give names separated by commas, "
-                              "e.g. --wrt x,y")
+        raise EvaluationError(f"{ref('wrt', text=repr(shown))}: give names separated by "
+                              f"commas, e.g. {ref('wrt', text='x,y', python=repr('x,y'))}")
     return items
 
 
@@ -105,8 +121,11 @@ def _check_names(names: Sequence[str]) -> None:
 
 
 #: the names a constant value may use besides the language's constants, as a points file
-#: may hold them: ``--at x=inf``, ``{"x": "-inf"}``
+#: may hold them: ``x=inf`` typed on a command line, ``{"x": "-inf"}``
 _NON_FINITE = {"inf": np.inf, "nan": np.nan}
+
+
+_PLAIN = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*\Z")
 
 
 def parse_constant(text: str, what: str) -> Any:
@@ -115,7 +134,12 @@ def parse_constant(text: str, what: str) -> Any:
 
     The text is parsed and folded by gradcli's own parser, never executed as Python; a
     problem is an EvaluationError that starts with ``what`` (where the text came from).
+    A plain decimal number (``0``, ``-1.5e3``) is read as a number without a program.
     """
+    if _PLAIN.match(text):
+        value = float(text)
+        if value not in (np.inf, -np.inf):  # too large: the parser says so, with a caret
+            return value
     from ..lang import ExpressionError, free_variables, parse
     from ..lang.compile import compile_expression
 
@@ -269,7 +293,8 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
     if len(axes) > MAX_GRID_AXES:
         raise EvaluationError(f"the grid samples {len(axes)} variables; at most "
                               f"{MAX_GRID_AXES} can span an axis (hold others fixed with "
-                              "--grid name=VALUE, or use --points)")
+                              f"{ref('grid', text='name=VALUE', python='{name: VALUE}')}, or "
+                              f"use {ref('points', python='...')})")
     counts = []
     for name in axes:
         spec = grid[name]
@@ -291,7 +316,7 @@ def bind_grid(grid: Mapping[str, Any], dtype: np.dtype, max_points: int) -> Bind
     if total > max_points:
         raise EvaluationError(
             f"the grid has {count_text(total)} points, over the limit of {max_points:,}; "
-            "raise it with --max-points (Python: max_points=)")
+            f"raise it with {ref('max_points')}")
     if total >= 2**62:  # numpy cannot even describe such an array
         raise EvaluationError(f"the grid has {count_text(total)} points, more than any "
                               "array can hold")
@@ -350,4 +375,4 @@ def check_limit(binding: Binding, max_points: int) -> None:
     if binding.size > max_points:
         raise EvaluationError(
             f"{count_text(binding.size)} points is over the limit of {max_points:,}; raise it with "
-            "--max-points (Python: max_points=)")
+            f"{ref('max_points')}")

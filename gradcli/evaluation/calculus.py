@@ -9,10 +9,10 @@ Each command has one AD mode, whatever the binding (as every command, see ``kern
   (``engine/interpolate.py``). Their first order is forward mode's.
 
 Which variable is which component (div, curl): the components pair with the input columns
-in binding order (grid order, ``--at`` order, points-file column order; a vector or matrix
-variable gives its components in turn, ``v[0]``, ``v[1]``, ``A[0][1]``); ``wrt=`` names
-them explicitly. ``specify`` checks a request and fills ``Plan.spec``; the commands
-register in ``kernels.EXTRA``.
+in binding order (grid order, the order of a point's names, points-file column order; a
+vector or matrix variable gives its components in turn, ``v[0]``, ``v[1]``, ``A[0][1]``);
+``wrt=`` names them explicitly. The ``specify_*`` functions check a request and fill
+``Plan.spec``; the computations are registered in ``builtin.py`` (the computation table).
 
 A variable is one array (one leaf); an input column is one of its components. A forward
 or Taylor seed for column k is a one-hot array on its variable's leaf (a number for a
@@ -35,19 +35,19 @@ from ..engine.core import raw
 from ..engine.forward import Linearized
 from ..engine.interpolate import directions, graded, simplex, weights
 from ..engine.taylor import Jets, MissingTaylorRule
-from ..engine.vector import curl_of
-from .binding import EvaluationError, count_text, wrt_names
+from ..engine.vector import curl_of, divergence_of
+from .binding import EvaluationError, count_text, ref, wrt_names
 from .blocks import Block
-from .kernels import EXTRA, Kernel, Plan, _grad, _join, _live, _one, _shaped
+from .kernels import Plan, _join, _live, _one, _shaped
+from .kernels import grad as _grad
 
-__all__ = ["Spec", "specify", "COMMANDS", "MAX_ORDER", "input_columns"]
+__all__ = ["Spec", "MAX_ORDER", "input_columns"]
 
 #: the highest order diff and taylor compute (factorials and the work stay sane below it)
 MAX_ORDER = 100
 #: a bound on the exact interpolation weights' cost, C(n+K-1, K)²·K·n integer products
 #: for n variables and order K: about 5 s (order 12 in 4 variables), refused beyond
 MAX_LATTICE_WORK = 10_000_000
-COMMANDS = ("div", "curl", "laplacian", "hvp", "diff", "taylor")
 
 
 @dataclass
@@ -104,11 +104,11 @@ def _resolve(names: list[str], plan: Plan, expand: bool) -> list[int]:
         elif name in variables:
             parts = ", ".join(c for c, v in zip(columns, variables, strict=True)
                               if v == name)
-            raise EvaluationError(f"--wrt {name}: {name} is a vector; name one component "
-                                  f"({parts})")
+            raise EvaluationError(f"{ref('wrt', text=name)}: {name} is a vector; name one "
+                                  f"component ({parts})")
         else:
             bound = ", ".join(columns) or "none"
-            raise EvaluationError(f"--wrt names '{name}', which is not a bound variable "
+            raise EvaluationError(f"{ref('wrt')} names '{name}', which is not a bound variable "
                                   f"(bound: {bound})")
     return out
 
@@ -140,64 +140,79 @@ def _pairing(what: str, plan: Plan, wrt: Any, inputs: list[Column]) -> list[int]
     pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else \
         list(range(len(inputs)))
     if len(pairs) != m:
-        given = "--wrt names" if wrt is not None else "the command line binds"
+        given = f"{ref('wrt')} names" if wrt is not None else "the command line binds"
         names = ", ".join(inputs[i].name for i in pairs) or "none"
-        hint = ("--wrt " + ",".join(c.name for c in inputs[:m])
+        first = ",".join(c.name for c in inputs[:m])
+        hint = (ref("wrt", text=first, python=repr(first))
                 if len(inputs) >= m else f"{m} variables")
         raise EvaluationError(
             f"{what}: the field has {m} components but {given} {len(pairs)} variables "
             f"({names}); components pair with variables in order, so name {m} of them, "
             f"e.g. {hint}")
     if len(set(pairs)) != len(pairs):
-        raise EvaluationError(f"{what}: --wrt names a variable twice")
+        raise EvaluationError(f"{what}: {ref('wrt')} names a variable twice")
     return pairs
 
 
-def specify(what: str, plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
-    """Check a calculus request and say what its kernel works on (EvaluationError for a
-    request that does not make sense: wrong shape, counts, names or order)."""
+def _inputs_spec(plan: Plan, pairs: list[int], **kw: Any) -> Spec:
     inputs = input_columns(plan)
+    return Spec(pairs, [inputs[i].name for i in pairs], inputs, **kw)
 
-    def spec(pairs: list[int], **kw: Any) -> Spec:
-        return Spec(pairs, [inputs[i].name for i in pairs], inputs, **kw)
 
-    every = list(range(len(inputs)))
-    if what in ("div", "curl"):
+def specify_field(what: str) -> Any:
+    """div's and curl's check: a vector field whose components pair with variables."""
+    def specify(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
         if order is not None:
             raise EvaluationError(f"{what} takes no order")
-        return spec(_pairing(what, plan, wrt, inputs))
-    if what in ("hvp", "taylor") and plan.program.shape != ():
-        raise EvaluationError(f"{what} needs a scalar-valued expression, but this one has "
-                              f"shape {plan.program.shape}")
-    if what == "hvp":
-        if wrt is not None or order is not None:
-            raise EvaluationError("hvp takes a direction, not --wrt or --order")
-        return spec(every)
-    if what == "laplacian":
-        if order is not None:
-            raise EvaluationError("laplacian takes no order (it is second order)")
-        pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
-        if not pairs:
-            raise EvaluationError("laplacian needs at least one variable")
-        if len(set(pairs)) != len(pairs):
-            raise EvaluationError("laplacian: --wrt names a variable twice")
-        return spec(pairs)
-    if what == "taylor":
-        k = _order(2 if order is None else order, 0, "taylor")
-        pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
-        if len(set(pairs)) != len(pairs):
-            raise EvaluationError("taylor: --wrt names a variable twice")
-        _lattice_check(len(pairs), k, "taylor")
-        return spec(pairs, order=k, indices=graded(len(pairs), k))
-    return _diff_spec(plan, wrt, order, inputs)
+        return _inputs_spec(plan, _pairing(what, plan, wrt, input_columns(plan)))
+    return specify
+
+
+def specify_hvp(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
+    """hvp works on every input column (its direction names the variables)."""
+    if wrt is not None or order is not None:
+        raise EvaluationError(f"hvp takes a direction, not {ref('wrt')} or {ref('order')}")
+    return _inputs_spec(plan, list(range(len(input_columns(plan)))))
+
+
+def specify_laplacian(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
+    """The columns the Laplacian sums over (default: every one)."""
+    if order is not None:
+        raise EvaluationError("laplacian takes no order (it is second order)")
+    every = list(range(len(input_columns(plan))))
+    pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
+    if not pairs:
+        raise EvaluationError("laplacian needs at least one variable")
+    if len(set(pairs)) != len(pairs):
+        raise EvaluationError(f"laplacian: {ref('wrt')} names a variable twice")
+    return _inputs_spec(plan, pairs)
+
+
+def specify_taylor(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
+    """The polynomial's variables, its order and its multi-indices."""
+    k = _order(2 if order is None else order, 0, "taylor")
+    every = list(range(len(input_columns(plan))))
+    pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else every
+    if len(set(pairs)) != len(pairs):
+        raise EvaluationError(f"taylor: {ref('wrt')} names a variable twice")
+    _lattice_check(len(pairs), k, "taylor")
+    return _inputs_spec(plan, pairs, order=k, indices=graded(len(pairs), k))
+
+
+def specify_diff(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
+    """The partial's columns and multi-index."""
+    return _diff_spec(plan, wrt, order, input_columns(plan))
 
 
 def _diff_spec(plan: Plan, wrt: Any, order: Any, inputs: list[Column]) -> Spec:
     if wrt is None:
         if len(inputs) != 1:
             bound = ", ".join(c.name for c in inputs) or "none"
-            raise EvaluationError(f"diff needs --wrt: which variables to differentiate by "
-                                  f"(bound: {bound}), e.g. --wrt x --order 2 or --wrt x,y")
+            raise EvaluationError(
+                f"diff needs {ref('wrt')}: which variables to differentiate by "
+                f"(bound: {bound}), e.g. {ref('wrt', text='x', python=repr('x'))} "
+                f"{ref('order', text='2', python='2')} or "
+                f"{ref('wrt', text='x,y', python=repr('x,y'))}")
         wrt = inputs[0].name
     names = wrt_names(wrt)
     cols = _resolve(names, plan, False)
@@ -206,9 +221,13 @@ def _diff_spec(plan: Plan, wrt: Any, order: Any, inputs: list[Column]) -> Spec:
         if len(names) == 1:
             cols = cols * k
         elif k != len(names):
-            raise EvaluationError(f"diff --order {k} with --wrt {','.join(names)}: give one "
-                                  "variable and an order (--wrt x --order 3), or list every "
-                                  "variable of the partial (--wrt x,x,y)")
+            listed = ",".join(names)
+            raise EvaluationError(
+                f"diff {ref('order', text=str(k), python=str(k))} with "
+                f"{ref('wrt', text=listed, python=repr(listed))}: give one variable and an "
+                f"order ({ref('wrt', text='x', python=repr('x'))} "
+                f"{ref('order', text='3', python='3')}), or list every variable of the "
+                f"partial ({ref('wrt', text='x,x,y', python=repr('x,x,y'))})")
     elif len(cols) > MAX_ORDER:
         raise EvaluationError(f"diff: the order must be between 1 and {MAX_ORDER}, "
                               f"got {len(cols)}")
@@ -226,7 +245,8 @@ def _lattice_check(n: int, order: int, what: str) -> None:
     if n > 1 and jets * jets * order * n > MAX_LATTICE_WORK:
         raise EvaluationError(
             f"{what} of order {order} in {n} variables needs {count_text(jets)} Taylor "
-            "jets, too many to combine: lower the order or use fewer variables (--wrt)")
+            f"jets, too many to combine: lower the order or use fewer variables "
+            f"({ref('wrt')})")
 
 
 # --- blocks, cost ------------------------------------------------------------------------
@@ -236,25 +256,37 @@ def _each_output(prefix: str, plan: Plan) -> list[Block]:
     return [Block.template([prefix + name[1:], shape]) for name, shape in plan.program.outputs]
 
 
-def _blocks(plan: Plan) -> list[Block]:
-    """The result blocks after the outputs' own."""
-    sp, what = plan.spec, plan.what
-    if what == "div":
-        return [Block("div")]
-    if what == "curl":
-        return [Block("curl")] if len(sp.pairs) == 2 else [Block(f"curl[{i}]") for i in range(3)]
-    if what == "laplacian":
-        return _each_output("laplacian", plan)
-    if what == "hvp":
-        return [Block.template(["hvp/d", v, s]) for v, s in plan.variables]
-    if what == "diff":  # d3f/dx2dy, d2f[1]/dxdy
-        k = sum(sp.alpha)
-        parts = "".join(f"d{n}{a if a > 1 else ''}" for n, a in zip(sp.names, sp.alpha,
-                                                                       strict=True))
-        return [Block.template([f"d{k if k > 1 else ''}{name}", shape, f"/{parts}"])
-                for name, shape in plan.program.outputs]
-    m = (len(sp.indices),)
-    return [Block("coefficient", m), Block("derivative", m)]
+def blocks_div(plan: Plan, outs: list[Block]) -> list[Block]:
+    return outs + [Block("div")]
+
+
+def blocks_curl(plan: Plan, outs: list[Block]) -> list[Block]:
+    sp = plan.spec
+    return outs + ([Block("curl")] if len(sp.pairs) == 2 else
+                   [Block(f"curl[{i}]") for i in range(3)])
+
+
+def blocks_laplacian(plan: Plan, outs: list[Block]) -> list[Block]:
+    return outs + _each_output("laplacian", plan)
+
+
+def blocks_hvp(plan: Plan, outs: list[Block]) -> list[Block]:
+    return outs + [Block.template(["hvp/d", v, s]) for v, s in plan.variables]
+
+
+def blocks_diff(plan: Plan, outs: list[Block]) -> list[Block]:
+    """d3f/dx2dy, d2f[1]/dxdy: one block per output block."""
+    sp = plan.spec
+    k = sum(sp.alpha)
+    parts = "".join(f"d{n}{a if a > 1 else ''}" for n, a in zip(sp.names, sp.alpha,
+                                                                   strict=True))
+    return outs + [Block.template([f"d{k if k > 1 else ''}{name}", shape, f"/{parts}"])
+                   for name, shape in plan.program.outputs]
+
+
+def blocks_taylor(plan: Plan, outs: list[Block]) -> list[Block]:
+    m = (len(plan.spec.indices),)
+    return outs + [Block("coefficient", m), Block("derivative", m)]
 
 
 def _jet_cost(order: int) -> int:
@@ -267,17 +299,23 @@ def _mixed(sp: Spec) -> list[tuple[int, float]]:
     return list(weights(len(sp.pairs), sp.order, sp.order)[row])
 
 
-def _sweeps(plan: Plan) -> int:
+def sweeps_field(plan: Plan) -> int:
+    """div, curl: one reverse sweep per output component."""
+    return len(_output_components(plan))
+
+
+def sweeps_laplacian(plan: Plan) -> int:
+    return len(plan.spec.pairs) * _jet_cost(2)
+
+
+def sweeps_diff(plan: Plan) -> int:
     sp = plan.spec
-    if plan.what in ("div", "curl"):
-        return len(_output_components(plan))
-    if plan.what == "hvp":
-        return 3
-    if plan.what == "laplacian":
-        return len(sp.pairs) * _jet_cost(2)
-    if plan.what == "diff":
-        jets = 1 if len(sp.pairs) == 1 else len(_mixed(sp))
-        return jets * _jet_cost(sp.order)
+    jets = 1 if len(sp.pairs) == 1 else len(_mixed(sp))
+    return jets * _jet_cost(sp.order)
+
+
+def sweeps_taylor(plan: Plan) -> int:
+    sp = plan.spec
     return math.comb(len(sp.pairs) + sp.order - 1, sp.order) * _jet_cost(sp.order)
 
 
@@ -302,20 +340,16 @@ def _jacobian(plan: Plan, targets: list[Any], outs: list[Any], num: type
     return entry
 
 
-def _div(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
-    entry = _jacobian(plan, targets, outs, num)
-    total = None
-    for i in range(len(plan.spec.pairs)):
-        total = _add(total, entry(i, i))
-    return [total]
+def div(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+    return [divergence_of(_jacobian(plan, targets, outs, num), len(plan.spec.pairs))]
 
 
-def _curl(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def curl(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     return [None if c is None else raw(c)
             for c in curl_of(_jacobian(plan, targets, outs, num), len(plan.spec.pairs))]
 
 
-def _hvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def hvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """H·u, forward over reverse: the gradient recorded by one reverse sweep, then one
     tangent sweep of it from u (``torch.func.hvp``'s order)."""
     values: list[Any] = [None] * len(targets)
@@ -375,7 +409,7 @@ def _add(a: Any, b: Any) -> Any:
     return b if a is None else a + b
 
 
-def _laplacian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def laplacian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """Σ ∂²f/∂xᵢ² = Σ 2·y₂ of the order-2 jets along each column (per output block, whole
     arrays: an array output's components at once)."""
     jets = Jets(targets, outs)
@@ -393,7 +427,7 @@ def _coefficient(series: list[Any] | None, k: int) -> Any:
     return None if series is None else series[k]
 
 
-def _diff(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def diff(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """One jet of order k along x for ∂ᵏf/∂xᵏ (k!·y_k); for a mixed partial, jets along
     the lattice directions over its variables, combined by the interpolation weights."""
     sp, k = plan.spec, plan.spec.order
@@ -414,7 +448,7 @@ def _diff(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[An
     return [None if t is None else scale * t for t in total]
 
 
-def _taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """Every ∂^α f / α! with |α| ≤ K: jets of order K along each direction of the lattice
     S_K, combined per order by the interpolation weights (``interpolate.py``)."""
     sp, order = plan.spec, plan.spec.order
@@ -437,10 +471,3 @@ def _taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[
                    for c, f in zip(coefficients, factorials, strict=True)]
     m = (len(coefficients),)
     return [_join(coefficients, m, (), num), _join(derivatives, m, (), num)]
-
-
-_RUN = {"div": _div, "curl": _curl, "laplacian": _laplacian, "hvp": _hvp, "diff": _diff,
-        "taylor": _taylor}
-for _what in COMMANDS:
-    EXTRA[_what] = Kernel(_blocks, _sweeps, _RUN[_what],
-                          blocked=_what in ("laplacian", "hvp", "diff", "taylor"))

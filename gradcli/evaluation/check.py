@@ -1,4 +1,4 @@
-"""``--check``: compare the engine's derivatives with central finite differences.
+"""The derivative check: compare the engine's derivatives with central finite differences.
 
 First derivatives are checked against differences of f; second derivatives against
 differences of the engine's own gradient (as PyTorch's gradgradcheck does), which keeps
@@ -14,12 +14,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .binding import EvaluationError
+from .binding import EvaluationError, ref
 from .blocks import Result
 from .kernels import Plan
 from .runner import ArraySink, run
-
-_EPS = {"grad": 1e-6, "jacobian": 1e-6, "hessian": 1e-5}
 
 
 class CheckResult(NamedTuple):
@@ -68,12 +66,15 @@ def finite_difference_check(prepared: Any, columns: Result) -> CheckResult:
     CheckResult); a relative gap is |gap| / max(1, |difference quotient|)."""
     plan, binding = prepared.plan, prepared.binding
     if any(name not in binding.shapes for name, _ in plan.targets):
-        raise EvaluationError("--check differences the variables: it cannot move a step "
-                              "of the program (drop --check, or --wrt the variables)")
-    eps = _EPS[plan.what]
-    base = replace(plan, what="grad" if plan.what == "hessian" else "eval", vector=None)
+        raise EvaluationError(f"{ref('check')} differences the variables: it cannot move a "
+                              f"step of the program (drop {ref('check')}, or "
+                              f"{ref('wrt')} the variables)")
+    eps = plan.computation.check_step
+    base = replace(plan, what=plan.computation.check_differences, vector=None)
     outs = len(base.outputs)
-    differenced = base.blocks()[outs:] if plan.what == "hessian" else base.blocks()[:outs]
+    # the differenced computation's derivative blocks (the gradient), or its values
+    differenced = base.blocks()[outs:] if base.computation.records else \
+        base.blocks()[:outs]
     derivatives = plan.blocks()[len(plan.outputs):]
     found = CheckResult(0.0, 0.0, 0, 0, 0)
     for t, (var, shape) in enumerate(plan.targets):

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .allocator import keep_freed_memory
-from .binding import EvaluationError, count_text
+from .binding import EvaluationError, count_text, ref
 from .blocks import Result
 from .runner import DEFAULT_BLOCK, ArraySink, Sink, block_values, blocks_for, own_arrays
 
@@ -47,26 +47,30 @@ _WINDOW_PER_WORKER = 4  # point-set tasks in flight per worker (their points tra
 class Job:
     """A request as text and numbers: everything a worker needs to prepare it."""
 
-    expression: str
-    what: str
-    request: tuple[tuple[str, Any], ...]  # prepare()'s keyword arguments besides points
-    key: str                              # the same text for the same request
+    request: Any  # the Request, without its points (``Request.for_worker``)
+    key: str      # the same text for the same request
+
+    @property
+    def expression(self) -> str:
+        return self.request.expression
+
+    @property
+    def what(self) -> str:
+        return self.request.what
 
     def prepare(self, points: Mapping[str, Any] | None = None) -> Any:
         """Parse, bind and compile on this process (grid, or ``points``)."""
-        from . import prepare
+        from . import prepare_request
 
-        kwargs = dict(self.request)
-        if points is not None:
-            kwargs["grid"] = None
-        return prepare(self.expression, self.what, points=points, **kwargs)
+        request = self.request if points is None else \
+            self.request.replace(grid=None, points=points)
+        return prepare_request(request)
 
 
 def job_for(prepared: Any) -> Job:
     """The Job of a prepared request (the client side)."""
-    request = tuple(sorted(prepared.request.items()))
-    return Job(prepared.expression, prepared.plan.what, request,
-               repr((prepared.expression, prepared.plan.what, request)))
+    request = prepared.request.for_worker()
+    return Job(request, repr(request))
 
 
 _GRIDS: OrderedDict[str, tuple[Any, Any, set[int], Any]] = OrderedDict()
@@ -130,7 +134,7 @@ def _part(prepared: Any, start: int, stop: int) -> dict[str, np.ndarray] | None:
         return None
     n = stop - start
     values = binding.block(start, stop)
-    held = prepared.request.get("fixed") or {}  # travel in the Job, not with each block
+    held = prepared.request.fixed or {}  # travel in the Job, not with each block
     return {name: np.broadcast_to(values[name], (n,) + binding.shapes[name]).copy()
             for name in binding.names if name not in held}
 
@@ -152,7 +156,7 @@ def _check_fits(prepared: Any) -> None:
         raise EvaluationError(
             f"the results ({count_text(prepared.binding.size)} points x {columns} columns, "
             f"{need / 2**30:.3g} GiB) do not fit in half of this machine's memory "
-            f"({limit / 2**30:.3g} GiB): with --scheduler, write them to a Zarr store that "
+            f"({limit / 2**30:.3g} GiB): with {ref('scheduler')}, write them to a Zarr store that "
             "every worker can reach: -o FILE.zarr (or an fsspec URL such as "
             "s3://bucket/field.zarr)")
 
@@ -269,7 +273,8 @@ def parse_local(spec: str) -> int | None:
 
         return default_threads()
     if not count.isdigit() or not 1 <= int(count) <= 1024:
-        raise EvaluationError(f"--scheduler '{spec}': local:N needs a number of worker "
+        raise EvaluationError(f"{ref('scheduler', text=repr(spec))}: local:N needs a number "
+                              "of worker "
                               "processes from 1 to 1024, e.g. local:2")
     return int(count)
 
@@ -307,9 +312,9 @@ def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Call
         client = Client(scheduler, timeout=timeout)
     except (OSError, TimeoutError) as err:
         raise EvaluationError(f"cannot reach the Dask scheduler at {scheduler} within "
-                              f"{timeout:g} s (--scheduler-timeout): {err}") from None
+                              f"{timeout:g} s ({ref('scheduler_timeout')}): {err}") from None
     except ValueError as err:  # an address distributed cannot parse
-        raise EvaluationError(f"--scheduler '{scheduler}': {err}") from None
+        raise EvaluationError(f"{ref('scheduler', text=repr(scheduler))}: {err}") from None
     try:
         _check_workers(client, scheduler, timeout)
     except BaseException:

@@ -1,7 +1,7 @@
 """Optional dependencies: which extra a feature needs, checked before any work starts.
 
 ``.nc``, ``.zarr`` and ``.parquet`` need the ``data`` extra (xarray, h5netcdf, zarr,
-pyarrow); ``--scheduler`` needs the ``dask`` extra. A missing one is a usage error (exit 2)
+pyarrow); a Dask scheduler needs the ``dask`` extra. A missing one is a usage error (exit 2)
 that names the extra to install, raised before the evaluation so a long run never ends in
 it.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-from .binding import EvaluationError
+from .binding import EvaluationError, ref
 
 __all__ = ["MissingExtra", "NEEDS", "require"]
 
@@ -20,7 +20,7 @@ NEEDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "zarr": ("-o FILE.zarr", "data", ("zarr", "fsspec")),
     "parquet": ("-o FILE.parquet", "data", ("pyarrow",)),
     "xarray": ("gradcli.to_xarray", "data", ("xarray",)),
-    "dask": ("--scheduler", "dask", ("dask.array", "distributed")),
+    "dask": (ref("scheduler"), "dask", ("dask.array", "distributed")),
 }
 
 

@@ -1,7 +1,7 @@
 """Per-block derivative kernels: what each command computes on one block of points.
 
 The derivative mode follows from the request, never from how the points were given, so
-``--at``, ``--grid`` (any block size, hoisted or not) and ``--points`` run the very same
+``at``, ``grid`` (any block size, hoisted or not) and ``points`` run the very same
 sweeps and give the same value at the same point:
 
 * ``grad``, ``jacobian``, ``vjp``: reverse mode, one sweep per output component
@@ -17,14 +17,14 @@ sweep never sums a cotangent over them. The cotangent reaching a grid variable's
 output's seed is a one-hot array of its component shape. A vector or matrix variable is
 one leaf, so one sweep gives its whole derivative block (``df/dx`` of a 10⁶-vector).
 
-What a command produces is declared once: its result blocks (``_BLOCKS``) and its kernel
-(``_KERNELS``), which returns one value per derivative block, in that order.
+What a computation produces is declared once, in its record of the computation table
+(``computations.py``, built-ins in ``builtin.py``): its result blocks and its kernel, which
+returns one value per derivative block, in that order.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,6 @@ from ..engine.grad_mode import batch_axes, enable_grad, no_grad, quiet, reused_v
 from ..lang.compile import Program
 from .blocks import Block
 
-WHATS = ("eval", "grad", "jacobian", "vjp", "jvp", "hessian")
 Shape = tuple[int, ...]
 
 
@@ -49,7 +48,7 @@ class Plan:
     ``wrt`` the variables and steps derivatives are taken by (default: the variables).
     ``vector`` (vjp) holds v, one array per output block; ``direction`` (jvp) holds u, one
     array per variable (absent: zero). ``norm`` (grad) adds ``|grad f|``; ``spec`` is what
-    a kernel of ``EXTRA`` needs besides (``calculus.Spec``).
+    the computation's ``specify`` found (``calculus.Spec``).
     """
 
     program: Program
@@ -71,35 +70,26 @@ class Plan:
         """The names of the output blocks: ``f``, or ``f[0]``, ``f[1]``... for a literal."""
         return [name for name, _ in self.program.outputs]
 
+    @property
+    def computation(self) -> Any:
+        """This plan's record of the computation table."""
+        from .computations import computation
+
+        return computation(self.what)
+
     def blocks(self) -> list[Block]:
         """The result blocks: the outputs, then the derivative blocks the kernel returns."""
         outs = [Block.template([name, shape]) for name, shape in self.program.outputs]
-        if self.what in EXTRA:
-            return outs + EXTRA[self.what].blocks(self)
-        return _BLOCKS[self.what](self, outs)
+        return self.computation.blocks(self, outs)
 
     def order(self) -> list[tuple[int, int]] | None:
-        """The column order as (block, component) pairs when it is not block by block:
-        a Hessian's columns run over b for each a (``d2f/dx[0]dx[..]``, ``d2f/dx[0]dy``)."""
-        if self.what != "hessian":
-            return None
-        sizes = [math.prod(s) for _, s in self.targets]
-        order = [(0, 0)]
-        for a, na in enumerate(sizes):
-            for i in range(na):
-                order += [(1 + a * len(sizes) + b, i * nb + j)
-                          for b, nb in enumerate(sizes) for j in range(nb)]
-        return order
+        """The column order as (block, component) pairs when it is not block by block."""
+        order = self.computation.order
+        return None if order is None else order(self)
 
     def sweeps(self) -> int:
         """How many passes over the recorded graph the kernel makes (its cost per op)."""
-        if self.what in EXTRA:
-            return EXTRA[self.what].sweeps(self)
-        if self.what == "jacobian":
-            return sum(math.prod(s) for _, s in self.program.outputs)
-        if self.what == "hessian":  # one sweep records the gradient, one per component of it
-            return 1 + sum(math.prod(s) for _, s in self.targets)
-        return 1
+        return self.computation.sweeps(self)
 
     def columns(self) -> list[str]:
         """The scalar result columns, in column order (one name per component: use the
@@ -110,42 +100,55 @@ class Plan:
         return [names[i][k] for i, k in order]
 
 
-@dataclass(frozen=True)
-class Kernel:
-    """A command whose kernel lives in another module (``calculus.py``): the result
-    blocks after the outputs' own (``blocks(plan)``), its cost in sweeps, the per-block
-    computation (as the kernels below: ``run(plan, targets, outs, num)``, one value per
-    block) and whether a grid must always be cut into blocks (many sweeps per point:
-    never one whole-grid block)."""
-
-    blocks: Callable[[Plan], list[Block]]
-    sweeps: Callable[[Plan], int]
-    run: Callable[[Plan, list, list, type], list]
-    blocked: bool = False
-
-
-#: the kernels registered by other modules, by ``what``
-EXTRA: dict[str, Kernel] = {}
-
-
 def _per_target(prefix: str, plan: Plan) -> list[Block]:
     return [Block.template([prefix, v, s]) for v, s in plan.targets]
 
 
-_BLOCKS = {
-    "eval": lambda plan, outs: outs,
-    "grad": lambda plan, outs: [Block("f"), *_per_target("df/d", plan),
-                                *([Block("|grad f|")] if plan.norm else [])],
-    "jacobian": lambda plan, outs: outs + [
-        Block.template(["d", o, so, "/d", v, sv]) for o, so in plan.program.outputs
-        for v, sv in plan.targets],
-    "vjp": lambda plan, outs: outs + _per_target("vjp/d", plan),
-    "jvp": lambda plan, outs: outs + [Block.template(["jvp" + o[1:], so])
-                                      for o, so in plan.program.outputs],
-    "hessian": lambda plan, outs: [Block("f"), *[
-        Block.template(["d2f/d", a, sa, "d", b, sb]) for a, sa in plan.targets
-        for b, sb in plan.targets]],
-}
+def blocks_eval(plan: Plan, outs: list[Block]) -> list[Block]:
+    return outs
+
+
+def blocks_grad(plan: Plan, outs: list[Block]) -> list[Block]:
+    return [Block("f"), *_per_target("df/d", plan), *([Block("|grad f|")] if plan.norm else [])]
+
+
+def blocks_jacobian(plan: Plan, outs: list[Block]) -> list[Block]:
+    return outs + [Block.template(["d", o, so, "/d", v, sv])
+                   for o, so in plan.program.outputs for v, sv in plan.targets]
+
+
+def blocks_vjp(plan: Plan, outs: list[Block]) -> list[Block]:
+    return outs + _per_target("vjp/d", plan)
+
+
+def blocks_jvp(plan: Plan, outs: list[Block]) -> list[Block]:
+    return outs + [Block.template(["jvp" + o[1:], so]) for o, so in plan.program.outputs]
+
+
+def blocks_hessian(plan: Plan, outs: list[Block]) -> list[Block]:
+    return [Block("f"), *[Block.template(["d2f/d", a, sa, "d", b, sb])
+                          for a, sa in plan.targets for b, sb in plan.targets]]
+
+
+def order_hessian(plan: Plan) -> list[tuple[int, int]]:
+    """A Hessian's columns run over b for each a (``d2f/dx[0]dx[..]``, ``d2f/dx[0]dy``)."""
+    sizes = [math.prod(s) for _, s in plan.targets]
+    order = [(0, 0)]
+    for a, na in enumerate(sizes):
+        for i in range(na):
+            order += [(1 + a * len(sizes) + b, i * nb + j)
+                      for b, nb in enumerate(sizes) for j in range(nb)]
+    return order
+
+
+def sweeps_jacobian(plan: Plan) -> int:
+    """One reverse sweep per output component."""
+    return sum(math.prod(s) for _, s in plan.program.outputs)
+
+
+def sweeps_hessian(plan: Plan) -> int:
+    """One sweep records the gradient, one per component of it."""
+    return 1 + sum(math.prod(s) for _, s in plan.targets)
 
 
 def _leaves(plan: Plan, values: dict[str, np.ndarray], recording: bool,
@@ -173,7 +176,7 @@ class Hoist:
 
 def hoist(plan: Plan, values: dict[str, np.ndarray], blocked: str) -> Hoist:
     """Compute the block-independent steps once (the y-only part of sin(x)*cos(y))."""
-    recording = plan.what != "eval"
+    recording = plan.computation.records
     leaves = {name: leaf for name, leaf in _leaves(plan, values, recording).items()
               if name != blocked}
     mode = enable_grad() if recording else no_grad()
@@ -209,7 +212,8 @@ def compute_block(plan: Plan, values: dict[str, np.ndarray],
     for an identically zero derivative. ``shared`` supplies the hoisted work of a grid."""
     memo = shared.memo if shared is not None else None
     program = plan.program
-    recording = plan.what != "eval"
+    computation = plan.computation
+    recording = computation.records
     env = _leaves(plan, values, recording, shared)
     with (enable_grad() if recording else no_grad()), quiet():
         regs = program.run_all(env, memo)
@@ -222,8 +226,7 @@ def compute_block(plan: Plan, values: dict[str, np.ndarray],
     batch = next((np.ndim(values[n]) - len(s) for n, s in plan.variables), 0)
     dtype = next((v.dtype for v in values.values()), np.dtype(np.float64))
     with batch_axes(batch), quiet():
-        kernel = _KERNELS.get(plan.what) or EXTRA[plan.what].run
-        result += kernel(plan, targets, outs, dtype.type)
+        result += computation.kernel(plan, targets, outs, dtype.type)
     return result
 
 
@@ -292,7 +295,7 @@ def _join(parts: list[Any], lead: Shape, inner: Shape, num: type) -> Any:
     return out.reshape(batch + lead + inner)
 
 
-def _grad(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def grad(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """∂f[i]/∂x, outputs slowest: one reverse sweep per output component."""
     values: list[Any] = []
     shapes = [s for _, s in plan.targets]
@@ -327,7 +330,7 @@ def euclidean_norm(parts: list[tuple[Any, int]]) -> Any:
     return total
 
 
-def _vjp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def vjp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """vᵀJ: one reverse sweep seeded with v.
 
     A zero in v is seeded like any other number, as torch's ``backward(gradient=v)`` and
@@ -342,7 +345,7 @@ def _vjp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any
     return [raw(g) for g in _sweep([o for o, _ in roots], [s for _, s in roots], targets)]
 
 
-def _jvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def jvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """J·u: one forward tangent sweep from u.
 
     Every variable carries its tangent, 0 where u has none, as JAX's ``jvp`` and
@@ -359,7 +362,7 @@ def _jvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any
     return [raw(next(got)) if _live(o) else None for o in outs]
 
 
-def _hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
     """∂²f/∂a∂b = ∂(∂f/∂a)/∂b: the gradient recorded by one reverse sweep, then one
     reverse sweep of it per component (reverse over reverse, as PyTorch's hessian)."""
     f, n = outs[0], len(targets)
@@ -377,6 +380,3 @@ def _hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list
             values += [_join([raw(s[b]) for s in sweeps], sa, sb, num)
                        for b, sb in enumerate(shapes)]
     return values
-
-
-_KERNELS = {"grad": _grad, "jacobian": _grad, "vjp": _vjp, "jvp": _jvp, "hessian": _hessian}

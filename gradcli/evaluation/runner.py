@@ -23,7 +23,7 @@ from .allocator import keep_freed_memory
 from .assemble import input_result, result_layout
 from .binding import Binding
 from .blocks import Layout, Result
-from .kernels import EXTRA, Plan, compute_block, full_size_ops, hoist
+from .kernels import Plan, compute_block, full_size_ops, hoist
 
 # 2 MiB per float64 array: a block's temporaries stay in the L2/L3 caches, and each block
 # holds enough numpy work that two threads rarely wait on the GIL (measured on W2, W3, W6:
@@ -101,9 +101,7 @@ def _output_bound(plan: Plan, binding: Binding) -> bool:
     on a point set or a 1-D grid every operation is full-size.
     """
     shape = binding.batch_shape
-    extra = EXTRA.get(plan.what)
-    if binding.kind != "grid" or len(binding.axes) < 2 or plan.what == "hessian" or (
-            extra is not None and extra.blocked):
+    if binding.kind != "grid" or len(binding.axes) < 2 or plan.computation.blocked:
         return False
     rows = min(2, shape[0])
     size = rows * int(np.prod(shape[1:], dtype=np.int64))

@@ -1,10 +1,11 @@
 """The text forms of points, grids and vectors: ``x=1,y=pi/2``, ``x=0:2pi:100``, ``1,0``.
 
-Shared by the CLI's options (``--at``, ``--grid``, ``--vector``, ``--direction``) and the
-plot options that name a variable (``--slice z=0``, ``--animate t=0:2pi:48``), which is why
-it sits below both. Values and bounds are constant expressions of gradcli's own language,
-parsed and folded by it (:func:`parse_constant`): nothing a user types is executed as
-Python.
+Shared by the CLI's options for ``at``, ``grid``, ``vector`` and ``direction`` and the
+plot options that name a variable (a slice ``z=0``, an animation ``t=0:2pi:48``), which is
+why it sits below both. Messages name the parameter a text was given for with
+``binding.ref`` (the CLI shows its option's flag there). Values and bounds are constant
+expressions of gradcli's own language, parsed and folded by it (:func:`parse_constant`):
+nothing a user types is executed as Python.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .binding import EvaluationError, parse_constant
+from .binding import EvaluationError, parse_constant, ref
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -37,17 +38,18 @@ def split_top(text: str, sep: str) -> list[str]:
     return parts
 
 
-def _assignments(spec: str, option: str) -> list[tuple[str, str]]:
+def _assignments(spec: str, parameter: str) -> list[tuple[str, str]]:
     out = []
+    given = ref(parameter, text=f"'{spec}'")
     for part in split_top(spec, ","):
         if "=" not in part:
-            raise EvaluationError(f"{option} '{spec}': expected name=value, got '{part.strip()}'")
+            raise EvaluationError(f"{given}: expected name=value, got '{part.strip()}'")
         name, _, value = part.partition("=")
         name = name.strip()
         if not _NAME.match(name):
-            raise EvaluationError(f"{option} '{spec}': '{name}' is not a variable name")
+            raise EvaluationError(f"{given}: '{name}' is not a variable name")
         if not value.strip():
-            raise EvaluationError(f"{option} '{spec}': no value for '{name}'")
+            raise EvaluationError(f"{given}: no value for '{name}'")
         out.append((name, value))
     return out
 
@@ -66,38 +68,45 @@ def _value(text: str, what: str, files: Files | None) -> Any:
     return parse_constant(text, what)
 
 
-def parse_point(spec: str, option: str = "--at", files: Files | None = None
+def parse_point(spec: str, parameter: str = "at", files: Files | None = None
                 ) -> dict[str, Any]:
     """``"x=1,y=pi/2"``, ``"x=[0,1,2]"`` or ``"x=@vec.npy"`` -> ``{"x": 1.0, ...}``; a
-    value ``@FILE`` is read by ``files``."""
+    value ``@FILE`` is read by ``files``. ``parameter`` is what the text was given for
+    (its messages name it)."""
     point: dict[str, Any] = {}
-    for name, value in _assignments(spec, option):
+    for name, value in _assignments(spec, parameter):
         if name in point:
-            raise EvaluationError(f"{option} '{spec}': '{name}' is given twice")
-        point[name] = _value(value, f"{option} {name}", files)
+            raise EvaluationError(f"{ref(parameter, text=repr(spec))}: '{name}' is given "
+                                  "twice")
+        point[name] = _value(value, ref(parameter, name), files)
     return point
 
 
-def parse_grid(spec: str) -> tuple[str, Any]:
+def parse_grid(spec: str, parameter: str = "grid") -> tuple[str, Any]:
     """``"x=0:2pi:100"`` -> ``("x", (0, 6.28.., 100))``; ``"z=0.5"`` holds z fixed; a name
-    alone, ``"x"``, is ``("x", None)``: x on the default range."""
+    alone, ``"x"``, is ``("x", None)``: x on the default range. ``parameter`` is what the
+    spec was given for (its messages name it)."""
     if _NAME.match(spec.strip()):
         return spec.strip(), None
-    pairs = _assignments(spec, "--grid")
+    pairs = _assignments(spec, parameter)
+    given = ref(parameter, text=f"'{spec}'")
     if len(pairs) != 1:
-        raise EvaluationError(f"--grid '{spec}': give one variable per --grid "
-                              "(repeat --grid for more)")
+        raise EvaluationError(f"{given}: give one variable per {ref(parameter)} "
+                              f"(repeat {ref(parameter)} for more)")
     name, value = pairs[0]
+    given = ref(parameter, name, f"'{spec}'")
     parts = split_top(value, ":")
     if len(parts) == 1:
-        return name, _scalar(parse_constant(parts[0], f"--grid {name}"), f"--grid {name}")
+        at = ref(parameter, name, name)
+        return name, _scalar(parse_constant(parts[0], at), at)
     if len(parts) != 3:
-        raise EvaluationError(f"--grid '{spec}': expected start:stop:count, e.g. x=0:2pi:100")
-    start = _scalar(parse_constant(parts[0], f"--grid {name} start"), f"--grid {name} start")
-    stop = _scalar(parse_constant(parts[1], f"--grid {name} stop"), f"--grid {name} stop")
-    count = _scalar(parse_constant(parts[2], f"--grid {name} count"), f"--grid {name} count")
+        raise EvaluationError(f"{given}: expected start:stop:count, e.g. x=0:2pi:100")
+    start, stop, count = (
+        _scalar(parse_constant(part, f"{ref(parameter, name, name)} {what}"),
+                f"{ref(parameter, name, name)} {what}")
+        for part, what in zip(parts, ("start", "stop", "count"), strict=True))
     if not float(count).is_integer() or count < 1:
-        raise EvaluationError(f"--grid '{spec}': the count must be a whole number >= 1, "
+        raise EvaluationError(f"{given}: the count must be a whole number >= 1, "
                               f"got {parts[2].strip()}")
     return name, (start, stop, int(count))
 
@@ -116,4 +125,4 @@ def parse_vector(spec: str, files: Files | None = None) -> Any:
     text = spec.strip()
     if len(split_top(text, ",")) > 1:
         text = f"[{text}]"
-    return _value(text, "--vector", files)
+    return _value(text, ref("vector"), files)

@@ -21,7 +21,7 @@ def check_names(node: Node, expression: str, allowed_vars: Iterable[str] | None)
     """Raise :class:`ExpressionError` at the first variable not in ``allowed_vars``.
 
     ``allowed_vars=None`` means "any variable is fine" and the check passes. The hint
-    suggests the closest allowed variable, else lists them, so ``--at x=1`` with
+    suggests the closest allowed variable, else lists them, so ``x=1`` given with
     ``sin(y)`` reports ``unknown variable 'y'`` under the ``y``.
     """
     if allowed_vars is None:

@@ -17,7 +17,7 @@ A literal meets an array by being stacked into one (``[a, b] + x``); a scalar me
 with unit axes appended. Parts without variables are folded here in float64, so
 ``9^9^9^9`` is ``inf`` at once and never a big-integer computation. A program's steps
 (``m = x^2``) are compiled once, in order, and named (``Program.named``: the graph's node
-names, ``--wrt``); its functions are inlined at each call.
+names, ``wrt``); its functions are inlined at each call.
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ class _Compiler:
                 self.functions[statement.name] = statement
             elif isinstance(statement, Assign):
                 result = self.named[statement.name] = self.compile(statement.value, {})
-                # a step is a tensor of its own (--wrt, graph adjoints, PyTorch's
+                # a step is a tensor of its own (wrt, graph adjoints, PyTorch's
                 # retain_grad): log(p) of p = sigmoid(z) must go through p, not be fused
                 # past it to logsigmoid(z)
                 result.call = None

@@ -8,11 +8,55 @@ CLI can show a caret under it.
 
 from __future__ import annotations
 
-__all__ = ["ExpressionError", "ExpressionWarning", "WINDOW", "window"]
+import re
+from collections.abc import Callable
+
+__all__ = ["ExpressionError", "ExpressionWarning", "WINDOW", "window", "ref",
+           "render_references", "library_name", "Namer"]
 
 #: Expressions longer than this are shown as a window around the error position.
 WINDOW = 80
 _HALF = 38
+
+
+_MARK, _SEP = "\x1e", "\x1f"  # a parameter reference inside a message (see ``ref``)
+_REFERENCE = re.compile("\x1e([^\x1e\x1f]*)\x1f([^\x1e\x1f]*)\x1f([^\x1e\x1f]*)"
+                        "\x1f([^\x1e]*)\x1e")
+#: how a front end names a parameter reference: (parameter, key, text, python) -> its words
+Namer = Callable[[str, str, str, str], str]
+
+
+def ref(parameter: str, key: str | None = None, text: str | None = None,
+        python: str | None = None) -> str:
+    """A reference to one of the library's parameters inside an EvaluationError message.
+
+    The library shows it in its own names: ``grid['x']`` (a parameter and a key),
+    ``wrt=x,y`` (a parameter and the value given), ``max_points`` (the parameter alone).
+    A front end renders the same message in its own words (``EvaluationError.render``):
+    the CLI names the option it declares for the parameter, then what was typed.
+    ``text`` is the value as typed; ``python``, when given, is the library's own example
+    of a value (``vector=[1, 0]``, where the CLI shows its option and ``"1,0"``).
+    """
+    parts = (parameter, key or "", "" if text is None else text, python or "")
+    return _MARK + _SEP.join(parts) + _MARK
+
+
+def library_name(parameter: str, key: str, text: str, python: str = "") -> str:
+    """A parameter reference in the library's own words (see :func:`ref`)."""
+    if parameter.startswith("-"):  # a caller's own option name, shown as it is
+        return parameter + (f" {text}" if text else f" {key}" if key else "")
+    if python:
+        return f"{parameter}={python}"
+    if key:
+        return f"{parameter}['{key}']"
+    return f"{parameter}={text}" if text else parameter
+
+
+def render_references(message: str, namer: Namer | None = None) -> str:
+    """``message`` with each parameter reference named by ``namer`` (default: the
+    library's own names)."""
+    name = namer or library_name
+    return _REFERENCE.sub(lambda m: name(*m.groups()), message)
 
 
 class ExpressionError(ValueError):
@@ -36,7 +80,8 @@ class ExpressionError(ValueError):
         hint: str | None = None,
     ) -> None:
         self.reason = reason
-        self.hint = hint
+        self._hint = hint  # with its parameter references (``ref``), for ``render``
+        self.hint = hint = None if hint is None else render_references(hint)
         self.message = reason if hint is None else f"{reason} ({hint})"
         self.expression = expression
         self.position = position
@@ -81,19 +126,24 @@ class ExpressionError(ValueError):
         return self._summary()
 
     def __reduce__(self):  # keep pickling (e.g. across processes) working
-        return (type(self), (self.reason, str(self.expression), self.position, self.hint))
+        return (type(self), (self.reason, str(self.expression), self.position, self._hint))
 
-    def render(self) -> str:
+    def render(self, namer: Namer | None = None) -> str:
         """Three lines: the expression (indented 2), a caret under the culprit, the message.
 
         Without a known position only the ``error:`` line is returned. Long expressions
         are cut to a window with ``...`` on the cut sides; the caret still lines up. In a
         program of several lines (or one read from a file) the line shown is the culprit's,
         and the message starts with where it is (``loss.gc, line 2, column 5: ...``).
+        ``namer`` names the parameters a hint refers to (see :func:`ref`), as a front end
+        calls them.
         """
+        message = self.message
+        if namer is not None and self._hint is not None:
+            message = f"{self.reason} ({render_references(self._hint, namer)})"
         if self.position is None:
             source = self.source
-            return f"error: {source + ': ' if source else ''}{self.message}"
+            return f"error: {source + ': ' if source else ''}{message}"
         text, position, where = self.expression, self.position, ""
         if "\n" in text or self.source is not None:
             start = text.rfind("\n", 0, position) + 1
@@ -101,7 +151,7 @@ class ExpressionError(ValueError):
             text, position = text[start:len(text) if end < 0 else end], position - start
             where = f"{self.location()}: "
         shown, column = window(text, position)
-        return f"  {shown}\n  {' ' * column}^\nerror: {where}{self.message}"
+        return f"  {shown}\n  {' ' * column}^\nerror: {where}{message}"
 
 
 class ExpressionWarning(UserWarning):

@@ -105,7 +105,7 @@ ALIASES: Mapping[str, str] = MappingProxyType(
 )
 
 #: Reserved constant names -> value. These can never be variables. (``inf`` is the
-#: infinite norm's p, ``norm(v, inf)``, and the value ``--at x=inf``.)
+#: infinite norm's p, ``norm(v, inf)``, and the value ``x=inf`` typed as a value.)
 CONSTANTS: Mapping[str, float] = MappingProxyType(
     {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf})
 

@@ -11,6 +11,7 @@ with vertical lines from +inf to -inf.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -25,10 +26,9 @@ EXPLAINED = 4.0  # a change up to this many times |f'| h is continuous without c
 KEEP = 0.25  # a jump keeps at least this fraction of its first change
 
 
-def _evaluate(expression: str, name: str, x: np.ndarray, held: Mapping[str, float],
+def _evaluate(expression: str, name: str, x: np.ndarray, held: Mapping[str, Any],
               component: str) -> np.ndarray:
-    points = {name: x, **{n: np.full(len(x), v) for n, v in held.items()}}
-    cols = prepare(expression, "eval", points=points).run()
+    cols = prepare(expression, "eval", points={name: x}, fixed=held).run()
     return np.asarray(cols[component], dtype=float)
 
 

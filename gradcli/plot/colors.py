@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,15 @@ def held_text(fl: Field) -> str:
     """`` (z = 0.5)`` for the variables held fixed, or nothing."""
     if not fl.held:
         return ""
-    return " (" + ", ".join(f"{n} = {v:g}" for n, v in fl.held.items()) + ")"
+    return " (" + ", ".join(f"{n} = {value_text(v)}" for n, v in fl.held.items()) + ")"
+
+
+def value_text(value: Any) -> str:
+    """A held value as text: ``0.5``, ``[1, 2]``, ``[[2, 1], [1, 3]]`` (4 digits each)."""
+    a = np.asarray(value, dtype=float)
+    if a.ndim == 0:
+        return f"{float(a):g}"
+    return "[" + ", ".join(value_text(row) for row in a) + "]"
 
 
 def short(text: str, limit: int = 60) -> str:
@@ -69,20 +78,20 @@ def zero_roundoff(values: np.ndarray, *terms: np.ndarray) -> np.ndarray:
 
 
 def _divergence(fl: Field) -> np.ndarray:
-    x, y = fl.names[:2]
-    return zero_roundoff(fl.divergence(), fl.columns[f"df[0]/d{x}"], fl.columns[f"df[1]/d{y}"])
+    """div F, round-off against the Jacobian's entries painted as 0."""
+    return zero_roundoff(fl.divergence(), *fl.jacobian())
 
 
 def _curl(fl: Field) -> np.ndarray:
-    x, y = fl.names[:2]
-    return zero_roundoff(fl.curl(), fl.columns[f"df[1]/d{x}"], fl.columns[f"df[0]/d{y}"])
+    """The curl across the plane, round-off against the Jacobian's entries painted as 0
+    (an irrotational field is white)."""
+    return zero_roundoff(fl.curl(), *fl.jacobian())
 
 
 def _laplacian(fl: Field) -> np.ndarray:
-    """∇²f over the drawn axes: the sum of the pure second partials, round-off against
-    them painted as 0 (a harmonic function is white)."""
-    terms = [fl.columns[f"d2f/d{n}2"] for n in fl.names[:2]]
-    return zero_roundoff(terms[0] + terms[1], *terms)
+    """∇²f over the drawn axes, round-off against its pure second partials painted as 0
+    (a harmonic function is white)."""
+    return zero_roundoff(fl.laplacian(), *(fl.columns[f"d2f/d{n}2"] for n in fl.names[:2]))
 
 
 def _normal(fl: Field) -> np.ndarray:
@@ -102,8 +111,8 @@ HEATS: dict[str, tuple[Callable[[Field], np.ndarray], Callable[[Field], str], bo
     "magnitude": (Field.magnitude, lambda fl: "|∇f|" if fl.kind == "scalar" else "|F|", False),
     "laplacian": (_laplacian, lambda fl: "∇²f = ∂²f/∂{}² + ∂²f/∂{}²".format(*fl.names[:2]),
                   True),
-    "divergence": (_divergence, lambda fl: "div F = ∂u/∂{} + ∂v/∂{}".format(*fl.names[:2]),
-                   True),
+    "divergence": (_divergence, lambda fl: "div F = " + " + ".join(
+        f"∂{c}/∂{n}" for c, n in zip("uvw", fl.pairs or fl.names[:2], strict=False)), True),
     "curl": (_curl, lambda fl: "curl F = ∂v/∂{} − ∂u/∂{}".format(*fl.names[:2]), True),
     "normal": (_normal, _normal_label, True),
     # --basins: the index of the point each grid point's descent reaches (marks.py)

@@ -18,6 +18,7 @@ import numpy as np
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError, prepare
 from ..evaluation.specs import split_top
 from ..lang import Vector, parse
+from .options import KERNEL_COLORS
 
 __all__ = ["Field", "compute_field", "sampled_names", "MAX_CURVES", "flat_error"]
 
@@ -36,7 +37,7 @@ class Field:
     expression: str
     names: tuple[str, ...]  # the sampled variables, one per axis of the picture
     coords: tuple[np.ndarray, ...]
-    held: dict[str, float]
+    held: dict[str, Any]  # values held fixed: numbers, or vectors and matrices (--at)
     kind: str  # "curve" (one variable), "scalar" or "vector" (two or three)
     values: tuple[np.ndarray, ...]  # (f,) or one per component: curves, [u, v], [u, v, w]
     grad: tuple[np.ndarray, ...] = ()  # curves: df[i]/dx per component; scalars: per axis
@@ -59,16 +60,26 @@ class Field:
             total = total * h + c
         return total
     marks: Any = None  # critical points, paths, flows, basins drawn on top (marks.Marks)
+    #: the variables a vector field's components pair with for div and curl (the drawn
+    #: ones; all three, in grid order, for a slice of a 3-D field)
+    pairs: tuple[str, ...] = ()
 
     def divergence(self) -> np.ndarray:
-        """∂u/∂x + ∂v/∂y from the engine's Jacobian."""
-        x, y = self.names[:2]
-        return self.columns[f"df[0]/d{x}"] + self.columns[f"df[1]/d{y}"]
+        """div F, by the ``div`` computation's kernel (``--color divergence``)."""
+        return self.columns["div"]
 
     def curl(self) -> np.ndarray:
-        """∂v/∂x − ∂u/∂y (the scalar curl in the plane) from the engine's Jacobian."""
-        x, y = self.names[:2]
-        return self.columns[f"df[1]/d{x}"] - self.columns[f"df[0]/d{y}"]
+        """The curl across the drawn plane, by the ``curl`` computation's kernel
+        (``--color curl``): ∂v/∂x − ∂u/∂y."""
+        return self.columns["curl"]
+
+    def laplacian(self) -> np.ndarray:
+        """∇²f over the drawn axes, by the ``laplacian`` computation's kernel."""
+        return self.columns["laplacian"]
+
+    def jacobian(self) -> list[np.ndarray]:
+        """Every derivative column the engine computed (the scale of their round-off)."""
+        return [a for name, a in self.columns.items() if name.startswith("d")]
 
     def magnitude(self) -> np.ndarray:
         """|F| for a vector field, |∇f| for a scalar one (over the drawn axes)."""
@@ -187,28 +198,56 @@ def _check_color(color: str | None, kind: str) -> None:
                           "magnitude, divergence or curl")
 
 
+def _kernel_color(expression: str, grid: Mapping[str, Any], fixed: Mapping[str, Any],
+                  color: str, names: list[str], sampled: list[str],
+                  slice_: tuple[str, float] | None, max_points: int) -> dict[str, Any]:
+    """The --color quantity by its computation (the kernel ``gradcli div``, ``curl`` or
+    ``laplacian`` runs), over the drawn axes: the field's components pair with the drawn
+    variables (all three for a slice of a 3-D field, whose curl is then the component
+    across the plane). The Laplacian adds its pure second partials (``d2f/dx2``), the
+    scale its round-off is measured against."""
+    what = KERNEL_COLORS[color]
+    wrt = sampled if slice_ is not None and what != "laplacian" else names[:2]
+    got = prepare(expression, what, grid=grid, fixed=fixed, wrt=wrt,
+                  max_points=max_points).run()
+    if what == "curl" and len(wrt) == 3:
+        return {"curl": got[f"curl[{wrt.index(slice_[0])}]"] if slice_ else got["curl[2]"]}
+    out = {what: got[what]}
+    if what == "laplacian":
+        for n in names[:2]:  # the same jets, one axis at a time
+            second = prepare(expression, "diff", grid=grid, fixed=fixed, wrt=n, order=2,
+                             max_points=max_points).run()
+            out[f"d2f/d{n}2"] = second[f"d2f/d{n}2"]
+    return out
+
+
 def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None = None,
                   slice_: tuple[str, float] | None = None,
                   animate: tuple[str, Any] | None = None,
                   taylor: tuple[str, float, int] | None = None,
-                  max_points: int = DEFAULT_MAX_POINTS) -> Field:
+                  max_points: int = DEFAULT_MAX_POINTS,
+                  fixed: Mapping[str, Any] | None = None) -> Field:
     """Sample ``expression`` on ``grid`` with every derivative the plot can show; raise
     EvaluationError/ExpressionError for what cannot be drawn. ``--color laplacian`` adds the
     pure second partials along the drawn axes (``d2f/dx2``, ...: ∇²f is their sum); a
-    ``taylor`` of (variable, point, order) adds a curve's Taylor coefficients there."""
+    ``taylor`` of (variable, point, order) adds a curve's Taylor coefficients there.
+    ``fixed`` holds more variables at one value each, as ``evaluate``'s (numbers, vectors
+    or matrices: ``sum(v)*x`` with v = [1, 2], ``x @ A @ x``)."""
+    fixed = dict(fixed or {})
+    sampled = sampled_names(grid)
     grid, names = _check_grid(grid, slice_, animate)
-    shape = prepare(expression, "eval", grid=grid, max_points=max_points).program.shape
+    shape = prepare(expression, "eval", grid=grid, fixed=fixed,
+                    max_points=max_points).program.shape
     kind = _kind(shape, len(names), slice_ is not None)
     _check_color(color, kind)
     prepared = prepare(expression, "grad" if shape == () else "jacobian", grid=grid,
-                       max_points=max_points)
+                       fixed=fixed, max_points=max_points)
     cols = dict(prepared.run())
-    if color == "laplacian":
-        for n in names:  # the same jets as `gradcli laplacian`, one axis at a time
-            second = prepare(expression, "diff", grid=grid, wrt=n, order=2,
-                             max_points=max_points).run()
-            cols[f"d2f/d{n}2"] = second[f"d2f/d{n}2"]
-    expansion = _taylor(expression, grid, names, kind, shape, taylor) if taylor else None
+    if color in KERNEL_COLORS:
+        cols.update(_kernel_color(expression, grid, fixed, color, names, sampled, slice_,
+                                  max_points))
+    expansion = _taylor(expression, grid, names, kind, shape, taylor, fixed) if taylor \
+        else None
     inputs = set(prepared.inputs.layout.column_names())
     axes = [*names, *([animate[0]] if animate is not None else [])]
     coords = [np.asarray(cols[n], dtype=float).reshape(-1) for n in axes]
@@ -220,7 +259,8 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
         if c[0] > c[-1]:
             results = {k: np.flip(a, axis) for k, a in results.items()}
             coords[axis] = c[::-1]
-    held = {n: float(v) for n, v in grid.items() if n not in axes}
+    held: dict[str, Any] = {n: float(v) for n, v in grid.items() if n not in axes}
+    held.update(fixed)
     sliced = slice_[0] if slice_ is not None else None
     labels: tuple[str, ...] = ()
     normal = None
@@ -242,11 +282,13 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
     return Field(expression.strip(), tuple(names), tuple(coords[:len(names)]), held, kind,
                  values, grad, results, labels, normal, sliced,
                  coords[-1] if animate is not None else None,
-                 animate[0] if animate is not None else None, expansion)
+                 animate[0] if animate is not None else None, expansion,
+                 pairs=tuple(sampled if slice_ is not None else names[:2]))
 
 
 def _taylor(expression: str, grid: Mapping[str, Any], names: list[str], kind: str,
-            shape: tuple[int, ...], taylor: tuple[str, float, int]) -> tuple[float, np.ndarray]:
+            shape: tuple[int, ...], taylor: tuple[str, float, int],
+            fixed: Mapping[str, Any]) -> tuple[float, np.ndarray]:
     """A curve's Taylor coefficients at the point, the other variables held as drawn."""
     name, at, order = taylor
     if len(names) != 1:
@@ -265,7 +307,7 @@ def _taylor(expression: str, grid: Mapping[str, Any], names: list[str], kind: st
         raise EvaluationError(f"--taylor {name}={at:g} is outside the grid's range "
                               f"{lo:g} to {hi:g}")
     point = {n: v for n, v in grid.items() if not isinstance(v, (tuple, list))} | {name: at}
-    got = prepare(expression, "taylor", at=point, order=order, wrt=name).run()
+    got = prepare(expression, "taylor", at=point, fixed=fixed, order=order, wrt=name).run()
     return float(at), np.asarray(got.arrays["coefficient"], dtype=float).reshape(-1)
 
 

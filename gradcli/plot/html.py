@@ -27,7 +27,7 @@ from ..evaluation import EvaluationError
 from ..output.atomic import atomic_open
 from . import breaks
 from .arrows import clip_note, fit_plane, plane_lattice, shown_lengths
-from .colors import color_scale, heat, heat_name, held_text, short
+from .colors import color_scale, heat, heat_name, held_text, short, value_text
 from .data import Field
 from .layout import choose_aspect, clamp_every, default_every, fit_arrows, lattice, y_range
 from .marks_page import add_marks
@@ -92,7 +92,8 @@ def hover_lines(fl: Field, order: tuple[int, ...] | None = None,
     grids = np.meshgrid(*coords, indexing="ij")
     parts = [[f"{n} = {r}" for r in map(_num, np.transpose(g, axes).ravel().tolist())]
              for n, g in zip(fl.names, grids, strict=True)]
-    held = "".join(f"<br>{n} = {_num(v)} (held)" for n, v in fl.held.items())
+    held = "".join(f"<br>{n} = {_num(v) if np.ndim(v) == 0 else value_text(v)} (held)"
+                   for n, v in fl.held.items())
     for name, a in fl.columns.items():
         sub = np.broadcast_to(a, shape)[np.ix_(*pick)]
         parts.append([f"{name} = {r}" for r in map(_num, np.transpose(sub, axes)

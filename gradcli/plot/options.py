@@ -35,7 +35,10 @@ EXTENSIONS = ", ".join(FORMATS)
 MAX_PIXELS_PER_SIDE = 16_000  # Agg refuses 2**16; far below that a picture is a mistake
 MAX_FRAMES = 1000
 #: --color: the vector field's magnitude, divergence or curl; a scalar's |∇f| or ∇²f
-COLORS = ("magnitude", "divergence", "curl", "laplacian")
+#: the --color quantities that are computations of the table (``plot/data.py`` runs
+#: them: the numbers the commands print), by colour name
+KERNEL_COLORS = {"divergence": "div", "curl": "curl", "laplacian": "laplacian"}
+COLORS = ("magnitude", *KERNEL_COLORS)
 LEGENDS = ("auto", "outside", "none")  # --legend
 MAX_TAYLOR, MAX_POLYNOMIALS = 30, 8  # --taylor: the highest order drawn, how many polynomials
 

@@ -65,9 +65,11 @@ def _precheck(grid: Mapping[str, Any], options: PlotOptions, kind: str | None) -
 
 def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | None,
                      options: PlotOptions, *, max_points: int = DEFAULT_MAX_POINTS,
-                     stdout: TextIO | None = None) -> PlotResult:
+                     stdout: TextIO | None = None,
+                     fixed: Mapping[str, Any] | None = None) -> PlotResult:
     """Draw ``expression`` on ``grid`` into ``output`` (a file, ``-`` for the terminal
-    preview, or None with ``options.preview``); return notes and the non-finite count."""
+    preview, or None with ``options.preview``); return notes and the non-finite count.
+    ``fixed`` holds variables at values (numbers, vectors, matrices) for every point."""
     options.check()
     preview = options.preview or output == "-"
     fmt = check_target(output) if output not in (None, "-") else None
@@ -100,7 +102,7 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
                               "in the terminal preview")
     fl = compute_field(expression, grid, color=options.color, slice_=options.slice,
                        animate=options.animate, taylor=taylor_request(options),
-                       max_points=max_points)
+                       max_points=max_points, fixed=fixed)
     options.check(len(fl.names))
     fl = with_marks(fl, options, max_points)
     result = PlotResult(fl, nonfinite=nonfinite_count(fl))

@@ -17,10 +17,15 @@ that is not a zero); it counts as converged when |F| is then at most 1e-8 of the
 grid's bounds, widened by 1e-9 of its size) are dropped, and points within 1e-6 of the
 box's diagonal of each other are one point: the one with the smallest |F|.
 
-Types come from the eigenvalues of J at the point, with an eigenvalue within 1e-6 of the
-median |J| over the seeds (Frobenius norm) counted as 0: for a scalar f minimum, maximum,
-saddle or degenerate; for a vector field stable node, unstable node, saddle, stable focus,
-unstable focus, center or degenerate.
+Types come from the eigenvalues of J at the point (the Hessian for a scalar f, the
+Jacobian for a field), by one rule for both: an eigenvalue (or a real or imaginary part)
+counts as 0 when it is within 1e-10 of the scale of the eigenvalues, the larger of the
+point's largest |eigenvalue| and the median |J| over the seeds (Frobenius norm). An
+ill-conditioned but definite Hessian (1e4·x² + 1e-3·y²: eigenvalues 2e4 and 2e-3) is then a
+minimum, while a degenerate point, which the iteration reaches to about 1e-15 of the box,
+keeps eigenvalues some 1e-14 of the scale and stays degenerate. For a scalar f the types
+are minimum, maximum, saddle or degenerate; for a vector field stable node, unstable node,
+saddle, stable focus, unstable focus, center or degenerate.
 
 Each eigenvalue comes with its eigenvector (``vec``), the direction a saddle's stable and
 unstable curves leave along: unit length, and signed so that its component of largest
@@ -46,7 +51,7 @@ SCALAR_TYPES = ("minimum", "maximum", "saddle", "degenerate")
 VECTOR_TYPES = ("stable node", "unstable node", "saddle", "stable focus", "unstable focus",
                 "center", "degenerate")
 MAX_ITERATIONS = 200
-STEP_TOL, RESIDUAL_TOL, MERGE_TOL, BOX_TOL, ZERO_TOL = 1e-15, 1e-8, 1e-6, 1e-9, 1e-6
+STEP_TOL, RESIDUAL_TOL, MERGE_TOL, BOX_TOL, ZERO_TOL = 1e-15, 1e-8, 1e-6, 1e-9, 1e-10
 # μ in units of |J|²: below which it is 0 again (Newton's step), where a failed step
 # restarts, and past which a seed is stuck at a minimum of |F| that is no zero (about 20
 # failures in a row). No floor under μ: one relative to |J|² swamps a direction whose
@@ -125,7 +130,7 @@ def find_critical(function: FieldFunction, seeds: np.ndarray,
         cols = np.flatnonzero(ok)[keep]
         X, res, J = X[:, cols], res[cols], J[..., cols]
         f = f[cols] if f is not None else None
-        eig, types = _classify(function.kind, J, ZERO_TOL * j_scale)
+        eig, types = _classify(function.kind, J, j_scale)
         vec = eigenvectors(function.kind, J, eig)
     order = np.lexsort(X[::-1]) if X.shape[1] else np.zeros(0, dtype=int)
     return CriticalPoints(function.columns, function.kind, X.T[order],
@@ -199,7 +204,9 @@ def _merge(X: np.ndarray, res: np.ndarray, tol: float) -> np.ndarray:
     return np.array(reps, dtype=int)
 
 
-def _classify(kind: str, J: np.ndarray, zero: float) -> tuple[np.ndarray, np.ndarray]:
+def _classify(kind: str, J: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """The eigenvalues at each point and its type; an eigenvalue is 0 within ZERO_TOL of
+    the larger of ``scale`` (the seeds' median |J|) and the point's largest |eigenvalue|."""
     mats = np.moveaxis(J, -1, 0)
     if not len(mats):
         shape = (0, J.shape[0])
@@ -207,10 +214,13 @@ def _classify(kind: str, J: np.ndarray, zero: float) -> tuple[np.ndarray, np.nda
             np.zeros(0, dtype=object)
     if kind == "scalar":
         lam = np.linalg.eigvalsh((mats + np.swapaxes(mats, 1, 2)) / 2)
-        types = np.array([_scalar_type(row, zero) for row in lam], dtype=object)
-        return lam, types
-    lam = np.sort_complex(np.linalg.eigvals(mats).astype(complex))
-    types = np.array([_vector_type(row, zero) for row in lam], dtype=object)
+        kind_of = _scalar_type
+    else:
+        lam = np.sort_complex(np.linalg.eigvals(mats).astype(complex))
+        kind_of = _vector_type
+    zero = ZERO_TOL * np.maximum(scale, np.abs(lam).max(axis=1))
+    types = np.array([kind_of(row, z) for row, z in zip(lam, zero, strict=True)],
+                     dtype=object)
     return lam, types
 
 

@@ -1,7 +1,7 @@
 """Defaults shared by the commands and the picture options (importing nothing heavy, so the
 command-line declaration can read them at start-up)."""
 
-#: updates a descent makes at most unless --steps says otherwise
+#: updates a descent makes at most unless its ``steps`` say otherwise
 STEPS = 1000
 #: the time grid of a flow: start, stop, number of times (so 1000 fixed steps)
 TIMES = (0.0, 10.0, 1001)

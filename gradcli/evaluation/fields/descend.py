@@ -24,7 +24,7 @@ import numpy as np
 
 from ...engine.grad_mode import quiet
 from ..allocator import keep_freed_memory
-from ..binding import EvaluationError, count_text
+from ..binding import EvaluationError, count_text, ref
 from .function import FieldFunction
 from .optim import Settings, make_optimizer
 
@@ -67,7 +67,7 @@ def row_limit(starts: int, steps: int, every: int, max_points: int) -> None:
         raise EvaluationError(
             f"{starts:,} start{'s' if starts != 1 else ''} × {steps:,} steps would record up "
             f"to {count_text(rows)} rows, over the limit of {max_points:,}: write fewer "
-            "with --every K, or raise --max-points")
+            f"with {ref('every', text='K', python='K')}, or raise {ref('max_points')}")
 
 
 def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: int,

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...engine.grad_mode import quiet
 from ..allocator import keep_freed_memory
-from ..binding import EvaluationError
+from ..binding import EvaluationError, ref
 from .defaults import FLOW_METHODS as METHODS
 from .descend import column_norms
 from .function import FieldFunction
@@ -57,7 +57,7 @@ def integrate(function: FieldFunction, starts: np.ndarray, times: np.ndarray, *,
     """Integrate from each row of ``starts`` (N, n) over ``times`` (T,), recording every
     ``every``-th time and each run's last."""
     if method not in METHODS:
-        raise EvaluationError(f"unknown --method '{method}': choose rk4 or euler")
+        raise EvaluationError(f"unknown {ref('method')} '{method}': choose rk4 or euler")
     F = field_of(function)
     N, T = starts.shape[0], len(times)
     if N >= 64:

@@ -26,7 +26,7 @@ from ...engine.rules_axes import take
 from ...engine.trace import Traced, trace, with_derivatives
 from ...lang import ExpressionError, Var, parse, walk
 from .. import MAX_SWEEP_OPS, EvaluationError, prepare
-from ..binding import count_text, unused_text, warn_unused
+from ..binding import count_text, ref, unused_text, warn_unused
 from ..blocks import Block
 
 __all__ = ["FieldFunction"]
@@ -104,7 +104,8 @@ class FieldFunction:
 
     def __init__(self, expression: str, variables: Mapping[str, Any],
                  held: Mapping[str, Any] | None = None, *,
-                 unbound: str = "give it a value, or hold it fixed with --at {name}=VALUE"
+                 unbound: str = "give it a value, or hold it fixed with "
+                 + ref("at", "{name}", "{name}=VALUE")
                  ) -> None:
         held = dict(held or {})
         both = next((n for n in variables if n in held), None)

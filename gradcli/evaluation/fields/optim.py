@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..binding import EvaluationError
+from ..binding import EvaluationError, ref
 from .defaults import METHODS
 
 __all__ = ["METHODS", "Settings", "settings", "make_optimizer", "APPLIES", "DEFAULTS",
@@ -74,17 +74,13 @@ class Settings:
         return 2 if self.method == "newton" else 1
 
 
-_FLAGS = {"lr": "--lr", "momentum": "--momentum", "dampening": "--dampening",
-          "nesterov": "--nesterov", "weight_decay": "--weight-decay", "betas": "--betas",
-          "eps": "--eps", "amsgrad": "--amsgrad", "alpha": "--alpha", "centered": "--centered"}
-
-
 def settings(method: str = "gd", **given: Any) -> Settings:
     """Resolve ``method`` and the hyper-parameters given (None or False: not given) with
     torch.optim's defaults and checks; an EvaluationError names a hyper-parameter the
     method does not take or a value torch.optim would refuse."""
     if method not in METHODS:
-        raise EvaluationError(f"unknown --method '{method}': choose one of {', '.join(METHODS)}")
+        raise EvaluationError(f"unknown {ref('method')} '{method}': choose one of "
+                              f"{', '.join(METHODS)}")
     known = {f.name for f in fields(Settings)} - {"method"}
     unknown = set(given) - known
     if unknown:
@@ -95,8 +91,8 @@ def settings(method: str = "gd", **given: Any) -> Settings:
             continue
         if method not in APPLIES[name]:
             users = " and ".join(", ".join(APPLIES[name]).rsplit(", ", 1))
-            raise EvaluationError(f"{_FLAGS[name]} is a hyper-parameter of {users}, not of "
-                                  f"--method {method}")
+            raise EvaluationError(f"{ref(name)} is a hyper-parameter of {users}, not of "
+                                  f"{ref('method', text=method, python=repr(method))}")
         values[name] = parse_betas(value) if name == "betas" else value
     out = replace(Settings(method=method, maximize=bool(given.get("maximize"))), **values)
     _check(out)
@@ -109,8 +105,9 @@ def each_settings(methods: Sequence[str], lrs: Sequence[float] = (),
     with the k-th method (one rate goes with all); any other hyper-parameter goes to the
     methods that take it, and must suit at least one of them."""
     if len(lrs) > 1 and len(lrs) != len(methods):
-        raise EvaluationError(f"{len(lrs)} --lr for {len(methods)} --method: give one --lr, "
-                              "or one per --method in the same order")
+        raise EvaluationError(f"{len(lrs)} {ref('lr')} for {len(methods)} {ref('method')}: "
+                              f"give one {ref('lr')}, or one per {ref('method')} in the same "
+                              "order")
     out = []
     for k, method in enumerate(methods):
         lr = lrs[k] if len(lrs) > 1 else (lrs[0] if lrs else None)
@@ -132,7 +129,8 @@ def parse_betas(value: Any) -> tuple[float, float]:
         value = parse_vector(value)
     flat = value if isinstance(value, (list, tuple)) else [value]
     if len(flat) != 2 or any(isinstance(v, (list, tuple)) for v in flat):
-        raise EvaluationError("--betas takes two numbers, beta1,beta2, e.g. --betas 0.9,0.999")
+        raise EvaluationError(f"{ref('betas')} takes two numbers, beta1,beta2, e.g. "
+                              f"{ref('betas', text='0.9,0.999', python='(0.9, 0.999)')}")
     return float(flat[0]), float(flat[1])
 
 
@@ -141,20 +139,21 @@ def _check(s: Settings) -> None:
     for name in ("lr", "eps", "weight_decay", "momentum", "alpha"):
         value = getattr(s, name)
         if not np.isfinite(value) or value < 0:
-            raise EvaluationError(f"{_FLAGS[name]} must be a finite number >= 0, got {value:g}"
+            raise EvaluationError(f"{ref(name)} must be a finite number >= 0, got {value:g}"
                                   f" (torch.optim: Invalid {name.replace('_', ' ')} value)")
     if s.method == "newton" and s.lr <= 0:
-        raise EvaluationError(f"--lr must be > 0 for newton (its first trial step), got "
+        raise EvaluationError(f"{ref('lr')} must be > 0 for newton (its first trial step), got "
                               f"{s.lr:g}")
     if s.method in ("adam", "adamw"):
         for i, beta in enumerate(s.betas):
             if not 0.0 <= beta < 1.0:
-                raise EvaluationError(f"--betas: beta{i + 1} must be in [0, 1), got {beta:g} "
+                raise EvaluationError(f"{ref('betas')}: beta{i + 1} must be in [0, 1), got "
+                                      f"{beta:g} "
                                       f"(torch.optim: Invalid beta parameter at index {i})")
     if not np.isfinite(s.dampening):
-        raise EvaluationError(f"--dampening must be a finite number, got {s.dampening:g}")
+        raise EvaluationError(f"{ref('dampening')} must be a finite number, got {s.dampening:g}")
     if s.nesterov and (s.momentum <= 0 or s.dampening != 0):
-        raise EvaluationError("--nesterov requires a momentum > 0 and zero dampening "
+        raise EvaluationError(f"{ref('nesterov')} requires a momentum > 0 and zero dampening "
                               "(torch.optim: Nesterov momentum requires a momentum and zero "
                               "dampening)")
 

@@ -1,9 +1,9 @@
 """Where paths and trajectories start: a list of points, or a lattice of them.
 
-``--from x=-1.2,y=1`` (repeated for more starts) is a list of points, bound as ``--at``
+``start`` points ``x=-1.2,y=1`` (one per run) are a list of points, bound as ``at``
 binds them (every point names the same variables, in one order; a vector variable
-``v=[0,1]`` gives the columns ``v[0]``, ``v[1]``). ``--from-grid x=a:b:n --from-grid y=...``
-is the lattice of every combination, first variable slowest, as ``--grid`` orders rows.
+``v=[0,1]`` gives the columns ``v[0]``, ``v[1]``). A start grid ``x=a:b:n``, ``y=...`` is
+the lattice of every combination, first variable slowest, as a ``grid`` orders rows.
 Either way the starts are an array (N, n) over the input columns, with an example value
 per variable for ``FieldFunction``.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..binding import EvaluationError, bind_points, count_text
+from ..binding import EvaluationError, bind_points, count_text, ref
 
 __all__ = ["Starts", "from_points", "from_lattice", "parse_times"]
 
@@ -47,16 +47,16 @@ def from_points(points: Sequence[Mapping[str, Any]]) -> Starts:
 def from_lattice(axes: Mapping[str, tuple[float, float, int]], max_points: int) -> Starts:
     """Starts on the lattice of ``axes`` (name -> (start, stop, count)), first slowest."""
     if not axes:
-        raise EvaluationError("--from-grid needs at least one variable, e.g. "
-                              "--from-grid x=-2:2:11")
+        raise EvaluationError(f"{ref('start_grid')} needs at least one variable, e.g. "
+                              f"{ref('start_grid', text='x=-2:2:11', python='{x: (-2, 2, 11)}')}")
     total = 1
     for name, (a, b, n) in axes.items():
         if not (np.isfinite(a) and np.isfinite(b)):
-            raise EvaluationError(f"--from-grid {name}: bounds must be finite")
+            raise EvaluationError(f"{ref('start_grid', name, name)}: bounds must be finite")
         total *= int(n)
     if total > max_points:
-        raise EvaluationError(f"--from-grid makes {count_text(total)} starts, over the limit "
-                              f"of {max_points:,}; raise it with --max-points")
+        raise EvaluationError(f"{ref('start_grid')} makes {count_text(total)} starts, over the "
+                              f"limit of {max_points:,}; raise it with {ref('max_points')}")
     lines = [np.linspace(a, b, int(n)) for a, b, n in axes.values()]
     X = np.stack([g.reshape(-1) for g in np.meshgrid(*lines, indexing="ij")], axis=1)
     return Starts({name: float(line[0]) for name, line in zip(axes, lines, strict=True)},
@@ -64,17 +64,18 @@ def from_lattice(axes: Mapping[str, tuple[float, float, int]], max_points: int) 
 
 
 def parse_times(text: str) -> tuple[float, float, int]:
-    """``--t 0:20:2001`` -> ``(0.0, 20.0, 2001)``: a time grid of at least 2 times between
+    """``0:20:2001`` -> ``(0.0, 20.0, 2001)``: a time grid of at least 2 times between
     two different finite ends (constant expressions: ``0:2pi:629``)."""
     from ..binding import parse_constant
     from ..specs import split_top
 
     parts = split_top(text, ":")
     if len(parts) == 3:
-        a, b, n = (parse_constant(p, f"--t {what}")
+        a, b, n = (parse_constant(p, f"{ref('t')} {what}")
                    for p, what in zip(parts, ("start", "stop", "count"), strict=True))
         numbers = all(isinstance(v, float) and np.isfinite(v) for v in (a, b, n))
         if numbers and float(n).is_integer() and n >= 2 and a != b:
             return float(a), float(b), int(n)
-    raise EvaluationError(f"--t '{text}': expected start:stop:count with two different finite "
-                          "ends and a whole count >= 2, e.g. --t 0:20:2001")
+    raise EvaluationError(f"{ref('t', text=repr(text))}: expected start:stop:count with two "
+                          "different finite ends and a whole count >= 2, e.g. "
+                          f"{ref('t', text='0:20:2001', python=repr('0:20:2001'))}")
