@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..evaluation.binding import DEFAULT_MAX_POINTS
+from ..evaluation.budget import DEFAULT_MEMORY, size_text
 from ..evaluation.fields import defaults as fields_defaults
 
 #: value kinds: how an option's text becomes its value (``values.py`` converts them)
@@ -175,8 +176,15 @@ SCHEDULER_TIMEOUT = Option(
     help="How long to wait for the --scheduler to answer before giving up.",
     example="--scheduler-timeout 30")
 
+MEMORY = Option(
+    "memory", ("--memory",), "text", None, metavar="SIZE",
+    shown_default=f"$GRADCLI_MEMORY, else {size_text(DEFAULT_MEMORY)}",
+    help="Working memory to stay within (512M, 2G: powers of 1024): blocks of points are "
+    "sized so every thread's fits; the interpreter and results kept whole are extra.",
+    example="--memory 2G")
+
 NUMERIC = (AT, GRID, POINTS, FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS, DTYPE,
-           SCHEDULER, SCHEDULER_TIMEOUT)
+           SCHEDULER, SCHEDULER_TIMEOUT, MEMORY)
 NUMERIC_FILES = ((".csv", "csv"), (".json", "json"), (".npz", "npz"), (".npy", "npy"),
                  (".nc", "nc"), (".zarr", "zarr"), (".parquet", "parquet"))
 

@@ -54,6 +54,7 @@ class Request:
     polynomial: bool = False
     scheduler: str | None = None
     scheduler_timeout: float = 10.0
+    memory: str | None = None
 
 
 def run_numeric(what: str, **options: Any) -> int:
@@ -128,6 +129,9 @@ def run_request(req: Request) -> int:
     """Run one numeric command end to end; return the exit status."""
     from .. import output
 
+    from ..evaluation.budget import memory_budget
+
+    budget = memory_budget(req.memory)  # a bad size is refused before any work
     prepared = build(req)
     fmt = choose_format(BY_NAME[req.what], req.fmt, req.output)
     if req.what == "taylor":
@@ -156,7 +160,8 @@ def run_request(req: Request) -> int:
             from ..output.zarr_sink import ZarrSink
 
             stream = ZarrSink(req.output or "", prepared.origin(history), history)
-        columns = prepared.run(stream, progress=bar.stage("computing"), client=client)
+        columns = prepared.run(stream, progress=bar.stage("computing"), client=client,
+                               memory=budget)
         status = _run_check(prepared, columns, req) if req.check else ExitStatus.OK
         if stream is not None:
             bad = stream.nonfinite
@@ -190,7 +195,7 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
         raise UsageProblem("npz output needs a file: add -o out.npz")
     scheduler = req.scheduler or os.environ.get("GRADCLI_SCHEDULER") or None
     with _cluster(scheduler, req.scheduler_timeout) as client:
-        result = prepared.run(client=client)
+        result = prepared.run(client=client, memory=req.memory)
     bad = output.count_nonfinite(result, results_only=True)
     if req.polynomial:
         lines = polynomials(result, prepared.plan)

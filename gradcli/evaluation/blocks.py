@@ -251,3 +251,60 @@ def as_result(columns: Mapping[str, Any]) -> Result:
     except ValueError as err:
         raise ValueError(f"result columns have incompatible shapes {shapes}") from err
     return Result(Layout(blocks), arrays, batch)
+
+
+def rows_per_block(plan: Any, binding: Any, budget: int, threads: int, window: int = 0,
+                   kept: int = 0, most_points: int = 1 << 18) -> int:
+    """The rows of the batch's first axis in each block, so that a run stays within
+    ``budget`` bytes of working memory: ``threads`` blocks being computed at once, each
+    holding what its recorded operations and sweeps make, plus ``window`` finished blocks
+    waiting to be written, less ``kept`` bytes of results held in memory whole.
+
+    The cost of a point is measured, not guessed: the block kernel runs on small probe
+    blocks (1 and 2 points, then 64 and 256 when a point is cheap) with allocations
+    traced, and the difference between two probes is the cost of the points added, so
+    it counts every recorded operation, every sweep and the outputs, whatever the
+    expression and the values per point. At most ``most_points`` points per block
+    (blocks small enough for the caches), at least one row.
+    """
+    from .kernels import peak_bytes
+
+    shape = binding.batch_shape
+    if not shape:
+        return 1
+    per_row = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+    cap = max(1, most_points // max(per_row, 1))
+    if shape[0] * per_row <= 256:  # too small to matter
+        return max(1, min(cap, shape[0]))
+
+    def probe(points: int) -> tuple[int, int]:
+        """The peak bytes of a block of about ``points`` points, and its point count."""
+        rows = min(shape[0], points)
+        across = min(shape[1], -(-points // rows)) if len(shape) > 1 else 1
+        cut = [rows] + ([across] + [1] * (len(shape) - 2) if len(shape) > 1 else [])
+        values = {}
+        for name, v in binding.values.items():
+            index = tuple(slice(0, n) if axis < np.ndim(v) and np.shape(v)[axis] != 1
+                          else slice(None) for axis, n in enumerate(cut))
+            values[name] = v[index] if np.ndim(v) else v
+        return peak_bytes(plan, values), rows * across
+
+    def slope(a: tuple[int, int], b: tuple[int, int]) -> float:
+        if b[1] > a[1]:
+            return max(b[0] - a[0], 0) / (b[1] - a[1])
+        return b[0] / max(b[1], 1)
+
+    per_point = slope(probe(1), probe(2))
+    if per_point * 256 < budget / 16:  # cheap points: measure on larger probes
+        per_point = max(per_point, slope(probe(64), probe(256)))
+    out_row = _result_bytes(plan, binding) * per_row
+    row_bytes = per_point * per_row
+    cost = max(threads, 1) * (row_bytes + out_row) + window * out_row
+    rows = int(max(budget - kept, 0) // cost) if cost > 0 else cap
+    return max(1, min(rows, cap))
+
+
+def _result_bytes(plan: Any, binding: Any) -> int:
+    """Bytes of one point's results (every result block's components)."""
+    itemsize = next((np.asarray(v).dtype.itemsize for v in binding.values.values()), 8)
+    return sum(b.size for b in plan.blocks()) * max(itemsize, 8)

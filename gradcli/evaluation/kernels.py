@@ -374,3 +374,26 @@ def _hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list
 
 
 _KERNELS = {"grad": _grad, "jacobian": _grad, "vjp": _vjp, "jvp": _jvp, "hessian": _hessian}
+
+
+def peak_bytes(plan: Plan, values: dict[str, np.ndarray]) -> int:
+    """The most memory one block's computation holds at once, in bytes: the block kernel
+    run on ``values`` (a small probe block) with allocations traced. The blocks of a run
+    are sized from the difference between two probes (``blocks.rows_per_block``), so the
+    per-row cost counts every recorded operation, every sweep and the outputs, whatever
+    the expression."""
+    import tracemalloc
+
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        out = compute_block(plan, values)
+        peak = tracemalloc.get_traced_memory()[1]
+        del out
+    finally:
+        if started:
+            tracemalloc.stop()
+    return max(0, peak - before)

@@ -22,7 +22,8 @@ import numpy as np
 from .allocator import keep_freed_memory
 from .assemble import input_result, result_layout
 from .binding import Binding
-from .blocks import Layout, Result
+from .blocks import Layout, Result, rows_per_block
+from .budget import memory_budget
 from .kernels import EXTRA, Plan, compute_block, full_size_ops, hoist
 
 # 2 MiB per float64 array: a block's temporaries stay in the L2/L3 caches, and each block
@@ -132,6 +133,13 @@ def blocks_for(shape: tuple[int, ...], block_size: int) -> list[tuple[int, int]]
     return [(r, min(r + step, rows)) for r in range(0, rows, step)]
 
 
+def row_ranges(shape: tuple[int, ...], rows: int) -> list[tuple[int, int]]:
+    """Ranges of ``rows`` rows along the first axis (one range for no batch)."""
+    if not shape:
+        return [(0, 1)]
+    return [(r, min(r + rows, shape[0])) for r in range(0, shape[0], max(1, rows))]
+
+
 def own_arrays(binding: Binding) -> set[int]:
     """The ids of the variables' own arrays: for points, the caller's (f = x returns x),
     so they reach sinks as views and no sink can keep one as a result."""
@@ -178,26 +186,39 @@ def column_reader(layout: Layout, values: Sequence[Any]) -> Callable[[int], Any]
 def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         threads: int | None = None, block_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
-        layout: Layout | None = None, inputs: Result | None = None) -> None:
+        layout: Layout | None = None, inputs: Result | None = None,
+        memory: Any = None) -> None:
     """Evaluate every block of rows and write it into ``sink``.
 
     ``layout`` groups the plan's columns into blocks (default: ``result_layout``);
     ``inputs`` are the blocks handed to the sink as they are (default: the variables').
     Array sinks are written by the workers themselves (disjoint slices); a sink marked
     ``sequential`` (a file stream) gets the rows in order from this thread, with a
-    bounded number of row ranges in flight so memory stays bounded too.
+    bounded number of row ranges in flight so memory stays bounded too. ``memory`` is the
+    budget (``budget.memory_budget``) the blocks' rows are chosen for, unless
+    ``block_size`` (points per block) or the sink fixes them.
     """
     shape = binding.batch_shape
     layout = layout or result_layout(plan)
     # a sink may fix the block size: a Zarr store's chunks are the blocks' rows, so every
     # block must fill whole chunks
-    ranges = blocks_for(shape, getattr(sink, "block_size", None) or block_size or DEFAULT_BLOCK)
+    sequential = getattr(sink, "sequential", False)
+    wanted = threads or default_threads()
+    fixed = getattr(sink, "block_size", None) or block_size
+    if fixed:
+        ranges = blocks_for(shape, fixed)
+    else:
+        kept = binding.size * sum(b.size for b in layout.blocks) * np.dtype(dtype).itemsize \
+            if isinstance(sink, ArraySink) else 0
+        rows = rows_per_block(plan, binding, memory_budget(memory), wanted,
+                              window=2 * wanted if sequential else 0, kept=kept,
+                              most_points=DEFAULT_BLOCK)
+        ranges = row_ranges(shape, rows)
     if len(ranges) > 1 and isinstance(sink, ArraySink) and _output_bound(plan, binding):
         ranges = [(0, shape[0])]
     if len(ranges) > 1:  # block temporaries are reused: keep them off the page-fault path
         keep_freed_memory()
     stop = threading.Event()
-    sequential = getattr(sink, "sequential", False)
     own = own_arrays(binding)
     try:
         sink.open(layout, shape, dtype, inputs or input_result(binding))
@@ -217,7 +238,7 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         def work(bounds: tuple[int, int]) -> None:
             emit(bounds, compute(bounds))
 
-        n_threads = min(threads or default_threads(), len(ranges))
+        n_threads = min(wanted, len(ranges))
         if n_threads <= 1:
             for i, b in enumerate(ranges):
                 work(b)
