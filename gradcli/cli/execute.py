@@ -128,7 +128,6 @@ def build(req: Request) -> Prepared:
 def run_request(req: Request) -> int:
     """Run one numeric command end to end; return the exit status."""
     from .. import output
-
     from ..evaluation.budget import memory_budget
 
     budget = memory_budget(req.memory)  # a bad size is refused before any work
