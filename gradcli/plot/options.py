@@ -111,10 +111,8 @@ class PlotOptions:
         return self.descents(default_method)[0]
 
     def times(self) -> Any:
-        """The flows' time grid (--t)."""
-        import numpy as np
-
-        return np.linspace(*(self.t or fields_defaults.TIMES))
+        """The flows' time grid (--t) as (start, stop, count): never built as an array."""
+        return tuple(self.t or fields_defaults.TIMES)
 
     def check(self, n_vars: int | None = None) -> None:
         """Reject contradictory or out-of-range choices (EvaluationError, exit 2)."""

@@ -67,6 +67,7 @@ def parse_times(text: str) -> tuple[float, float, int]:
     """``--t 0:20:2001`` -> ``(0.0, 20.0, 2001)``: a time grid of at least 2 times between
     two different finite ends (constant expressions: ``0:2pi:629``)."""
     from ..binding import parse_constant
+    from .flow import MAX_TIMES
     from ..specs import split_top
 
     parts = split_top(text, ":")
@@ -75,6 +76,9 @@ def parse_times(text: str) -> tuple[float, float, int]:
                    for p, what in zip(parts, ("start", "stop", "count"), strict=True))
         numbers = all(isinstance(v, float) and np.isfinite(v) for v in (a, b, n))
         if numbers and float(n).is_integer() and n >= 2 and a != b:
+            if n > MAX_TIMES:
+                raise EvaluationError(f"--t '{text}': {int(n):,} times is over the limit of "
+                                      f"{MAX_TIMES:,} (10^9 steps, as for descend)")
             return float(a), float(b), int(n)
     raise EvaluationError(f"--t '{text}': expected start:stop:count with two different finite "
                           "ends and a whole count >= 2, e.g. --t 0:20:2001")
