@@ -394,9 +394,23 @@ def _adaptive(F: Callable[[np.ndarray], np.ndarray], columns: list[str], starts:
                 at = Xl[:, ok][:, which] + hs[ok][which] * np.einsum(
                     "nmj,jm->nm", Q[:, which, :], powers)
                 at = np.where(k_out == T - 1, Xnew[:, ok][:, which], at)
-                rows.add(acc[which], t_out, at, column_norms(F(at)))
+                sp = column_norms(F(at))
+                rows.add(acc[which], t_out, at, sp)
                 want[which] = _next_kept(k_out + 1, every, T)
-            nxt[acc] = np.maximum(nxt[acc], last + 1)
+                # a written state that ends its run (non-finite, outside the box, |F| <=
+                # tol) is its last row: the rest of the step is not written
+                stops = [(~(np.isfinite(at).all(0) & np.isfinite(sp)), "diverged"),
+                         (_outside(at, bounds), "left")]
+                if tol is not None:
+                    stops.append((sp <= tol, "fixed"))
+                for hit, why in stops:
+                    runs = acc[which][hit & live[acc[which]]]
+                    if runs.size:
+                        reason[runs], t_end[runs] = why, t_out[hit & live[acc[which]]]
+                        end[runs] = k_out[hit & live[acc[which]]]
+                        live[runs] = False
+                want[which] = np.where(live[acc[which]], want[which], T + 1)
+            nxt[acc] = np.where(live[acc], np.maximum(nxt[acc], last + 1), nxt[acc])
         X[:, acc] = Xnew[:, ok]
         t[acc] = tnew[ok]
         k1[:, acc] = k7[:, ok]
