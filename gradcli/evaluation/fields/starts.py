@@ -67,8 +67,8 @@ def parse_times(text: str) -> tuple[float, float, int]:
     """``--t 0:20:2001`` -> ``(0.0, 20.0, 2001)``: a time grid of at least 2 times between
     two different finite ends (constant expressions: ``0:2pi:629``)."""
     from ..binding import parse_constant
-    from .flow import MAX_TIMES
     from ..specs import split_top
+    from .flow import MAX_TIMES
 
     parts = split_top(text, ":")
     if len(parts) == 3:
