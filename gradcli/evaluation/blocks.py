@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,10 +110,12 @@ class Block:
 @dataclass
 class Layout:
     """Blocks in array order, and the scalar column order as (block index, component)
-    pairs; ``order=None`` means block by block, components in C order."""
+    pairs; ``order=None`` means block by block, components in C order. ``order`` may also
+    be a function that makes the list, called only when a writer asks for scalar columns:
+    a Hessian of a 10⁴-vector has 10⁸ of them, which a file of blocks (.npz) never needs."""
 
     blocks: list[Block]
-    order: list[tuple[int, int]] | None = None
+    order: list[tuple[int, int]] | Callable[[], list[tuple[int, int]]] | None = None
     _names: list[str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -127,6 +129,8 @@ class Layout:
         """(block index, component) for every scalar column, in column order."""
         if self.order is None:
             self.order = [(i, k) for i, b in enumerate(self.blocks) for k in range(b.size)]
+        elif callable(self.order):
+            self.order = self.order()
         return self.order
 
     def column_names(self) -> list[str]:
@@ -174,20 +178,30 @@ class Layout:
         """The blocks of each layout in turn, each keeping its column order."""
         if all(lay.order is None for lay in layouts):
             return Layout([b for lay in layouts for b in lay.blocks])
-        blocks, order, base = [], [], 0
-        for lay in layouts:
-            blocks.extend(lay.blocks)
-            order.extend((base + i, k) for i, k in lay.scalar_order())
-            base += len(lay.blocks)
-        return Layout(blocks, order)
+
+        def order() -> list[tuple[int, int]]:
+            out, base = [], 0
+            for lay in layouts:
+                out.extend((base + i, k) for i, k in lay.scalar_order())
+                base += len(lay.blocks)
+            return out
+
+        blocks = [b for lay in layouts for b in lay.blocks]
+        lazy = any(callable(lay.order) for lay in layouts)
+        return Layout(blocks, order if lazy else order())
 
     def subset(self, names: Sequence[str]) -> Layout:
         """The layout of only the named blocks (column order kept)."""
         keep = [i for i, b in enumerate(self.blocks) if b.name in set(names)]
         new_index = {old: new for new, old in enumerate(keep)}
-        order = None if self.order is None else [(new_index[i], k) for i, k in self.order
-                                                  if i in new_index]
-        return Layout([self.blocks[i] for i in keep], order)
+
+        def order() -> list[tuple[int, int]]:
+            return [(new_index[i], k) for i, k in self.scalar_order() if i in new_index]
+
+        blocks = [self.blocks[i] for i in keep]
+        if self.order is None:
+            return Layout(blocks)
+        return Layout(blocks, order if callable(self.order) else order())
 
 
 def is_text(arr: Any) -> bool:

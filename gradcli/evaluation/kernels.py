@@ -24,7 +24,7 @@ What a command produces is declared once: its result blocks (``_BLOCKS``) and it
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -255,12 +255,55 @@ def _seeds(out: Any, shape: Shape, num: type, first: Any) -> list[Any]:
     """One seed per component of an output of component ``shape``: ``first`` (the scalar
     1) for a scalar, else one-hot arrays, as large as the output (broadcast views), so
     that every cotangent of the sweep has the batch's extent along its leading axes."""
+    return list(_seed_iter(out, shape, num, first))
+
+
+def _seed_iter(out: Any, shape: Shape, num: type, first: Any) -> Iterator[Any]:
+    """``_seeds`` one at a time: a Hessian of an n-vector needs n one-hot seeds, and an
+    identity of n² entries (800 MB at n = 10⁴) was made for them."""
     if shape == ():
-        return [first]
+        yield first
+        return
     size = math.prod(shape)
-    eye = np.eye(size, dtype=num)
-    return [np.broadcast_to(_shaped(eye[k], out, shape), np.shape(raw(out)))
-            for k in range(size)]
+    for k in range(size):
+        hot = np.zeros(size, dtype=num)
+        hot[k] = 1
+        yield np.broadcast_to(_shaped(hot, out, shape), np.shape(raw(out)))
+
+
+class _Joiner:
+    """``_join`` filled one component at a time, so a block's per-component results are
+    never all held beside the block (a Hessian's sweeps were held whole, then copied)."""
+
+    def __init__(self, lead: Shape, inner: Shape, num: type) -> None:
+        self.lead, self.inner, self.num = lead, inner, num
+        self.size = math.prod(lead)
+        self.first: Any = None
+        self.out: np.ndarray | None = None
+        self.batch: Shape = ()
+
+    def put(self, k: int, part: Any) -> None:
+        if self.lead == ():
+            self.first = part
+            return
+        if part is None:
+            return
+        p = np.asarray(part)
+        full = np.broadcast_shapes(p.shape, self.batch + self.inner)
+        batch = full[:len(full) - len(self.inner)]
+        if self.out is None or batch != self.batch:
+            grown = np.zeros(batch + (self.size,) + self.inner, dtype=self.num)
+            if self.out is not None:
+                grown[...] = self.out
+            self.out, self.batch = grown, batch
+        self.out[(Ellipsis, k, *(slice(None),) * len(self.inner))] = p
+
+    def result(self) -> Any:
+        if self.lead == ():
+            return self.first
+        if self.out is None:
+            return None
+        return self.out.reshape(self.batch + self.lead + self.inner)
 
 
 def _sweep(outs: list[Any], seeds: list[Any], targets: list[Any],
@@ -300,9 +343,12 @@ def _grad(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[An
         if not _live(o):
             values += [None] * len(targets)
             continue
-        sweeps = [_sweep([o], [seed], targets) for seed in _seeds(o, shape, num, _one(num))]
-        values += [_join([raw(s[t]) for s in sweeps], shape, inner, num)
-                   for t, inner in enumerate(shapes)]
+        joins = [_Joiner(shape, inner, num) for inner in shapes]
+        for k, seed in enumerate(_seed_iter(o, shape, num, _one(num))):
+            swept = _sweep([o], [seed], targets)
+            for t, join in enumerate(joins):
+                join.put(k, raw(swept[t]))
+        values += [join.result() for join in joins]
     if plan.norm:
         values.append(euclidean_norm([(v, len(s)) for v, s in zip(values, shapes, strict=True)]))
     return values
@@ -367,9 +413,12 @@ def _hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list
             if not _live(g):
                 values += [None] * n
                 continue
-            sweeps = [_sweep([g], [seed], targets) for seed in _seeds(g, sa, num, num(1.0))]
-            values += [_join([raw(s[b]) for s in sweeps], sa, sb, num)
-                       for b, sb in enumerate(shapes)]
+            joins = [_Joiner(sa, sb, num) for sb in shapes]
+            for k, seed in enumerate(_seed_iter(g, sa, num, num(1.0))):
+                swept = _sweep([g], [seed], targets)
+                for b, join in enumerate(joins):
+                    join.put(k, raw(swept[b]))
+            values += [join.result() for join in joins]
     return values
 
 
