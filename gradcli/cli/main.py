@@ -11,6 +11,7 @@ import os
 import sys
 
 from .declare import BY_NAME, COMMANDS
+from . import errors
 from .errors import ExitStatus, guarded
 
 USAGE = f"""\
@@ -52,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         debug = "--debug" in args
         args = [a for a in args if a != "--debug"]
+        errors.COMMAND_LINE[:] = args
         status = guarded(lambda: run(args), debug)
     if argv is None:
         _exit(status)

@@ -288,8 +288,8 @@ def rows_per_block(plan: Any, binding: Any, budget: int, threads: int, window: i
         return 1
     per_row = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
     cap = max(1, most_points // max(per_row, 1))
-    if shape[0] * per_row <= 256:  # too small to matter
-        return max(1, min(cap, shape[0]))
+    if shape[0] == 1:  # one row: nothing to cut
+        return 1
 
     def probe(points: int) -> tuple[int, int]:
         """The peak bytes of a block of about ``points`` points, and its point count."""
@@ -308,8 +308,12 @@ def rows_per_block(plan: Any, binding: Any, budget: int, threads: int, window: i
             return max(b[0] - a[0], 0) / (b[1] - a[1])
         return b[0] / max(b[1], 1)
 
-    per_point = slope(probe(1), probe(2))
-    if per_point * 256 < budget / 16:  # cheap points: measure on larger probes
+    one = probe(1)
+    if shape[0] * per_row <= 256:  # a small batch: one point's whole cost, an upper bound
+        per_point = one[0] / max(one[1], 1)
+    else:
+        per_point = slope(one, probe(2))
+    if shape[0] * per_row > 256 and per_point * 256 < budget / 16:  # cheap: larger probes
         per_point = max(per_point, slope(probe(64), probe(256)))
     out_row = _result_bytes(plan, binding) * per_row
     row_bytes = per_point * per_row
