@@ -271,7 +271,33 @@ def parse_local(spec: str) -> int | None:
     if not count.isdigit() or not 1 <= int(count) <= 1024:
         raise EvaluationError(f"--scheduler '{spec}': local:N needs a number of worker "
                               "processes from 1 to 1024, e.g. local:2")
+    most, why = local_worker_limit()
+    if int(count) > most:
+        raise EvaluationError(f"--scheduler '{spec}': this machine can run at most {most} "
+                              f"local worker{'s' if most != 1 else ''} ({why}); use "
+                              f"local:{most} or fewer, or a scheduler's address")
     return int(count)
+
+
+#: the memory a local worker process takes before any work (interpreter, numpy, Dask)
+WORKER_MEMORY = 256 << 20
+
+
+def local_worker_limit() -> tuple[int, str]:
+    """The most local worker processes worth starting, and why: one per usable core (more
+    only wait for a core, each with its own interpreter's memory), and no more than the
+    free memory holds at :data:`WORKER_MEMORY` each."""
+    from .runner import default_threads
+
+    cores = default_threads()
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        free = None
+    by_memory = max(1, free // WORKER_MEMORY) if free else cores
+    if by_memory < cores:
+        return by_memory, f"{free / (1 << 30):.1f} GiB free, {WORKER_MEMORY >> 20} MiB each"
+    return cores, f"{cores} usable core{'s' if cores != 1 else ''}"
 
 
 def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Callable[[], None]]:
