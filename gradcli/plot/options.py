@@ -32,6 +32,17 @@ MOVIES = ("gif", "mp4")
 EXTENSIONS = ", ".join(FORMATS)
 MAX_PIXELS_PER_SIDE = 16_000  # Agg refuses 2**16; far below that a picture is a mistake
 MAX_FRAMES = 1000
+#: the most contour lines drawn: closer lines run together (100000 took a minute and 1.5 GB)
+MAX_CONTOUR_LEVELS = 50
+#: the memory a picture holds per grid point: the values, the gradient, |grad|, the colours
+#: and the drawing's own copies (measured: about 16 float64 arrays of the grid)
+PICTURE_BYTES_PER_POINT = 128
+
+
+def contour_note(asked: int) -> str:
+    """The note when --contour asks for more levels than are drawn."""
+    return (f"--contour {asked:,}: drawing {MAX_CONTOUR_LEVELS} levels, the most a picture "
+            "shows (closer lines run together)")
 #: --color: the vector field's magnitude, divergence or curl; a scalar's |∇f| or ∇²f
 COLORS = ("magnitude", "divergence", "curl", "laplacian")
 MAX_TAYLOR, MAX_POLYNOMIALS = 30, 8  # --taylor: the highest order drawn, how many polynomials
