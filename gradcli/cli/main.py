@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .declare import BY_NAME, COMMANDS
 from . import errors
+from .declare import BY_NAME, COMMANDS
 from .errors import ExitStatus, guarded
 
 USAGE = f"""\
