@@ -128,3 +128,12 @@ def test_carried_text_columns_are_bounded(capsys, tmp_path):
     assert err == (f"gradcli: error: --points {wide}: 20,000 columns name no variable of the "
                    f"formula, and at most 256 are carried to the output as text (the first "
                    "over is column 258 'c256'): remove the columns you do not need\n")
+
+
+def test_the_limits_page_lists_every_bound_from_the_code():
+    """docs/reference/limits.md's table is what the constants that enforce the bounds say."""
+    from gradcli.cli.limits import limits_table
+
+    page = (ROOT / "docs" / "reference" / "limits.md").read_text(encoding="utf-8")
+    table = page.split("<!-- limits:begin -->")[1].split("<!-- limits:end -->")[0]
+    assert table.strip() == limits_table().strip()
