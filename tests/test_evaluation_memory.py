@@ -153,3 +153,18 @@ def test_a_flow_over_a_billion_times_stays_within_the_budget(tmp_path):
     assert peak < (64 << 20) + FIXED_OVERHEAD
     assert out.read_text().splitlines()[0] == "t,x,|F|"
     assert len(out.read_text().splitlines()) == 3
+
+
+def test_a_zarr_store_is_chunked_by_the_budgets_blocks(tmp_path):
+    """A .zarr output's chunks are the blocks' rows, so they follow the budget too (they
+    were always 2^18 points, whatever the expression)."""
+    zarr = pytest.importorskip("zarr")
+    from gradcli.cli.main import main
+
+    out = tmp_path / "z.zarr"
+    assert main(["grad", LONG, "--grid", "x=0:1:300000", "--memory", "4M", "-q",
+                 "-o", str(out)]) == 0
+    store = zarr.open(str(out), mode="r")
+    x = np.linspace(0, 1, 300_000)
+    assert store["df_dx"].chunks[0] < 300_000 // 4
+    assert np.allclose(store["f"][:], np.sin(x) ** 60, rtol=1e-13, atol=0)

@@ -204,7 +204,8 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     # block must fill whole chunks
     sequential = getattr(sink, "sequential", False)
     wanted = threads or default_threads()
-    fixed = getattr(sink, "block_size", None) or block_size
+    budgeted = getattr(sink, "budgeted", False)  # a sink whose chunks follow the blocks
+    fixed = block_size or (None if budgeted else getattr(sink, "block_size", None))
     if fixed:
         ranges = blocks_for(shape, fixed)
     else:
@@ -214,6 +215,8 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
                               window=2 * wanted if sequential else 0, kept=kept,
                               most_points=DEFAULT_BLOCK)
         ranges = row_ranges(shape, rows)
+        if budgeted:
+            sink.block_size = rows * (int(np.prod(shape[1:], dtype=np.int64)) if shape else 1)
     if len(ranges) > 1 and isinstance(sink, ArraySink) and _output_bound(plan, binding):
         ranges = [(0, shape[0])]
     if len(ranges) > 1:  # block temporaries are reused: keep them off the page-fault path
