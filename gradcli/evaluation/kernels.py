@@ -203,7 +203,8 @@ def _live(v: Any) -> bool:
 
 
 def compute_block(plan: Plan, values: dict[str, np.ndarray],
-                  shared: Hoist | None = None) -> list[Any]:
+                  shared: Hoist | None = None,
+                  part: tuple[int, int, int] | None = None) -> list[Any]:
     """Evaluate one block: one value per result block (``plan.blocks()``), each an array
     broadcastable to the block's rows and the block's component shape, a scalar, or None
     for an identically zero derivative. ``shared`` supplies the hoisted work of a grid."""
@@ -223,6 +224,8 @@ def compute_block(plan: Plan, values: dict[str, np.ndarray],
     dtype = next((v.dtype for v in values.values()), np.dtype(np.float64))
     with batch_axes(batch), quiet():
         kernel = _KERNELS.get(plan.what) or EXTRA[plan.what].run
+        if part is not None:  # a Hessian by rows (hessian_part)
+            return result + _hessian(plan, targets, outs, dtype.type, part)
         result += kernel(plan, targets, outs, dtype.type)
     return result
 
@@ -258,14 +261,15 @@ def _seeds(out: Any, shape: Shape, num: type, first: Any) -> list[Any]:
     return list(_seed_iter(out, shape, num, first))
 
 
-def _seed_iter(out: Any, shape: Shape, num: type, first: Any) -> Iterator[Any]:
-    """``_seeds`` one at a time: a Hessian of an n-vector needs n one-hot seeds, and an
-    identity of n² entries (800 MB at n = 10⁴) was made for them."""
+def _seed_iter(out: Any, shape: Shape, num: type, first: Any, start: int = 0,
+               stop: int | None = None) -> Iterator[Any]:
+    """``_seeds`` one at a time (components ``start:stop``): a Hessian of an n-vector needs
+    n one-hot seeds, and an identity of n² entries (800 MB at n = 10⁴) was made for them."""
     if shape == ():
         yield first
         return
     size = math.prod(shape)
-    for k in range(size):
+    for k in range(start, size if stop is None else stop):
         hot = np.zeros(size, dtype=num)
         hot[k] = 1
         yield np.broadcast_to(_shaped(hot, out, shape), np.shape(raw(out)))
@@ -399,22 +403,31 @@ def _jvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any
     return [raw(next(got)) if _live(o) else None for o in outs]
 
 
-def _hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def _hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type,
+             part: tuple[int, int, int] | None = None) -> list[Any]:
     """∂²f/∂a∂b = ∂(∂f/∂a)/∂b: the gradient recorded by one reverse sweep, then one
-    reverse sweep of it per component (reverse over reverse, as PyTorch's hessian)."""
+    reverse sweep of it per component (reverse over reverse, as PyTorch's hessian).
+
+    ``part = (a, i0, i1)``: only the rows i0:i1 (flat components of target a) of the
+    blocks (a, b) for every b, each of shape batch + (i1 − i0,) + b's shape."""
     f, n = outs[0], len(targets)
     if not _live(f):
-        return [None] * (n * n)
+        return [None] * (n if part is not None else n * n)
     firsts = _sweep([f], [num(1.0)], targets, create_graph=True)
     values: list[Any] = []
     shapes = [s for _, s in plan.targets]
     with reused_values():  # the sweeps recompute the same cos(x), sin(x): once each
-        for g, sa in zip(firsts, shapes, strict=True):
+        for a, (g, sa) in enumerate(zip(firsts, shapes, strict=True)):
+            if part is not None and a != part[0]:
+                continue
             if not _live(g):
                 values += [None] * n
                 continue
-            joins = [_Joiner(sa, sb, num) for sb in shapes]
-            for k, seed in enumerate(_seed_iter(g, sa, num, num(1.0))):
+            lead, first, stop = sa, 0, math.prod(sa)
+            if part is not None:
+                lead, first, stop = (part[2] - part[1],), part[1], part[2]
+            joins = [_Joiner(lead, sb, num) for sb in shapes]
+            for k, seed in enumerate(_seed_iter(g, sa, num, num(1.0), first, stop)):
                 swept = _sweep([g], [seed], targets)
                 for b, join in enumerate(joins):
                     join.put(k, raw(swept[b]))

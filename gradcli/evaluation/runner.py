@@ -204,6 +204,7 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     # block must fill whole chunks
     sequential = getattr(sink, "sequential", False)
     wanted = threads or default_threads()
+    budget = memory_budget(memory)
     budgeted = getattr(sink, "budgeted", False)  # a sink whose chunks follow the blocks
     fixed = block_size or (None if budgeted else getattr(sink, "block_size", None))
     if fixed:
@@ -211,7 +212,7 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     else:
         kept = binding.size * sum(b.size for b in layout.blocks) * np.dtype(dtype).itemsize \
             if isinstance(sink, ArraySink) else 0
-        rows = rows_per_block(plan, binding, memory_budget(memory), wanted,
+        rows = rows_per_block(plan, binding, budget, wanted,
                               window=2 * wanted if sequential else 0, kept=kept,
                               most_points=DEFAULT_BLOCK)
         ranges = row_ranges(shape, rows)
@@ -225,6 +226,9 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     own = own_arrays(binding)
     try:
         sink.open(layout, shape, dtype, inputs or input_result(binding))
+        if _by_rows(plan, binding, sink, dtype, budget):
+            _hessian_by_rows(plan, binding, sink, dtype, budget, progress)
+            return
         shared = None
         if binding.kind == "grid" and binding.axes and len(ranges) > 1:
             shared = hoist(plan, binding.values, binding.axes[0])
@@ -261,6 +265,42 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         if abort is not None:
             abort()
         raise
+
+
+def _by_rows(plan: Plan, binding: Binding, sink: Sink, dtype: np.dtype, budget: int) -> bool:
+    """Whether to compute a one-point Hessian row by row into the sink: its result is
+    more than a quarter of the budget and the sink takes pieces of a block."""
+    if plan.what != "hessian" or binding.size != 1 or not getattr(sink, "parts", False):
+        return False
+    n = sum(int(np.prod(s, dtype=np.int64)) for _, s in plan.targets)
+    return n * n * np.dtype(dtype).itemsize > budget // 4
+
+
+def _hessian_by_rows(plan: Plan, binding: Binding, sink: Any, dtype: np.dtype, budget: int,
+                     progress: Callable[[int, int], None] | None) -> None:
+    """A one-point Hessian streamed by rows: for each target a, rows i0:i1 of every block
+    (a, b), as many rows at a time as a quarter of the budget holds (a row's sweep and its
+    copies take about as much again), written into the sink piece by piece."""
+    from .kernels import compute_block
+
+    sizes = [int(np.prod(s, dtype=np.int64)) for _, s in plan.targets]
+    shapes = [s for _, s in plan.targets]
+    n, itemsize = len(sizes), np.dtype(dtype).itemsize
+    per = max(1, int(budget // (4 * sum(sizes) * itemsize)))
+    parts = [(a, i0, min(na, i0 + per)) for a, na in enumerate(sizes) for i0 in range(0, na, per)]
+    lead = binding.batch_shape
+    for done, (a, i0, i1) in enumerate(parts):
+        values = compute_block(plan, binding.values, None, (a, i0, i1))
+        if done == 0:
+            sink.write_part(0, 0, np.broadcast_to(np.asarray(values[0], dtype=dtype), lead))
+        for b in range(n):
+            v = values[1 + b]
+            full = lead + (i1 - i0,) + shapes[b]
+            piece = np.zeros(full, dtype=dtype) if v is None else \
+                np.broadcast_to(np.asarray(v, dtype=dtype), full)
+            sink.write_part(1 + a * n + b, i0 * sizes[b], piece)
+        if progress:
+            progress(done + 1, len(parts))
 
 
 def _run_pool(blocks: list[tuple[int, int]], work: Callable[[tuple[int, int]], None],
