@@ -14,8 +14,8 @@ import pytest
 
 from gradcli.cli import errors
 from gradcli.cli.main import main
-from gradcli.cli.points_file import MAX_CARRIED
 from gradcli.evaluation.cluster import local_worker_limit, parse_local
+from gradcli.output.cf import MAX_CARRIED
 from gradcli.plot.layout import MAX_ARROWS_PER_AXIS, clamp_every
 from gradcli.plot.options import MAX_CONTOUR_LEVELS
 
@@ -117,17 +117,22 @@ def _wide(path: Path, carried: int) -> Path:
     return path
 
 
-def test_carried_text_columns_are_bounded(capsys, tmp_path):
+@pytest.mark.parametrize("suffix", ["nc", "zarr"])
+def test_carried_text_columns_of_a_dataset_are_bounded(capsys, tmp_path, suffix):
+    """A .nc or .zarr dataset holds at most MAX_CARRIED carried columns (each a variable of
+    its own); CSV carries any number, its size following the input's."""
+    pytest.importorskip("xarray" if suffix == "nc" else "zarr")
     ok = _wide(tmp_path / "ok.csv", MAX_CARRIED)
-    assert main(["grad", "x^2", "-p", str(ok), "-o", str(tmp_path / "ok.nc")]) == 0
+    assert main(["grad", "x^2", "-p", str(ok), "-o", str(tmp_path / f"ok.{suffix}")]) == 0
     capsys.readouterr()
     wide = _wide(tmp_path / "wide.csv", 20_000)
-    status = main(["grad", "x^2", "-p", str(wide), "-o", str(tmp_path / "w.zarr")])
+    status = main(["grad", "x^2", "-p", str(wide), "-o", str(tmp_path / f"w.{suffix}")])
     err = capsys.readouterr().err
-    assert status == 2 and not (tmp_path / "w.zarr").exists()
-    assert err == (f"gradcli: error: --points {wide}: 20,000 columns name no variable of the "
-                   f"formula, and at most 256 are carried to the output as text (the first "
-                   "over is column 258 'c256'): remove the columns you do not need\n")
+    assert status == 2 and not (tmp_path / f"w.{suffix}").exists()
+    assert err == ("gradcli: error: 20,000 carried text columns: a .nc or .zarr dataset holds "
+                   "at most 256 (each is a variable of its own); write CSV, JSON or .npz, or "
+                   "drop the columns you do not need from the points file\n")
+    assert main(["grad", "x^2", "-p", str(wide), "-o", str(tmp_path / "w.csv")]) == 0
 
 
 def test_the_limits_page_lists_every_bound_from_the_code():

@@ -22,6 +22,7 @@ def limits() -> list[tuple[str, str, str]]:
     from ..lang.compile import MAX_CALLS, MAX_STEPS
     from ..lang.parser import MAX_DEPTH, MAX_LENGTH
     from ..lang.program import MAX_FILE
+    from ..output.cf import MAX_CARRIED
     from ..plot.html import MAX_PAGE_POINTS
     from ..plot.layout import MAX_ARROWS_PER_AXIS
     from ..plot.options import (
@@ -32,7 +33,6 @@ def limits() -> list[tuple[str, str, str]]:
     )
     from .declare import BY_NAME
     from .inputs import MAX_ARRAY_BYTES
-    from .points_file import MAX_CARRIED
     from .reading import MAX_LINE
 
     steps = BY_NAME["descend"].option("steps").high
@@ -54,8 +54,8 @@ def limits() -> list[tuple[str, str, str]]:
         ("Functions calling functions", f"{_n(MAX_CALLS)} levels", ""),
         ("Array file (x=@v.npy, --vector @v.npy)", size_text(MAX_ARRAY_BYTES), ""),
         ("Line of a points file", size_text(MAX_LINE), ""),
-        ("Carried text columns of a points file", _n(MAX_CARRIED),
-         "more are refused, naming the first over"),
+        ("Carried text columns in a .nc or .zarr output", _n(MAX_CARRIED),
+         "more are refused (CSV, JSON and .npz carry any number)"),
         ("descend steps", _n(steps), "--steps N"),
         ("flow times (--t START:STOP:COUNT)", _n(MAX_TIMES),
          "computed as the steps go: a count costs nothing until its rows are written"),

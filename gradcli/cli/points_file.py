@@ -66,11 +66,6 @@ class _Columns:
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # variable -> its shape
 
 
-#: the most text columns a points file carries through: each is a variable of its own in
-#: a .nc or .zarr output (20,000 made an 80,000-file store from a 170 KB file)
-MAX_CARRIED = 256
-
-
 def _classify(header: list[str], names: Collection[str], label: str) -> _Columns:
     seen: dict[str, int] = {}
     parts: dict[str, list[tuple[tuple[int, ...], int]]] = {}
@@ -103,12 +98,6 @@ def _classify(header: list[str], names: Collection[str], label: str) -> _Columns
         variables[name] = [c for _, c in cols]
         shapes[name] = shape
     numeric = [c for cols in variables.values() for c in cols]
-    if len(carried) > MAX_CARRIED:
-        extra = carried[MAX_CARRIED]
-        raise EvaluationError(f"{label}: {len(carried):,} columns name no variable of the "
-                              f"formula, and at most {MAX_CARRIED} are carried to the output "
-                              f"as text (the first over is column {extra + 1} "
-                              f"'{header[extra][:40]}'): remove the columns you do not need")
     return _Columns(header, numeric, carried, variables, shapes)
 
 
