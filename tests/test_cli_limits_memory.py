@@ -71,7 +71,7 @@ def test_out_of_memory_in_a_real_run_is_one_line(tmp_path):
 
 def test_local_workers_are_bounded_by_the_machine(capsys):
     most, why = local_worker_limit()
-    assert 1 <= most <= (len(os.sched_getaffinity(0)))
+    assert 1 <= most <= max(2, len(os.sched_getaffinity(0)))
     assert parse_local(f"local:{most}") == most
     status = main(["grad", "x", "--at", "x=1", "--scheduler", f"local:{most + 1}"])
     err = capsys.readouterr().err

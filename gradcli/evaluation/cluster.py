@@ -285,11 +285,12 @@ WORKER_MEMORY = 256 << 20
 
 def local_worker_limit() -> tuple[int, str]:
     """The most local worker processes worth starting, and why: one per usable core (more
-    only wait for a core, each with its own interpreter's memory), and no more than the
-    free memory holds at :data:`WORKER_MEMORY` each."""
+    only wait for a core, each with its own interpreter's memory; two on a one-core
+    machine, so a cluster can be tried anywhere), and no more than the free memory holds
+    at :data:`WORKER_MEMORY` each."""
     from .runner import default_threads
 
-    cores = default_threads()
+    cores = max(2, default_threads())
     try:
         free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
@@ -297,7 +298,7 @@ def local_worker_limit() -> tuple[int, str]:
     by_memory = max(1, free // WORKER_MEMORY) if free else cores
     if by_memory < cores:
         return by_memory, f"{free / (1 << 30):.1f} GiB free, {WORKER_MEMORY >> 20} MiB each"
-    return cores, f"{cores} usable core{'s' if cores != 1 else ''}"
+    return cores, f"{default_threads()} usable core{'s' if default_threads() != 1 else ''}"
 
 
 def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Callable[[], None]]:
