@@ -114,7 +114,7 @@ class Prepared:
         if client is not None:
             from .cluster import run_on_cluster
 
-            return run_on_cluster(self, sink, client, progress)
+            return run_on_cluster(self, sink, client, progress, memory)
         run(self.plan, self.binding, sink, dtype=self.dtype, threads=threads,
             block_size=block_size, progress=progress, layout=self.layout, inputs=self.inputs,
             memory=memory)

@@ -158,13 +158,28 @@ def _check_fits(prepared: Any) -> None:
 
 
 def run_on_cluster(prepared: Any, sink: Sink, client: Any,
-                   progress: Callable[[int, int], None] | None = None) -> Result:
-    """Run every block of ``prepared`` as a task on ``client``'s cluster into ``sink``."""
+                   progress: Callable[[int, int], None] | None = None,
+                   memory: Any = None) -> Result:
+    """Run every block of ``prepared`` as a task on ``client``'s cluster into ``sink``;
+    each task's block fits the memory budget ``memory`` on its worker."""
     from distributed import as_completed
+
+    from .blocks import rows_per_block
+    from .budget import memory_budget
+    from .runner import row_ranges
 
     binding = prepared.binding
     shape = binding.batch_shape
-    ranges = blocks_for(shape, getattr(sink, "block_size", None) or DEFAULT_BLOCK)
+    budgeted = getattr(sink, "budgeted", False)
+    fixed = None if budgeted else getattr(sink, "block_size", None)
+    if fixed:
+        ranges = blocks_for(shape, fixed)
+    else:
+        rows = rows_per_block(prepared.plan, binding, memory_budget(memory), 1,
+                              most_points=DEFAULT_BLOCK)
+        ranges = row_ranges(shape, rows)
+        if budgeted:
+            sink.block_size = rows * (int(np.prod(shape[1:], dtype=np.int64)) if shape else 1)
     sink.open(prepared.layout, shape, prepared.dtype, prepared.inputs)
     writer = getattr(sink, "writer", None)
     if writer is None:
