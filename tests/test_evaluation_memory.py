@@ -192,3 +192,19 @@ def test_a_hessian_streamed_by_rows_has_every_block_right(tmp_path):
     assert np.isclose(rows["f"][0], y * np.sum(x**2) + y**3 * x[2], rtol=1e-15, atol=0)
     for key in whole.files:
         assert np.array_equal(rows[key], whole[key]), key
+
+
+def test_dask_tasks_are_sized_from_the_budget_too(tmp_path):
+    """With --scheduler, each task's block fits the budget on its worker, and a Zarr
+    store's chunks follow (they were 2^18 points whatever the expression)."""
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("distributed")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = tmp_path / "d.zarr"
+    subprocess.run([sys.executable, "-m", "gradcli", "grad", LONG, "--grid", "x=0:1:300000",
+                    "--scheduler", "local:2", "--memory", "4M", "-q", "-o", str(out)],
+                   env=env, check=True, timeout=300)
+    store = zarr.open(str(out), mode="r")
+    x = np.linspace(0, 1, 300_000)
+    assert store["df_dx"].chunks[0] < 300_000 // 4
+    assert np.allclose(store["f"][:], np.sin(x) ** 60, rtol=1e-13, atol=0)

@@ -290,6 +290,9 @@ def rows_per_block(plan: Any, binding: Any, budget: int, threads: int, window: i
     cap = max(1, most_points // max(per_row, 1))
     if shape[0] == 1:  # one row: nothing to cut
         return 1
+    if min(shape[0] * per_row, most_points) * _bound_per_point(plan) * max(threads, 1) \
+            <= budget // 4:
+        return cap  # far within the budget even at a generous bound: no probe needed
 
     def probe(points: int) -> tuple[int, int]:
         """The peak bytes of a block of about ``points`` points, and its point count."""
@@ -320,6 +323,16 @@ def rows_per_block(plan: Any, binding: Any, budget: int, threads: int, window: i
     cost = max(threads, 1) * (row_bytes + out_row) + window * out_row
     rows = int(max(budget - kept, 0) // cost) if cost > 0 else cap
     return max(1, min(rows, cap))
+
+
+def _bound_per_point(plan: Any) -> int:
+    """A generous bound on a point's working bytes, from the program alone: every recorded
+    operation and its partials on every sweep, each as large as the square of all the
+    variables' and outputs' components (so a small run needs no probe)."""
+    values = sum(math.prod(s) for _, s in plan.variables) + \
+        sum(math.prod(s) for _, s in plan.program.outputs)
+    ops = max(plan.program.op_count, len(plan.program.steps), 1)
+    return ops * max(values, 1) ** 2 * 8 * 2 * (plan.sweeps() + 1)
 
 
 def _result_bytes(plan: Any, binding: Any) -> int:
