@@ -76,7 +76,7 @@ def test_local_workers_are_bounded_by_the_machine(capsys):
     status = main(["grad", "x", "--at", "x=1", "--scheduler", f"local:{most + 1}"])
     err = capsys.readouterr().err
     assert status == 2
-    assert err == (f"gradcli: error: --scheduler 'local:{most + 1}': this machine can run at "
+    assert err == (f"gradcli: error: scheduler 'local:{most + 1}': this machine can run at "
                    f"most {most} local worker{'s' if most != 1 else ''} ({why}); use "
                    f"local:{most} or fewer, or a scheduler's address\n")
 

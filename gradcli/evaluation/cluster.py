@@ -288,7 +288,7 @@ def parse_local(spec: str) -> int | None:
                               "processes from 1 to 1024, e.g. local:2")
     most, why = local_worker_limit()
     if int(count) > most:
-        raise EvaluationError(f"--scheduler '{spec}': this machine can run at most {most} "
+        raise EvaluationError(f"scheduler '{spec}': this machine can run at most {most} "
                               f"local worker{'s' if most != 1 else ''} ({why}); use "
                               f"local:{most} or fewer, or a scheduler's address")
     return int(count)

@@ -77,7 +77,7 @@ def parse_times(text: str) -> tuple[float, float, int]:
         numbers = all(isinstance(v, float) and np.isfinite(v) for v in (a, b, n))
         if numbers and float(n).is_integer() and n >= 2 and a != b:
             if n > MAX_TIMES:
-                raise EvaluationError(f"--t '{text}': {int(n):,} times is over the limit of "
+                raise EvaluationError(f"times '{text}': {int(n):,} is over the limit of "
                                       f"{MAX_TIMES:,} (10^9 steps, as for descend)")
             return float(a), float(b), int(n)
     raise EvaluationError(f"--t '{text}': expected start:stop:count with two different finite "
