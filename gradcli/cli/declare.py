@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..evaluation.binding import DEFAULT_MAX_POINTS
+from ..evaluation.budget import DEFAULT_MEMORY, size_text
 from ..evaluation.fields import defaults as fields_defaults
 from ..output import formats as format_table
 
@@ -261,13 +262,19 @@ CSV_SAFE = Option(
     "(starting with = + - @, not a number) are written with a leading ' (OWASP's advice), "
     "header names too: for output opened in a spreadsheet.",
     example="-p untrusted.csv --csv-safe -o result.csv")
+MEMORY = Option(
+    "memory", ("--memory",), "text", None, metavar="SIZE",
+    shown_default=f"$GRADCLI_MEMORY, else {size_text(DEFAULT_MEMORY)}",
+    help="Working memory to stay within (512M, 2G: powers of 1024): blocks of points are "
+    "sized so every thread's fits; the interpreter and results kept whole are extra.",
+    example="--memory 2G")
 #: the numeric commands' -f: their rows' formats, and with --formula the formulas' ones
 NUMERIC_FORMAT = replace(FORMAT, choices=Choices(ROWS + (format_table.FORMULA,)),
                          help=lambda: _format_help(ROWS)() + " With --formula: "
                          + " ".join(f.name for f in format_table.holding((format_table.FORMULA,)))
                          + ".")
 NUMERIC = (AT, GRID, POINTS, NUMERIC_FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS,
-           DTYPE, SCHEDULER, SCHEDULER_TIMEOUT, CSV_SAFE)
+           DTYPE, SCHEDULER, SCHEDULER_TIMEOUT, MEMORY, CSV_SAFE)
 
 # --- --check ------------------------------------------------------------------------------
 # each computation's default tolerance per dtype is its record's ``check``
@@ -563,8 +570,25 @@ STEP_EVERY = Option(
     help="Write every K-th step (time), plus each run's last.", example="--every 100")
 FLOW_METHOD = Option(
     "method", ("--method", "-m"), "choice", "rk4", choices=fields_defaults.FLOW_METHODS,
-    metavar="METHOD", help="rk4 (classical Runge-Kutta) or euler, with the grid's fixed steps.",
-    example="--method euler")
+    metavar="METHOD", help="rk4 (classical Runge-Kutta) or euler, with the grid's fixed steps; "
+    "dopri5: adaptive Dormand-Prince 5(4) within --rtol/--atol, rows at the grid's times "
+    "(the steps it took go to stderr).",
+    example="--method dopri5")
+FLOW_TOL = Option(
+    "tol", ("--tol",), "real", None, low=0, metavar="TOL",
+    help="End a run where |F| <= TOL: a fixed point reached.", example="--tol 1e-8")
+FLOW_BOX = Option(
+    "box", ("--box",), "text", None, metavar="BOX",
+    help="End a run where its state leaves the box (variables not named are free).",
+    example="--box x=-5:5,y=-5:5")
+FLOW_RTOL = Option(
+    "rtol", ("--rtol",), "real", None, low=0, metavar="RTOL",
+    shown_default=f"{fields_defaults.RTOL:g}",
+    help="dopri5's relative tolerance per step.", example="--method dopri5 --rtol 1e-9")
+FLOW_ATOL = Option(
+    "atol", ("--atol",), "real", None, low=0, metavar="ATOL",
+    shown_default=f"{fields_defaults.ATOL:g}",
+    help="dopri5's absolute tolerance per step.", example="--method dopri5 --atol 1e-12")
 _T0, _T1, _TN = fields_defaults.TIMES
 TIMES = Option(
     "t", ("--t",), "text", None, metavar="START:STOP:COUNT",
@@ -873,9 +897,12 @@ OTHER_COMMANDS: tuple[Command, ...] = (
                   '--from-grid y=-5:5:11 --method newton --every 1000 -o ends.csv')),
     Command(
         name="flow", help="Trajectories x' = F(x) of a vector field (or -grad f of a scalar "
-        "f) by fixed-step RK4 on the time grid --t: columns [run,] t, the variables, |F|.",
+        "f) by fixed-step RK4 on the time grid --t (or adaptive dopri5): columns [run,] t, "
+        "the variables, |F|. A run ends at the last time, at |F| <= --tol, outside --box, or "
+        "on a non-finite value (exit 1); the reason goes to stderr.",
         run=f"{RUN_FIELDS}:run_flow",
-        options=(START, START_GRID, HOLD, TIMES, FLOW_METHOD, STEP_EVERY, *FIELDS_WRITE),
+        options=(START, START_GRID, HOLD, TIMES, FLOW_METHOD, STEP_EVERY, FLOW_TOL, FLOW_BOX,
+                 FLOW_RTOL, FLOW_ATOL, *FIELDS_WRITE),
         group="fields", writes=ROWS,
         examples=('gradcli flow "[y, -sin(x) - 0.5y]" --from x=2,y=0 --t 0:20:2001',
                   'gradcli flow "[-y, x]" --from-grid x=0.5:2:4 --from-grid y=0 --t 0:2pi:629 '

@@ -105,6 +105,53 @@ def _silence_stdout() -> None:
         pass
 
 
+#: the command line being run (set by ``main``): the out-of-memory advice depends on it
+COMMAND_LINE: list[str] = []
+#: outputs written block by block, whose results never sit in memory whole
+_STREAMED = (".npz", ".npy", ".zarr")
+
+
+def _needed(exc: MemoryError) -> str:
+    """numpy's own account of the allocation that failed, shortened: ' (7.45 GiB for an
+    array of shape (1000000000,))'."""
+    found = re.search(r"allocate (\S+ \S+) for an array with shape (\([^)]*\))", str(exc))
+    return f" ({found.group(1)} for an array of shape {found.group(2)})" if found else ""
+
+
+def _option(args: list[str], *flags: str) -> str | None:
+    for i, a in enumerate(args):
+        for flag in flags:
+            if a == flag and i + 1 < len(args):
+                return args[i + 1]
+            if a.startswith(flag + "="):
+                return a[len(flag) + 1:]
+    return None
+
+
+def memory_advice(args: list[str]) -> str:
+    """What needed the memory, and what would reduce it, for the command in ``args``."""
+    command = args[0] if args else ""
+    output = _option(args, "-o", "--output") or ""
+    if command == "plot":
+        return ("drawing the picture needs the grid's values in memory: use fewer grid "
+                "points (--grid x=A:B:N with a smaller N), fewer arrows (--every) or fewer "
+                "contour levels")
+    if command == "flow":
+        return ("the trajectories' rows are kept in memory until written: write fewer with "
+                "--every K, use fewer starts, or end runs early with --tol or --box")
+    if command == "descend":
+        return ("the paths' rows are kept in memory until written: write fewer with --every "
+                "K, or use fewer starts")
+    if command == "critical":
+        return ("every seed is iterated at once: use fewer seeds (a coarser --grid, or fewer "
+                "--points rows)")
+    if output.lower().endswith(_STREAMED):
+        return ("the results are streamed to the file, so the blocks needed it: lower "
+                "--memory (smaller blocks) or use fewer points")
+    return ("the results are kept in memory whole for this format: write them block by block "
+            "with -o out.npz (or .npy, .zarr), use fewer points, or lower --memory")
+
+
 def guarded(fn: Callable[[], Any], debug: bool) -> int:
     """Call ``fn`` and map its outcome to an exit status, printing errors on stderr."""
     try:
@@ -167,8 +214,7 @@ def report(exc: Exception) -> int:
         say(f"gradcli: error: {exc}")
         return ExitStatus.FAIL
     if isinstance(exc, MemoryError):
-        say("gradcli: error: out of memory: use fewer points (--max-points) or write to "
-            "a file with -o out.npz")
+        say(f"gradcli: error: out of memory{_needed(exc)}: {memory_advice(COMMAND_LINE)}")
         return ExitStatus.FAIL
     say(f"gradcli: internal error: {type(exc).__name__}: {exc} (run with --debug for "
         "a traceback)")

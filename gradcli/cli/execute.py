@@ -114,7 +114,7 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
                    order=o.get("order"), norm=o.get("norm", False),
                    unit=o.get("unit", False), scheduler=scheduler,
                    scheduler_timeout=o.get("scheduler_timeout", 10.0),
-                   options={"expression": expression, **o}, **where)
+                   memory=o.get("memory"), options={"expression": expression, **o}, **where)
 
 
 def build(req: Request) -> Prepared:
@@ -125,7 +125,9 @@ def build(req: Request) -> Prepared:
 def run_request(req: Request) -> int:
     """Run one numeric command end to end; return the exit status."""
     from .. import output
+    from ..evaluation.budget import memory_budget
 
+    budget = memory_budget(req.memory)  # a bad size is refused before any work
     prepared = build(req)
     fmt = choose_format(BY_NAME[req.what], req.option("fmt"), req.option("output"))
     if req.what == "taylor":
@@ -147,7 +149,8 @@ def run_request(req: Request) -> int:
             history=history)
         to_stdout = stream is not None and not req.option("output")
         with writing_stdout() if to_stdout else nullcontext():
-            columns = prepared.run(stream, progress=bar.stage("computing"), client=client)
+            columns = prepared.run(stream, progress=bar.stage("computing"), client=client,
+                                   memory=budget)
         status = _run_check(prepared, columns, req) if req.option("check") else ExitStatus.OK
         if stream is not None:
             bad = stream.nonfinite
@@ -181,7 +184,7 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
         raise UsageProblem("a .txt file holds the Taylor polynomial: add --polynomial")
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
     with _cluster(req.scheduler, req.scheduler_timeout) as client:
-        result = prepared.run(client=client)
+        result = prepared.run(client=client, memory=req.memory)
     bad = output.count_nonfinite(result, results_only=True)
     if req.option("polynomial"):
         lines = polynomials(result, prepared.plan)

@@ -261,40 +261,96 @@ def _stop_line(path: Any, tol: float | None, steps: int, better: str = "lowers")
 
 def run_flow(what: str, expression: str, start: list[str], start_grid: list[str],
              at: list[str], t: str | None, method: str, every: int, fmt: str,
-             output: str | None, precision: int, quiet: bool, max_points: int) -> int:
-    """Integrate from every start over the time grid; write the rows."""
-    from ..evaluation.fields.defaults import TIMES
-    from ..evaluation.fields.flow import integrate
+             output: str | None, precision: int, quiet: bool, max_points: int,
+             tol: float | None = None, box: str | None = None, rtol: float | None = None,
+             atol: float | None = None) -> int:
+    """Integrate from every start over the time grid; write the rows; say why runs ended
+    early and, for dopri5, the steps it took."""
+    from ..evaluation.fields import defaults
+    from ..evaluation.fields.flow import TimeGrid, integrate
     from ..evaluation.fields.starts import parse_times
 
     _format(what, fmt, output)
+    if method != "dopri5":
+        given = "--rtol" if rtol is not None else "--atol" if atol is not None else None
+        if given:
+            raise UsageProblem(f"{given} sets dopri5's tolerance: add --method dopri5")
     held = held_values(at)
-    times = np.linspace(*(parse_times(t) if t is not None else TIMES))
+    grid = TimeGrid.of(parse_times(t) if t is not None else defaults.TIMES)
+    bounds = _parse_box(box) if box is not None else None
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
-        rows = len(starts) * ((len(times) - 1) // every + 2)
+        rows = len(starts) * ((grid.n - 1) // every + 2)
         if rows > max_points:
-            raise EvaluationError(f"{len(starts):,} runs × {len(times):,} times would write up "
+            raise EvaluationError(f"{len(starts):,} runs × {grid.n:,} times would write up "
                                   f"to {rows:,} rows, over the limit of {max_points:,}: write "
                                   "fewer with --every K, or raise --max-points")
         function = _function(expression, starts.variables, held)
-        with RunProgress(wanted(quiet, len(starts) * len(times) * 4, False)) as bar:
-            paths = integrate(function, starts.X, times, method=method, every=every,
-                              progress=bar.stage("integrating"))
+        with RunProgress(wanted(quiet, len(starts) * grid.n * 4, False)) as bar:
+            paths = integrate(function, starts.X, grid, method=method, every=every,
+                              progress=bar.stage("integrating"), tol=tol, box=bounds,
+                              rtol=defaults.RTOL if rtol is None else rtol,
+                              atol=defaults.ATOL if atol is None else atol)
     many = len(starts) > 1 or starts.lattice
     columns: dict[str, Any] = {"run": paths.run} if many else {}
     columns["t"] = paths.t
     columns |= {c: paths.X[:, j] for j, c in enumerate(paths.columns)}
     columns["|F|"] = paths.speed
     _write(columns, _request(expression, fmt, output, precision, quiet, paths.columns), what)
+    if not quiet:
+        if method == "dopri5":
+            say(f"dopri5: {paths.accepted:,} steps taken ({paths.rejected:,} rejected)")
+        line = _flow_stops(paths, tol, many)
+        if line:
+            say(line)
     if paths.diverged.any():
         runs = np.flatnonzero(paths.diverged)
-        first = runs[np.argmin(paths.end[runs])]
+        first = runs[np.argmin(paths.t_end[runs] * np.sign(grid.t1 - grid.t0))]
         who = f"run {first}" if many else "the trajectory"
-        say(f"diverged: {who} leaves the finite numbers at t = {times[paths.end[first]]:g} "
-            f"(time step {int(paths.end[first])})"
+        say(f"diverged: {who} leaves the finite numbers at t = {paths.t_end[first]:g}"
+            + (f" (time step {int(paths.end[first])})" if method != "dopri5" else "")
             + (f"; {runs.size} runs in all" if runs.size > 1 else ""))
         return ExitStatus.FAIL
     return ExitStatus.OK
 
 
+def _flow_stops(paths: Any, tol: float | None, many: bool) -> str:
+    """One line on the runs that ended before the last time for another reason than a
+    non-finite value (said on its own line), or '' when none did."""
+    texts = {"fixed": f"|F| <= --tol {tol:g}" if tol is not None else "",
+             "left": "left the --box",
+             "stalled": "dopri5's step became too small to advance"}
+    if not many:
+        why = paths.reason[0] if len(paths.reason) else "end"
+        if why not in texts:
+            return ""
+        return f"stopped at t = {paths.t_end[0]:g}: {texts[why]}"
+    parts = []
+    for why, text in texts.items():
+        pick = paths.reason == why
+        if pick.any():
+            parts.append(f"{int(pick.sum())} {text}")
+    return f"{len(paths.reason)} runs: " + "; ".join(parts) if parts else ""
+
+
+def _parse_box(text: str) -> dict[str, tuple[float, float]]:
+    """``--box x=-5:5,y=-5:5`` -> {"x": (-5.0, 5.0), "y": (-5.0, 5.0)}."""
+    from ..evaluation.binding import parse_constant
+    from ..evaluation.specs import split_top
+
+    out: dict[str, tuple[float, float]] = {}
+    for part in split_top(text, ","):
+        name, eq, rest = part.partition("=")
+        name = name.strip()
+        ends = split_top(rest, ":") if eq else []
+        if not name or len(ends) != 2:
+            raise UsageProblem(f"--box '{text}': expected NAME=LOW:HIGH per variable, e.g. "
+                               "--box x=-5:5,y=-5:5")
+        low, high = (parse_constant(e, f"--box {name}") for e in ends)
+        if not all(isinstance(v, float) and np.isfinite(v) for v in (low, high)) or \
+                low >= high:
+            raise UsageProblem(f"--box {name}={rest}: two finite bounds, the lower first")
+        if name in out:
+            raise UsageProblem(f"--box names '{name}' twice")
+        out[name] = (low, high)
+    return out

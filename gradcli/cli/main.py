@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+from . import errors
 from .declare import command as declared_command
 from .errors import ExitStatus, guarded
 
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         debug = "--debug" in args
         args = [a for a in args if a != "--debug"]
+        errors.COMMAND_LINE[:] = args
         status = guarded(lambda: run(args), debug)
     if argv is None:
         _exit(status)

@@ -116,19 +116,21 @@ class Prepared:
     def run(self, sink: Sink | None = None, *, threads: int | None = None,
             block_size: int | None = None,
             progress: Callable[[int, int], None] | None = None,
-            client: Any = None) -> Result:
+            client: Any = None, memory: Any = None) -> Result:
         """Compute every block; return the carried columns, the variables, then the results
         (a Result: a mapping of scalar columns whose ``arrays`` are the blocks).
 
         With ``client`` (a ``distributed.Client``) every block is a task on its cluster
-        (``cluster.run_on_cluster``), computed by the same kernel."""
+        (``cluster.run_on_cluster``), computed by the same kernel. ``memory`` is the
+        working-memory budget (bytes, or a size such as ``"2G"``; ``budget.py``)."""
         sink = sink or ArraySink()
         if client is not None:
             from .cluster import run_on_cluster
 
-            return run_on_cluster(self, sink, client, progress)
+            return run_on_cluster(self, sink, client, progress, memory)
         run(self.plan, self.binding, sink, dtype=self.dtype, threads=threads,
-            block_size=block_size, progress=progress, layout=self.layout, inputs=self.inputs)
+            block_size=block_size, progress=progress, layout=self.layout, inputs=self.inputs,
+            memory=memory)
         return sink.result()
 
 
@@ -376,7 +378,7 @@ def evaluate(expression: str, what: str = "eval", *,
              max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
              block_size: int | None = None, wrt: Any = None, order: Any = None,
              norm: bool = False, unit: bool = False, scheduler: Any = None,
-             scheduler_timeout: float = 10.0) -> dict[str, Any]:
+             scheduler_timeout: float = 10.0, memory: Any = None) -> dict[str, Any]:
     """Evaluate ``expression`` and its derivatives; return ``{name: array}``, one array per
     block.
 
@@ -419,13 +421,15 @@ def evaluate(expression: str, what: str = "eval", *,
     LocalCluster of N processes kept until exit, or a ``distributed.Client``) makes the
     results lazy dask arrays, one task per block, of the same names and shapes (needs
     ``pip install 'gradcli[dask]'``); ``scheduler_timeout`` bounds the wait for it.
-    ``gradcli.to_xarray(result)`` labels any result as a dataset.
+    ``gradcli.to_xarray(result)`` labels any result as a dataset. ``memory`` bounds the
+    working memory (bytes, or ``"512M"``, ``"2G"``; default ``$GRADCLI_MEMORY``, else
+    1 GiB): blocks of points are sized so that every thread's block fits in it.
     """
     return evaluate_request(Request(
         expression, what, at=at, grid=grid, points=points, fixed=fixed, vector=vector,
         direction=direction, dtype=dtype, max_points=max_points, wrt=wrt, order=order,
         norm=norm, unit=unit, threads=threads, block_size=block_size, scheduler=scheduler,
-        scheduler_timeout=scheduler_timeout))
+        scheduler_timeout=scheduler_timeout, memory=memory))
 
 
 def evaluate_request(request: Request) -> dict[str, Any]:
@@ -437,5 +441,6 @@ def evaluate_request(request: Request) -> dict[str, Any]:
         shared_client(request.scheduler, request.scheduler_timeout)
         result = lazy_result(prepared)
     else:
-        result = prepared.run(threads=request.threads, block_size=request.block_size)
+        result = prepared.run(threads=request.threads, block_size=request.block_size,
+                              memory=request.memory)
     return Evaluated(result.arrays, result, prepared.origin(request.call()))

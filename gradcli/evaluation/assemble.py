@@ -22,7 +22,8 @@ def result_layout(plan: Plan, binding: Binding | None = None) -> Layout:
     """The result blocks of ``plan``, their scalar columns in the plan's column order."""
     blocks = plan.blocks()
     try:
-        return Layout(blocks, plan.order())
+        # a Hessian's column order has one entry per scalar column: made only when asked
+        return Layout(blocks, plan.order if plan.what == "hessian" else plan.order())
     except ValueError:
         names = [b.name for b in blocks]
         twice = next(n for n in names if names.count(n) > 1)

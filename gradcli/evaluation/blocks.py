@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,10 +110,12 @@ class Block:
 @dataclass
 class Layout:
     """Blocks in array order, and the scalar column order as (block index, component)
-    pairs; ``order=None`` means block by block, components in C order."""
+    pairs; ``order=None`` means block by block, components in C order. ``order`` may also
+    be a function that makes the list, called only when a writer asks for scalar columns:
+    a Hessian of a 10⁴-vector has 10⁸ of them, which a file of blocks (.npz) never needs."""
 
     blocks: list[Block]
-    order: list[tuple[int, int]] | None = None
+    order: list[tuple[int, int]] | Callable[[], list[tuple[int, int]]] | None = None
     _names: list[str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -127,6 +129,8 @@ class Layout:
         """(block index, component) for every scalar column, in column order."""
         if self.order is None:
             self.order = [(i, k) for i, b in enumerate(self.blocks) for k in range(b.size)]
+        elif callable(self.order):
+            self.order = self.order()
         return self.order
 
     def column_names(self) -> list[str]:
@@ -174,20 +178,30 @@ class Layout:
         """The blocks of each layout in turn, each keeping its column order."""
         if all(lay.order is None for lay in layouts):
             return Layout([b for lay in layouts for b in lay.blocks])
-        blocks, order, base = [], [], 0
-        for lay in layouts:
-            blocks.extend(lay.blocks)
-            order.extend((base + i, k) for i, k in lay.scalar_order())
-            base += len(lay.blocks)
-        return Layout(blocks, order)
+
+        def order() -> list[tuple[int, int]]:
+            out, base = [], 0
+            for lay in layouts:
+                out.extend((base + i, k) for i, k in lay.scalar_order())
+                base += len(lay.blocks)
+            return out
+
+        blocks = [b for lay in layouts for b in lay.blocks]
+        lazy = any(callable(lay.order) for lay in layouts)
+        return Layout(blocks, order if lazy else order())
 
     def subset(self, names: Sequence[str]) -> Layout:
         """The layout of only the named blocks (column order kept)."""
         keep = [i for i, b in enumerate(self.blocks) if b.name in set(names)]
         new_index = {old: new for new, old in enumerate(keep)}
-        order = None if self.order is None else [(new_index[i], k) for i, k in self.order
-                                                  if i in new_index]
-        return Layout([self.blocks[i] for i in keep], order)
+
+        def order() -> list[tuple[int, int]]:
+            return [(new_index[i], k) for i, k in self.scalar_order() if i in new_index]
+
+        blocks = [self.blocks[i] for i in keep]
+        if self.order is None:
+            return Layout(blocks)
+        return Layout(blocks, order if callable(self.order) else order())
 
 
 def is_text(arr: Any) -> bool:
@@ -251,3 +265,77 @@ def as_result(columns: Mapping[str, Any]) -> Result:
     except ValueError as err:
         raise ValueError(f"result columns have incompatible shapes {shapes}") from err
     return Result(Layout(blocks), arrays, batch)
+
+
+def rows_per_block(plan: Any, binding: Any, budget: int, threads: int, window: int = 0,
+                   kept: int = 0, most_points: int = 1 << 18) -> int:
+    """The rows of the batch's first axis in each block, so that a run stays within
+    ``budget`` bytes of working memory: ``threads`` blocks being computed at once, each
+    holding what its recorded operations and sweeps make, plus ``window`` finished blocks
+    waiting to be written, less ``kept`` bytes of results held in memory whole.
+
+    The cost of a point is measured, not guessed: the block kernel runs on small probe
+    blocks (1 and 2 points, then 64 and 256 when a point is cheap) with allocations
+    traced, and the difference between two probes is the cost of the points added, so
+    it counts every recorded operation, every sweep and the outputs, whatever the
+    expression and the values per point. At most ``most_points`` points per block
+    (blocks small enough for the caches), at least one row.
+    """
+    from .kernels import peak_bytes
+
+    shape = binding.batch_shape
+    if not shape:
+        return 1
+    per_row = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+    cap = max(1, most_points // max(per_row, 1))
+    if shape[0] == 1:  # one row: nothing to cut
+        return 1
+    if min(shape[0] * per_row, most_points) * _bound_per_point(plan) * max(threads, 1) \
+            <= budget // 4:
+        return cap  # far within the budget even at a generous bound: no probe needed
+
+    def probe(points: int) -> tuple[int, int]:
+        """The peak bytes of a block of about ``points`` points, and its point count."""
+        rows = min(shape[0], points)
+        across = min(shape[1], -(-points // rows)) if len(shape) > 1 else 1
+        cut = [rows] + ([across] + [1] * (len(shape) - 2) if len(shape) > 1 else [])
+        values = {}
+        for name, v in binding.values.items():
+            index = tuple(slice(0, n) if axis < np.ndim(v) and np.shape(v)[axis] != 1
+                          else slice(None) for axis, n in enumerate(cut))
+            values[name] = v[index] if np.ndim(v) else v
+        return peak_bytes(plan, values), rows * across
+
+    def slope(a: tuple[int, int], b: tuple[int, int]) -> float:
+        if b[1] > a[1]:
+            return max(b[0] - a[0], 0) / (b[1] - a[1])
+        return b[0] / max(b[1], 1)
+
+    one = probe(1)
+    if shape[0] * per_row <= 256:  # a small batch: one point's whole cost, an upper bound
+        per_point = one[0] / max(one[1], 1)
+    else:
+        per_point = slope(one, probe(2))
+    if shape[0] * per_row > 256 and per_point * 256 < budget / 16:  # cheap: larger probes
+        per_point = max(per_point, slope(probe(64), probe(256)))
+    out_row = _result_bytes(plan, binding) * per_row
+    row_bytes = per_point * per_row
+    cost = max(threads, 1) * (row_bytes + out_row) + window * out_row
+    rows = int(max(budget - kept, 0) // cost) if cost > 0 else cap
+    return max(1, min(rows, cap))
+
+
+def _bound_per_point(plan: Any) -> int:
+    """A generous bound on a point's working bytes, from the program alone: every recorded
+    operation and its partials on every sweep, each as large as the square of all the
+    variables' and outputs' components (so a small run needs no probe)."""
+    values = sum(math.prod(s) for _, s in plan.variables) + \
+        sum(math.prod(s) for _, s in plan.program.outputs)
+    ops = max(plan.program.op_count, len(plan.program.steps), 1)
+    return ops * max(values, 1) ** 2 * 8 * 2 * (plan.sweeps() + 1)
+
+
+def _result_bytes(plan: Any, binding: Any) -> int:
+    """Bytes of one point's results (every result block's components)."""
+    itemsize = next((np.asarray(v).dtype.itemsize for v in binding.values.values()), 8)
+    return sum(b.size for b in plan.blocks()) * max(itemsize, 8)

@@ -162,13 +162,28 @@ def _check_fits(prepared: Any) -> None:
 
 
 def run_on_cluster(prepared: Any, sink: Sink, client: Any,
-                   progress: Callable[[int, int], None] | None = None) -> Result:
-    """Run every block of ``prepared`` as a task on ``client``'s cluster into ``sink``."""
+                   progress: Callable[[int, int], None] | None = None,
+                   memory: Any = None) -> Result:
+    """Run every block of ``prepared`` as a task on ``client``'s cluster into ``sink``;
+    each task's block fits the memory budget ``memory`` on its worker."""
     from distributed import as_completed
+
+    from .blocks import rows_per_block
+    from .budget import memory_budget
+    from .runner import row_ranges
 
     binding = prepared.binding
     shape = binding.batch_shape
-    ranges = blocks_for(shape, getattr(sink, "block_size", None) or DEFAULT_BLOCK)
+    budgeted = getattr(sink, "budgeted", False)
+    fixed = None if budgeted else getattr(sink, "block_size", None)
+    if fixed:
+        ranges = blocks_for(shape, fixed)
+    else:
+        rows = rows_per_block(prepared.plan, binding, memory_budget(memory), 1,
+                              most_points=DEFAULT_BLOCK)
+        ranges = row_ranges(shape, rows)
+        if budgeted:
+            sink.block_size = rows * (int(np.prod(shape[1:], dtype=np.int64)) if shape else 1)
     sink.open(prepared.layout, shape, prepared.dtype, prepared.inputs)
     writer = getattr(sink, "writer", None)
     if writer is None:
@@ -276,7 +291,34 @@ def parse_local(spec: str) -> int | None:
         raise EvaluationError(f"{ref('scheduler', text=repr(spec))}: local:N needs a number "
                               "of worker "
                               "processes from 1 to 1024, e.g. local:2")
+    most, why = local_worker_limit()
+    if int(count) > most:
+        raise EvaluationError(f"scheduler '{spec}': this machine can run at most {most} "
+                              f"local worker{'s' if most != 1 else ''} ({why}); use "
+                              f"local:{most} or fewer, or a scheduler's address")
     return int(count)
+
+
+#: the memory a local worker process takes before any work (interpreter, numpy, Dask)
+WORKER_MEMORY = 256 << 20
+
+
+def local_worker_limit() -> tuple[int, str]:
+    """The most local worker processes worth starting, and why: one per usable core (more
+    only wait for a core, each with its own interpreter's memory; two on a one-core
+    machine, so a cluster can be tried anywhere), and no more than the free memory holds
+    at :data:`WORKER_MEMORY` each."""
+    from .runner import default_threads
+
+    cores = max(2, default_threads())
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        free = None
+    by_memory = max(1, free // WORKER_MEMORY) if free else cores
+    if by_memory < cores:
+        return by_memory, f"{free / (1 << 30):.1f} GiB free, {WORKER_MEMORY >> 20} MiB each"
+    return cores, f"{default_threads()} usable core{'s' if default_threads() != 1 else ''}"
 
 
 def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Callable[[], None]]:

@@ -25,6 +25,7 @@ returns one value per derivative block, in that order.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,7 +207,8 @@ def _live(v: Any) -> bool:
 
 
 def compute_block(plan: Plan, values: dict[str, np.ndarray],
-                  shared: Hoist | None = None) -> list[Any]:
+                  shared: Hoist | None = None,
+                  part: tuple[int, int, int] | None = None) -> list[Any]:
     """Evaluate one block: one value per result block (``plan.blocks()``), each an array
     broadcastable to the block's rows and the block's component shape, a scalar, or None
     for an identically zero derivative. ``shared`` supplies the hoisted work of a grid."""
@@ -226,6 +228,8 @@ def compute_block(plan: Plan, values: dict[str, np.ndarray],
     batch = next((np.ndim(values[n]) - len(s) for n, s in plan.variables), 0)
     dtype = next((v.dtype for v in values.values()), np.dtype(np.float64))
     with batch_axes(batch), quiet():
+        if part is not None:  # a Hessian by rows (hessian_part)
+            return result + hessian(plan, targets, outs, dtype.type, part)
         result += computation.kernel(plan, targets, outs, dtype.type)
     return result
 
@@ -258,12 +262,56 @@ def _seeds(out: Any, shape: Shape, num: type, first: Any) -> list[Any]:
     """One seed per component of an output of component ``shape``: ``first`` (the scalar
     1) for a scalar, else one-hot arrays, as large as the output (broadcast views), so
     that every cotangent of the sweep has the batch's extent along its leading axes."""
+    return list(_seed_iter(out, shape, num, first))
+
+
+def _seed_iter(out: Any, shape: Shape, num: type, first: Any, start: int = 0,
+               stop: int | None = None) -> Iterator[Any]:
+    """``_seeds`` one at a time (components ``start:stop``): a Hessian of an n-vector needs
+    n one-hot seeds, and an identity of n² entries (800 MB at n = 10⁴) was made for them."""
     if shape == ():
-        return [first]
+        yield first
+        return
     size = math.prod(shape)
-    eye = np.eye(size, dtype=num)
-    return [np.broadcast_to(_shaped(eye[k], out, shape), np.shape(raw(out)))
-            for k in range(size)]
+    for k in range(start, size if stop is None else stop):
+        hot = np.zeros(size, dtype=num)
+        hot[k] = 1
+        yield np.broadcast_to(_shaped(hot, out, shape), np.shape(raw(out)))
+
+
+class _Joiner:
+    """``_join`` filled one component at a time, so a block's per-component results are
+    never all held beside the block (a Hessian's sweeps were held whole, then copied)."""
+
+    def __init__(self, lead: Shape, inner: Shape, num: type) -> None:
+        self.lead, self.inner, self.num = lead, inner, num
+        self.size = math.prod(lead)
+        self.first: Any = None
+        self.out: np.ndarray | None = None
+        self.batch: Shape = ()
+
+    def put(self, k: int, part: Any) -> None:
+        if self.lead == ():
+            self.first = part
+            return
+        if part is None:
+            return
+        p = np.asarray(part)
+        full = np.broadcast_shapes(p.shape, self.batch + self.inner)
+        batch = full[:len(full) - len(self.inner)]
+        if self.out is None or batch != self.batch:
+            grown = np.zeros(batch + (self.size,) + self.inner, dtype=self.num)
+            if self.out is not None:
+                grown[...] = self.out
+            self.out, self.batch = grown, batch
+        self.out[(Ellipsis, k, *(slice(None),) * len(self.inner))] = p
+
+    def result(self) -> Any:
+        if self.lead == ():
+            return self.first
+        if self.out is None:
+            return None
+        return self.out.reshape(self.batch + self.lead + self.inner)
 
 
 def _sweep(outs: list[Any], seeds: list[Any], targets: list[Any],
@@ -303,9 +351,12 @@ def grad(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any
         if not _live(o):
             values += [None] * len(targets)
             continue
-        sweeps = [_sweep([o], [seed], targets) for seed in _seeds(o, shape, num, _one(num))]
-        values += [_join([raw(s[t]) for s in sweeps], shape, inner, num)
-                   for t, inner in enumerate(shapes)]
+        joins = [_Joiner(shape, inner, num) for inner in shapes]
+        for k, seed in enumerate(_seed_iter(o, shape, num, _one(num))):
+            swept = _sweep([o], [seed], targets)
+            for t, join in enumerate(joins):
+                join.put(k, raw(swept[t]))
+        values += [join.result() for join in joins]
     if plan.norm:
         values.append(euclidean_norm([(v, len(s)) for v, s in zip(values, shapes, strict=True)]))
     return values
@@ -362,21 +413,56 @@ def jvp(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]
     return [raw(next(got)) if _live(o) else None for o in outs]
 
 
-def hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[Any]:
+def hessian(plan: Plan, targets: list[Any], outs: list[Any], num: type,
+            part: tuple[int, int, int] | None = None) -> list[Any]:
     """∂²f/∂a∂b = ∂(∂f/∂a)/∂b: the gradient recorded by one reverse sweep, then one
-    reverse sweep of it per component (reverse over reverse, as PyTorch's hessian)."""
+    reverse sweep of it per component (reverse over reverse, as PyTorch's hessian).
+
+    ``part = (a, i0, i1)``: only the rows i0:i1 (flat components of target a) of the
+    blocks (a, b) for every b, each of shape batch + (i1 − i0,) + b's shape."""
     f, n = outs[0], len(targets)
     if not _live(f):
-        return [None] * (n * n)
+        return [None] * (n if part is not None else n * n)
     firsts = _sweep([f], [num(1.0)], targets, create_graph=True)
     values: list[Any] = []
     shapes = [s for _, s in plan.targets]
     with reused_values():  # the sweeps recompute the same cos(x), sin(x): once each
-        for g, sa in zip(firsts, shapes, strict=True):
+        for a, (g, sa) in enumerate(zip(firsts, shapes, strict=True)):
+            if part is not None and a != part[0]:
+                continue
             if not _live(g):
                 values += [None] * n
                 continue
-            sweeps = [_sweep([g], [seed], targets) for seed in _seeds(g, sa, num, num(1.0))]
-            values += [_join([raw(s[b]) for s in sweeps], sa, sb, num)
-                       for b, sb in enumerate(shapes)]
+            lead, first, stop = sa, 0, math.prod(sa)
+            if part is not None:
+                lead, first, stop = (part[2] - part[1],), part[1], part[2]
+            joins = [_Joiner(lead, sb, num) for sb in shapes]
+            for k, seed in enumerate(_seed_iter(g, sa, num, num(1.0), first, stop)):
+                swept = _sweep([g], [seed], targets)
+                for b, join in enumerate(joins):
+                    join.put(k, raw(swept[b]))
+            values += [join.result() for join in joins]
     return values
+
+
+def peak_bytes(plan: Plan, values: dict[str, np.ndarray]) -> int:
+    """The most memory one block's computation holds at once, in bytes: the block kernel
+    run on ``values`` (a small probe block) with allocations traced. The blocks of a run
+    are sized from the difference between two probes (``blocks.rows_per_block``), so the
+    per-row cost counts every recorded operation, every sweep and the outputs, whatever
+    the expression."""
+    import tracemalloc
+
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        out = compute_block(plan, values)
+        peak = tracemalloc.get_traced_memory()[1]
+        del out
+    finally:
+        if started:
+            tracemalloc.stop()
+    return max(0, peak - before)

@@ -27,7 +27,8 @@ class Request(NamedTuple):
     more variables; ``carry`` passes a points file's text columns through), the
     computation's parameters (``vector``, ``direction``, ``wrt``, ``order``, ``norm``,
     ``unit``), the numbers (``dtype``, ``max_points``), how to run (``threads``,
-    ``block_size``, ``scheduler``, ``scheduler_timeout``: they never change a value) and
+    ``block_size``, ``scheduler``, ``scheduler_timeout``, ``memory``: they never change a
+    value) and
     the front end's ``options``. Immutable (a NamedTuple, cheap to define at start-up):
     change one with :meth:`replace`."""
 
@@ -50,6 +51,7 @@ class Request(NamedTuple):
     block_size: int | None = None
     scheduler: Any = None
     scheduler_timeout: float = 10.0
+    memory: Any = None
     options: Mapping[str, Any] | None = None
 
     def replace(self, **changes: Any) -> Request:
@@ -63,7 +65,7 @@ class Request(NamedTuple):
     def computation_parameters(self) -> dict[str, Any]:
         """What ``prepare`` needs besides the points: the fields that decide values."""
         skip = {"expression", "what", "threads", "block_size", "scheduler",
-                "scheduler_timeout", "options"}
+                "scheduler_timeout", "memory", "options"}
         return {name: getattr(self, name) for name in self._fields if name not in skip}
 
     def for_worker(self) -> Request:

@@ -22,7 +22,8 @@ import numpy as np
 from .allocator import keep_freed_memory
 from .assemble import input_result, result_layout
 from .binding import Binding
-from .blocks import Layout, Result
+from .blocks import Layout, Result, rows_per_block
+from .budget import memory_budget
 from .kernels import Plan, compute_block, full_size_ops, hoist
 
 # 2 MiB per float64 array: a block's temporaries stay in the L2/L3 caches, and each block
@@ -130,6 +131,13 @@ def blocks_for(shape: tuple[int, ...], block_size: int) -> list[tuple[int, int]]
     return [(r, min(r + step, rows)) for r in range(0, rows, step)]
 
 
+def row_ranges(shape: tuple[int, ...], rows: int) -> list[tuple[int, int]]:
+    """Ranges of ``rows`` rows along the first axis (one range for no batch)."""
+    if not shape:
+        return [(0, 1)]
+    return [(r, min(r + rows, shape[0])) for r in range(0, shape[0], max(1, rows))]
+
+
 def own_arrays(binding: Binding) -> set[int]:
     """The ids of the variables' own arrays: for points, the caller's (f = x returns x),
     so they reach sinks as views and no sink can keep one as a result."""
@@ -176,29 +184,49 @@ def column_reader(layout: Layout, values: Sequence[Any]) -> Callable[[int], Any]
 def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         threads: int | None = None, block_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
-        layout: Layout | None = None, inputs: Result | None = None) -> None:
+        layout: Layout | None = None, inputs: Result | None = None,
+        memory: Any = None) -> None:
     """Evaluate every block of rows and write it into ``sink``.
 
     ``layout`` groups the plan's columns into blocks (default: ``result_layout``);
     ``inputs`` are the blocks handed to the sink as they are (default: the variables').
     Array sinks are written by the workers themselves (disjoint slices); a sink marked
     ``sequential`` (a file stream) gets the rows in order from this thread, with a
-    bounded number of row ranges in flight so memory stays bounded too.
+    bounded number of row ranges in flight so memory stays bounded too. ``memory`` is the
+    budget (``budget.memory_budget``) the blocks' rows are chosen for, unless
+    ``block_size`` (points per block) or the sink fixes them.
     """
     shape = binding.batch_shape
     layout = layout or result_layout(plan)
     # a sink may fix the block size: a Zarr store's chunks are the blocks' rows, so every
     # block must fill whole chunks
-    ranges = blocks_for(shape, getattr(sink, "block_size", None) or block_size or DEFAULT_BLOCK)
+    sequential = getattr(sink, "sequential", False)
+    wanted = threads or default_threads()
+    budget = memory_budget(memory)
+    budgeted = getattr(sink, "budgeted", False)  # a sink whose chunks follow the blocks
+    fixed = block_size or (None if budgeted else getattr(sink, "block_size", None))
+    if fixed:
+        ranges = blocks_for(shape, fixed)
+    else:
+        kept = binding.size * sum(b.size for b in layout.blocks) * np.dtype(dtype).itemsize \
+            if isinstance(sink, ArraySink) else 0
+        rows = rows_per_block(plan, binding, budget, wanted,
+                              window=2 * wanted if sequential else 0, kept=kept,
+                              most_points=DEFAULT_BLOCK)
+        ranges = row_ranges(shape, rows)
+        if budgeted:
+            sink.block_size = rows * (int(np.prod(shape[1:], dtype=np.int64)) if shape else 1)
     if len(ranges) > 1 and isinstance(sink, ArraySink) and _output_bound(plan, binding):
         ranges = [(0, shape[0])]
     if len(ranges) > 1:  # block temporaries are reused: keep them off the page-fault path
         keep_freed_memory()
     stop = threading.Event()
-    sequential = getattr(sink, "sequential", False)
     own = own_arrays(binding)
     try:
         sink.open(layout, shape, dtype, inputs or input_result(binding))
+        if _by_rows(plan, binding, sink, dtype, budget):
+            _hessian_by_rows(plan, binding, sink, dtype, budget, progress)
+            return
         shared = None
         if binding.kind == "grid" and binding.axes and len(ranges) > 1:
             shared = hoist(plan, binding.values, binding.axes[0])
@@ -215,7 +243,7 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         def work(bounds: tuple[int, int]) -> None:
             emit(bounds, compute(bounds))
 
-        n_threads = min(threads or default_threads(), len(ranges))
+        n_threads = min(wanted, len(ranges))
         if n_threads <= 1:
             for i, b in enumerate(ranges):
                 work(b)
@@ -235,6 +263,42 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
         if abort is not None:
             abort()
         raise
+
+
+def _by_rows(plan: Plan, binding: Binding, sink: Sink, dtype: np.dtype, budget: int) -> bool:
+    """Whether to compute a one-point Hessian row by row into the sink: its result is
+    more than a quarter of the budget and the sink takes pieces of a block."""
+    if plan.what != "hessian" or binding.size != 1 or not getattr(sink, "parts", False):
+        return False
+    n = sum(int(np.prod(s, dtype=np.int64)) for _, s in plan.targets)
+    return n * n * np.dtype(dtype).itemsize > budget // 4
+
+
+def _hessian_by_rows(plan: Plan, binding: Binding, sink: Any, dtype: np.dtype, budget: int,
+                     progress: Callable[[int, int], None] | None) -> None:
+    """A one-point Hessian streamed by rows: for each target a, rows i0:i1 of every block
+    (a, b), as many rows at a time as a quarter of the budget holds (a row's sweep and its
+    copies take about as much again), written into the sink piece by piece."""
+    from .kernels import compute_block
+
+    sizes = [int(np.prod(s, dtype=np.int64)) for _, s in plan.targets]
+    shapes = [s for _, s in plan.targets]
+    n, itemsize = len(sizes), np.dtype(dtype).itemsize
+    per = max(1, int(budget // (4 * sum(sizes) * itemsize)))
+    parts = [(a, i0, min(na, i0 + per)) for a, na in enumerate(sizes) for i0 in range(0, na, per)]
+    lead = binding.batch_shape
+    for done, (a, i0, i1) in enumerate(parts):
+        values = compute_block(plan, binding.values, None, (a, i0, i1))
+        if done == 0:
+            sink.write_part(0, 0, np.broadcast_to(np.asarray(values[0], dtype=dtype), lead))
+        for b in range(n):
+            v = values[1 + b]
+            full = lead + (i1 - i0,) + shapes[b]
+            piece = np.zeros(full, dtype=dtype) if v is None else \
+                np.broadcast_to(np.asarray(v, dtype=dtype), full)
+            sink.write_part(1 + a * n + b, i0 * sizes[b], piece)
+        if progress:
+            progress(done + 1, len(parts))
 
 
 def _run_pool(blocks: list[tuple[int, int]], work: Callable[[tuple[int, int]], None],

@@ -152,9 +152,12 @@ class _Builder:
     def expression(self, toks: list[Token], params: tuple[str, ...] = (),
                    defining: str | None = None) -> Node:
         tree = parse_expression(self.text, toks, self.functions, defining)
-        known = set(self.steps) | set(params)
+        # looked up in place: a set of every step built per statement made programs
+        # quadratic in their number of steps
+        steps = self.steps
         resolved = fold(tree, lambda n, kids: Ref(n.name, n.pos) if isinstance(n, Var) and
-                        n.name in known else with_children(n, kids) if kids else n)
+                        (n.name in steps or n.name in params) else
+                        with_children(n, kids) if kids else n)
         for sub in walk(resolved):
             if isinstance(sub, Var):
                 self.variables.setdefault(sub.name, sub.pos)

@@ -87,6 +87,25 @@ class StreamSink:
         """
         self._guarded(self._write, start, stop, values, abort=False)
 
+    @property
+    def parts(self) -> bool:
+        """Whether :meth:`write_part` works: a result of one point written piece by piece
+        (a wide Hessian by rows); only the .npz spool has a place for each piece."""
+        return self.fmt == "npz"
+
+    def write_part(self, index: int, first: int, values: np.ndarray) -> None:
+        """Write components ``first:first + values.size`` (flat, C order) of block ``index``
+        of a one-point result."""
+        def put() -> None:
+            arr = np.ascontiguousarray(values, dtype=self._dtype)
+            bad = arr.size - int(np.count_nonzero(np.isfinite(arr)))
+            _pwrite_all(self._spool.fileno(), arr,
+                        self._offsets[index] + first * self._dtype.itemsize)
+            with self._lock:
+                self.nonfinite += bad
+
+        self._guarded(put, abort=False)
+
     def result(self) -> Result:
         """Finish the file and return the inputs (the results live only on disk)."""
         return self._guarded(self._result)

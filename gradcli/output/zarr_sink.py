@@ -101,6 +101,9 @@ class ZarrSink:
         self.destination = destination
         self.origin, self.history = origin, history
         self.block_size = block_size or DEFAULT_BLOCK
+        # no size given: the runner sizes the blocks from the memory budget and sets
+        # block_size to match before open (the chunks are the blocks' rows)
+        self.budgeted = block_size is None
         self.nonfinite = 0
         self.plan: DatasetPlan | None = None
         self._lock = threading.Lock()

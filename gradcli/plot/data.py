@@ -221,6 +221,23 @@ def _kernel_color(expression: str, grid: Mapping[str, Any], fixed: Mapping[str, 
     return out
 
 
+def _check_picture_memory(points: int) -> None:
+    """Refuse a grid whose picture would not fit the memory budget (``GRADCLI_MEMORY``):
+    a picture holds every grid point's values, gradient and colours at once."""
+    from ..evaluation.budget import memory_budget, size_text
+    from .options import PICTURE_BYTES_PER_POINT
+
+    budget = memory_budget()
+    need = points * PICTURE_BYTES_PER_POINT
+    if need > budget:
+        most = budget // PICTURE_BYTES_PER_POINT
+        raise EvaluationError(f"a picture of {points:,} grid points needs about "
+                              f"{size_text(need)}, over the memory budget of "
+                              f"{size_text(budget)} (GRADCLI_MEMORY): at most {most:,} points "
+                              f"(about {int(most ** 0.5):,} per axis on a plane); use a "
+                              "coarser --grid")
+
+
 def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None = None,
                   slice_: tuple[str, float] | None = None,
                   animate: tuple[str, Any] | None = None,
@@ -236,8 +253,9 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
     fixed = dict(fixed or {})
     sampled = sampled_names(grid)
     grid, names = _check_grid(grid, slice_, animate)
-    shape = prepare(expression, "eval", grid=grid, fixed=fixed,
-                    max_points=max_points).program.shape
+    probe = prepare(expression, "eval", grid=grid, fixed=fixed, max_points=max_points)
+    _check_picture_memory(probe.binding.size)
+    shape = probe.program.shape
     kind = _kind(shape, len(names), slice_ is not None)
     _check_color(color, kind)
     prepared = prepare(expression, "grad" if shape == () else "jacobian", grid=grid,

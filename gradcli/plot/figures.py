@@ -62,7 +62,7 @@ from .layout import (
 )
 from .marks import wanted as marks_wanted
 from .marks import with_marks
-from .options import PlotOptions
+from .options import MAX_CONTOUR_LEVELS, PlotOptions, contour_note
 
 __all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "check_texts", "OVERLAYS",
            "Canvas", "plane_box", "CLIPPED"]
@@ -508,7 +508,10 @@ def _contour(c: Canvas) -> None:
     vals = target[np.isfinite(target)]
     if vals.size == 0 or vals.min() == vals.max():
         return
-    levels = np.linspace(vals.min(), vals.max(), c.opts.contour + 2)[1:-1]
+    count = min(c.opts.contour, MAX_CONTOUR_LEVELS)
+    if count < c.opts.contour:
+        c.drawn.notes.append(contour_note(c.opts.contour))
+    levels = np.linspace(vals.min(), vals.max(), count + 2)[1:-1]
     lines = "white" if hm is not None else "0.35"  # light on a heatmap, else gray
     (x, y) = fl.coords[:2]
     c.drawn.contour = c.ax.contour(x, y, _finite(target).T, levels=levels, colors=lines,

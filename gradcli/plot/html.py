@@ -31,7 +31,7 @@ from .colors import color_scale, heat, heat_name, held_text, short, value_text
 from .data import Field
 from .layout import choose_aspect, clamp_every, default_every, fit_arrows, lattice, y_range
 from .marks_page import add_marks
-from .options import DEFAULT_FPS, PlotOptions
+from .options import DEFAULT_FPS, MAX_CONTOUR_LEVELS, PlotOptions, contour_note
 
 __all__ = ["write_page", "plotly_js", "hover_lines", "DIV_ID", "page_spec"]
 
@@ -194,6 +194,8 @@ def _plane(fl: Field, opts: PlotOptions, limits: Any = None
         "hovertemplate": "%{text}<extra></extra>"}]
     if opts.contour:
         traces.append(_contour_trace(fl, hm.values, opts.contour))
+        if opts.contour > MAX_CONTOUR_LEVELS:
+            notes.append(contour_note(opts.contour))
     if opts.stream:
         notes.append("--stream: the page draws arrows (it has no streamlines)")
     if opts.arrows:
@@ -236,6 +238,7 @@ def _contour_trace(fl: Field, values: np.ndarray, count: int) -> dict[str, Any]:
     picture draws them."""
     vals = values[np.isfinite(values)]
     lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
+    count = min(count, MAX_CONTOUR_LEVELS)
     step = (hi - lo) / (count + 1) or 1.0
     return {"type": "contour", "x": _json_numbers(fl.coords[0]),
             "y": _json_numbers(fl.coords[1]), "z": _json_numbers(values.T),

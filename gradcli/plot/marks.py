@@ -104,7 +104,7 @@ def with_marks(fl: Field, opts: PlotOptions,
         marks.flows = integrate(function, starts, times)
         for r in np.flatnonzero(marks.flows.diverged):
             marks.notes.append(f"--flow-from {point_text(starts[r])}: leaves the finite "
-                               f"numbers at t = {times[marks.flows.end[r]]:g}")
+                               f"numbers at t = {marks.flows.t_end[r]:g}")
     if opts.basins:
         if function.kind != "scalar":
             raise EvaluationError("--basins colours where descent on a scalar f leads; this "

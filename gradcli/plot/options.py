@@ -34,6 +34,17 @@ IMAGES = tuple(f.name for f in format_table.holding((format_table.PICTURE,))
 EXTENSIONS = ", ".join(FORMATS)
 MAX_PIXELS_PER_SIDE = 16_000  # Agg refuses 2**16; far below that a picture is a mistake
 MAX_FRAMES = 1000
+#: the most contour lines drawn: closer lines run together (100000 took a minute and 1.5 GB)
+MAX_CONTOUR_LEVELS = 50
+#: the memory a picture holds per grid point: the values, the gradient, |grad|, the colours
+#: and the drawing's own copies (measured: about 16 float64 arrays of the grid)
+PICTURE_BYTES_PER_POINT = 128
+
+
+def contour_note(asked: int) -> str:
+    """The note when --contour asks for more levels than are drawn."""
+    return (f"--contour {asked:,}: drawing {MAX_CONTOUR_LEVELS} levels, the most a picture "
+            "shows (closer lines run together)")
 #: --color: the vector field's magnitude, divergence or curl; a scalar's |∇f| or ∇²f
 #: the --color quantities that are computations of the table (``plot/data.py`` runs
 #: them: the numbers the commands print), by colour name
@@ -122,10 +133,8 @@ class PlotOptions:
         return self.descents(default_method)[0]
 
     def times(self) -> Any:
-        """The flows' time grid (--t)."""
-        import numpy as np
-
-        return np.linspace(*(self.t or fields_defaults.TIMES))
+        """The flows' time grid (--t) as (start, stop, count): never built as an array."""
+        return tuple(self.t or fields_defaults.TIMES)
 
     def check(self, n_vars: int | None = None) -> None:
         """Reject contradictory or out-of-range choices (EvaluationError, exit 2)."""

@@ -7,4 +7,6 @@ STEPS = 1000
 TIMES = (0.0, 10.0, 1001)
 #: the optimisers of ``descend`` (gradcli.evaluation.fields.optim) and the flows' steppers
 METHODS = ("gd", "momentum", "adam", "adamw", "rmsprop", "newton")
-FLOW_METHODS = ("rk4", "euler")
+FLOW_METHODS = ("rk4", "euler", "dopri5")
+#: dopri5's default tolerances: tighter than ode45's 1e-3/1e-6, for a demanding user
+RTOL, ATOL = 1e-6, 1e-9

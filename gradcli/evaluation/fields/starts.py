@@ -68,6 +68,7 @@ def parse_times(text: str) -> tuple[float, float, int]:
     two different finite ends (constant expressions: ``0:2pi:629``)."""
     from ..binding import parse_constant
     from ..specs import split_top
+    from .flow import MAX_TIMES
 
     parts = split_top(text, ":")
     if len(parts) == 3:
@@ -75,6 +76,9 @@ def parse_times(text: str) -> tuple[float, float, int]:
                    for p, what in zip(parts, ("start", "stop", "count"), strict=True))
         numbers = all(isinstance(v, float) and np.isfinite(v) for v in (a, b, n))
         if numbers and float(n).is_integer() and n >= 2 and a != b:
+            if n > MAX_TIMES:
+                raise EvaluationError(f"times '{text}': {int(n):,} is over the limit of "
+                                      f"{MAX_TIMES:,} (10^9 steps, as for descend)")
             return float(a), float(b), int(n)
     raise EvaluationError(f"{ref('t', text=repr(text))}: expected start:stop:count with two "
                           "different finite ends and a whole count >= 2, e.g. "

@@ -1,0 +1,85 @@
+"""Every bound a user can meet, read from the constants that enforce it.
+
+``limits_table()`` is the table of ``docs/reference/limits.md`` (a test keeps the page equal
+to it); ``python -m gradcli.cli.limits`` prints it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["limits", "limits_table"]
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def limits() -> list[tuple[str, str, str]]:
+    """(what is bounded, the bound, how to change it or what happens) for every bound."""
+    from ..evaluation.binding import DEFAULT_MAX_POINTS, MAX_GRID_AXES
+    from ..evaluation.budget import DEFAULT_MEMORY, ENV, FIXED_OVERHEAD, MIN_MEMORY, size_text
+    from ..evaluation.cluster import WORKER_MEMORY
+    from ..evaluation.fields.flow import MAX_ATTEMPTS, MAX_TIMES
+    from ..lang.compile import MAX_CALLS, MAX_STEPS
+    from ..lang.parser import MAX_DEPTH, MAX_LENGTH
+    from ..lang.program import MAX_FILE
+    from ..output.cf import MAX_CARRIED
+    from ..plot.html import MAX_PAGE_POINTS
+    from ..plot.layout import MAX_ARROWS_PER_AXIS
+    from ..plot.options import (
+        MAX_CONTOUR_LEVELS,
+        MAX_FRAMES,
+        MAX_PIXELS_PER_SIDE,
+        PICTURE_BYTES_PER_POINT,
+    )
+    from .declare import BY_NAME
+    from .inputs import MAX_ARRAY_BYTES
+    from .reading import MAX_LINE
+
+    steps = BY_NAME["descend"].option("steps").high
+    return [
+        ("Working memory (the budget)", size_text(DEFAULT_MEMORY),
+         f"--memory SIZE or {ENV}=SIZE (at least {size_text(MIN_MEMORY)}); blocks of points "
+         "are sized so every thread's fits"),
+        ("Memory outside the budget", size_text(FIXED_OVERHEAD),
+         "the interpreter, numpy and loaded modules; the inputs; results kept whole for "
+         "table, CSV, JSON, .nc and .parquet output"),
+        ("Points of one run", _n(DEFAULT_MAX_POINTS),
+         "--max-points N; refused before anything is allocated"),
+        ("Grid axes", _n(MAX_GRID_AXES), "numpy's dimension limit"),
+        ("Expression length", f"{_n(MAX_LENGTH)} characters", "longer: a program file"),
+        ("Nesting depth of an expression", _n(MAX_DEPTH), ""),
+        ("Program file (@FILE)", size_text(MAX_FILE), ""),
+        ("Program steps once functions are inlined", _n(MAX_STEPS),
+         "compiled in time linear in the program's size"),
+        ("Functions calling functions", f"{_n(MAX_CALLS)} levels", ""),
+        ("Array file (x=@v.npy, --vector @v.npy)", size_text(MAX_ARRAY_BYTES), ""),
+        ("Line of a points file", size_text(MAX_LINE), ""),
+        ("Carried text columns in a .nc or .zarr output", _n(MAX_CARRIED),
+         "more are refused (CSV, JSON and .npz carry any number)"),
+        ("descend steps", _n(steps), "--steps N"),
+        ("flow times (--t START:STOP:COUNT)", _n(MAX_TIMES),
+         "computed as the steps go: a count costs nothing until its rows are written"),
+        ("dopri5 step attempts per run", _n(MAX_ATTEMPTS),
+         "the run ends, said on stderr, as when its step stops advancing"),
+        ("Picture grid points", f"budget / {PICTURE_BYTES_PER_POINT} B",
+         f"refused with the most points that fit "
+         f"({_n(DEFAULT_MEMORY // PICTURE_BYTES_PER_POINT)} at the default budget)"),
+        ("Picture size", f"{_n(MAX_PIXELS_PER_SIDE)} pixels per side", "--size, --dpi"),
+        ("Arrows", f"{MAX_ARROWS_PER_AXIS} per axis", "--every is raised, with a note"),
+        ("Contour levels", _n(MAX_CONTOUR_LEVELS), "more are drawn as this many, with a note"),
+        ("Animation frames", _n(MAX_FRAMES), "--animate t=A:B:N"),
+        ("Points of an HTML page", _n(MAX_PAGE_POINTS), "each has a hover label"),
+        ("Local Dask workers (--scheduler local:N)", "the usable cores",
+         f"and {size_text(WORKER_MEMORY)} of free memory each; more are refused"),
+    ]
+
+
+def limits_table() -> str:
+    """The bounds as a Markdown table."""
+    lines = ["| What | Bound | How to change it, or what happens |", "|---|---|---|"]
+    lines += [f"| {what} | {bound} | {note} |" for what, bound, note in limits()]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(limits_table(), end="")
