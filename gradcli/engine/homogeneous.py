@@ -11,7 +11,10 @@ rules unchanged and gives every ∂^α f / α! exactly, with the rounding of the
 only (no interpolation over directions, whose weights cancel at high order).
 
 ``Poly`` is that type: ``arr`` holds one array per monomial of degree ``deg`` (leading axis,
-in ``simplex(n, deg)`` order), each shaped as a univariate coefficient would be. numpy
+in ``monomials(cap, deg)`` order), each shaped as a univariate coefficient would be. A
+monomial t^β is kept only if β ≤ ``cap`` in every variable: the product of two monomials
+only raises exponents, so the coefficient of t^α needs no monomial beyond α (``diff``
+keeps only those; ``taylor`` of order K keeps all, cap = (K, ..., K)). numpy
 sees it through ``__array_ufunc__`` and ``__array_function__``: a product of two Polys
 (``*``, ``matmul``) is the polynomial product; anything else a rule does to a coefficient
 (a sum, a reshape, an index, a select, a solve with a fixed matrix) is linear in it and
@@ -20,13 +23,14 @@ applies monomial by monomial, as it applies coefficient by coefficient in one va
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Poly", "simplex", "per_monomial", "is_poly", "BILINEAR"]
+__all__ = ["Poly", "simplex", "monomials", "per_monomial", "variables", "BILINEAR"]
 
 Index = tuple[int, ...]
 
@@ -43,23 +47,47 @@ def simplex(n: int, degree: int) -> list[Index]:
 
 
 @lru_cache(maxsize=1024)
-def _where(n: int, degree: int) -> dict[Index, int]:
-    return {a: i for i, a in enumerate(simplex(n, degree))}
+def monomials(cap: Index, degree: int) -> list[Index]:
+    """The multi-indices β of ``degree`` with β ≤ ``cap``, in ``simplex`` order."""
+    return [a for a in simplex(len(cap), degree)
+            if all(p <= c for p, c in zip(a, cap, strict=True))]
+
+
+@lru_cache(maxsize=1024)
+def _where(cap: Index, degree: int) -> dict[Index, int]:
+    return {a: i for i, a in enumerate(monomials(cap, degree))}
+
+
+Map = tuple[Any, Any]
+
+
+def _index(ix: list[int]) -> Any:
+    """A list of indices as a slice when it is a run (a view, an in-place add without a
+    gather), else as an index array."""
+    if ix and ix == list(range(ix[0], ix[0] + len(ix))):
+        return slice(ix[0], ix[0] + len(ix))
+    return np.array(ix, dtype=np.intp)
 
 
 @lru_cache(maxsize=4096)
-def _product_map(n: int, i: int, j: int) -> tuple[np.ndarray, ...]:
-    """For each monomial a of degree i, the indices of a + b (b of degree j) among the
-    monomials of degree i + j: distinct for fixed a, so ``out[map[a]] += A[a]·B`` adds
-    without collisions."""
-    target = _where(n, i + j)
-    bs = simplex(n, j)
-    return tuple(np.array([target[tuple(p + q for p, q in zip(a, b, strict=True))]
-                           for b in bs], dtype=np.intp) for a in simplex(n, i))
-
-
-def is_poly(a: Any) -> bool:
-    return isinstance(a, Poly)
+def _product_map(cap: Index, i: int, j: int) -> tuple[Map | None, ...]:
+    """For each monomial a of degree i: which monomials b of degree j have a + b within
+    the cap (``src``, None for all) and where a + b goes among those of degree i + j
+    (``dst``): distinct for fixed a, so ``out[dst] += A[a]·B[src]`` adds without
+    collisions. None for an a that meets none."""
+    target = _where(cap, i + j)
+    maps: list[Map | None] = []
+    bs = monomials(cap, j)
+    for a in monomials(cap, i):
+        pairs = [(k, target.get(tuple(p + q for p, q in zip(a, b, strict=True))))
+                 for k, b in enumerate(bs)]
+        kept = [(k, d) for k, d in pairs if d is not None]
+        if not kept:
+            maps.append(None)
+            continue
+        src = None if len(kept) == len(bs) else _index([k for k, _ in kept])
+        maps.append((src, _index([d for _, d in kept])))
+    return tuple(maps)
 
 
 def _pad(arr: np.ndarray, ndim: int) -> np.ndarray:
@@ -69,13 +97,13 @@ def _pad(arr: np.ndarray, ndim: int) -> np.ndarray:
     return arr if extra <= 0 else arr.reshape(arr.shape[:1] + (1,) * extra + arr.shape[1:])
 
 
-def _degree(polys: Sequence[Poly]) -> tuple[int, int]:
+def _degree(polys: Sequence[Poly]) -> tuple[Index, int]:
     first = polys[0]
     for p in polys[1:]:
-        if p.deg != first.deg or p.n != first.n:
+        if p.deg != first.deg or p.cap != first.cap:
             raise TypeError(f"homogeneous coefficients of degrees {first.deg} and {p.deg} "
                             "cannot be combined linearly")
-    return first.n, first.deg
+    return first.cap, first.deg
 
 
 def _substitute(args: Any, m: int) -> Any:
@@ -108,15 +136,15 @@ def per_monomial(fn: Callable[..., Any], args: Sequence[Any],
     polys = _polys_in(list(args) + list(kwargs.values()))
     if not polys:
         return fn(*args, **kwargs)
-    n, deg = _degree(polys)
+    cap, deg = _degree(polys)
     parts = [fn(*_substitute(args, m), **_substitute(kwargs, m))
              for m in range(len(polys[0].arr))]
     first = parts[0]
     if isinstance(first, (list, tuple)) and first and isinstance(first[0], np.ndarray):
-        return type(first)(Poly(np.stack([p[i] for p in parts]), deg, n)
+        return type(first)(Poly(np.stack([p[i] for p in parts]), deg, cap)
                            for i in range(len(first)))
     if isinstance(first, (np.ndarray, np.generic)) and not isinstance(first, np.dtype):
-        return Poly(np.stack(parts), deg, n)
+        return Poly(np.stack(parts), deg, cap)
     if all(p == first for p in parts[1:]):  # a property of the slices (a shape, a dtype)
         return first
     raise TypeError(f"{getattr(fn, '__name__', fn)} is not linear in a Taylor coefficient")
@@ -125,27 +153,68 @@ def per_monomial(fn: Callable[..., Any], args: Sequence[Any],
 def _product(ufunc: np.ufunc, a: Poly, b: Poly) -> Poly:
     """The polynomial product of two homogeneous coefficients, each pair of slices
     multiplied by ``ufunc`` (``*`` or ``@``)."""
-    if a.n != b.n:
-        raise TypeError("homogeneous coefficients in different numbers of variables")
+    if a.cap != b.cap:
+        raise TypeError("homogeneous coefficients in different sets of monomials")
+    if ufunc is np.multiply and len(a.arr) * len(b.arr) * math.prod(
+            np.broadcast_shapes(a.shape, b.shape)) <= _SMALL:
+        return _small_product(a, b)
     swap = len(a.arr) > len(b.arr)  # loop over the shorter one
     small, big = (b, a) if swap else (a, b)
-    maps = _product_map(a.n, small.deg, big.deg)
+    maps = _product_map(a.cap, small.deg, big.deg)
+    count = len(monomials(a.cap, a.deg + b.deg))
     out = None
     for s, where in zip(small.arr, maps, strict=True):
+        if where is None:
+            continue
+        src, dst = where
+        others = big.arr if src is None else big.arr[src]
         if ufunc is np.multiply:
-            nd = max(s.ndim, big.arr.ndim - 1)
-            term = _pad(big.arr, nd) * s if swap else s * _pad(big.arr, nd)
+            nd = max(s.ndim, others.ndim - 1)
+            term = _pad(others, nd) * s if swap else s * _pad(others, nd)
         else:
-            term = np.stack([ufunc(q, s) if swap else ufunc(s, q) for q in big.arr])
+            term = np.stack([ufunc(q, s) if swap else ufunc(s, q) for q in others])
         if out is None:
-            out = np.zeros((len(_where(a.n, a.deg + b.deg)),) + term.shape[1:],
-                           dtype=term.dtype)
+            out = np.zeros((count,) + term.shape[1:], dtype=term.dtype)
         elif term.shape[1:] != out.shape[1:]:
             shape = np.broadcast_shapes(term.shape[1:], out.shape[1:])
             out = np.broadcast_to(out, out.shape[:1] + shape).copy()
-        out[where] += term
-    assert out is not None
-    return Poly(out, a.deg + b.deg, a.n)
+        out[dst] += term
+    if out is None:  # no pair within the cap: an exact zero of the product's degree
+        out = np.zeros((count,) + np.broadcast_shapes(a.shape, b.shape),
+                       dtype=np.result_type(a.arr, b.arr))
+    return Poly(out, a.deg + b.deg, a.cap)
+
+
+#: below this many numbers in all products of slices, one vectorized pass (one point)
+_SMALL = 4096
+
+
+@lru_cache(maxsize=4096)
+def _grouped(cap: Index, i: int, j: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The pairs (a, b) of monomials of degrees i and j whose product is within the cap,
+    as flat indices a·len(b's) + b sorted by the product's monomial, with where each
+    product's run starts (``np.add.reduceat``'s offsets)."""
+    target = _where(cap, i + j)
+    bs = monomials(cap, j)
+    pairs = sorted((d, ka * len(bs) + kb) for ka, a in enumerate(monomials(cap, i))
+                   for kb, b in enumerate(bs)
+                   if (d := target.get(tuple(p + q for p, q in zip(a, b, strict=True))))
+                   is not None)
+    dests = [d for d, _ in pairs]
+    starts = [dests.index(d) for d in range(len(target))]
+    return np.array([f for _, f in pairs], dtype=np.intp), np.array(starts, dtype=np.intp), \
+        len(target)
+
+
+def _small_product(a: Poly, b: Poly) -> Poly:
+    """The polynomial product in one pass: every pair of slices multiplied, then summed
+    per monomial of the product (each product of monomials within the cap is reached)."""
+    nd = max(a.ndim, b.ndim)
+    pa, pb = _pad(a.arr, nd), _pad(b.arr, nd)
+    pairs = pa[:, None] * pb[None, :]
+    flat, starts, _ = _grouped(a.cap, a.deg, b.deg)
+    picked = pairs.reshape((-1,) + pairs.shape[2:])[flat]
+    return Poly(np.add.reduceat(picked, starts, axis=0), a.deg + b.deg, a.cap)
 
 
 def _sum_with_zero(ufunc: np.ufunc, a: Poly, b: Poly) -> Poly:
@@ -159,20 +228,30 @@ def _sum_with_zero(ufunc: np.ufunc, a: Poly, b: Poly) -> Poly:
     keep = (-b if ufunc is np.subtract else b) if za else a
     shape = np.broadcast_shapes(a.shape, b.shape)
     return Poly(np.broadcast_to(_pad(keep.arr, len(shape)), keep.arr.shape[:1] + shape),
-                keep.deg, keep.n)
+                keep.deg, keep.cap)
 
 
 class Poly:
-    """A homogeneous polynomial of degree ``deg`` in ``n`` variables whose coefficients are
-    arrays: ``arr[m]`` belongs to the monomial ``simplex(n, deg)[m]``. Numpy functions act
+    """A homogeneous polynomial of degree ``deg`` in ``len(cap)`` variables whose
+    coefficients are arrays: ``arr[m]`` belongs to the monomial ``monomials(cap, deg)[m]``
+    (the others, beyond ``cap``, are not kept). Numpy functions act
     on it as on a univariate Taylor coefficient (``shape``, ``ndim`` and ``dtype`` are a
     slice's), products of two Polys being polynomial products."""
 
-    __slots__ = ("arr", "deg", "n")
+    __slots__ = ("arr", "deg", "cap")
     __array_priority__ = 1000
 
-    def __init__(self, arr: np.ndarray, deg: int, n: int) -> None:
-        self.arr, self.deg, self.n = arr, deg, n
+    def __init__(self, arr: np.ndarray, deg: int, cap: Index) -> None:
+        self.arr, self.deg, self.cap = arr, deg, cap
+
+    @classmethod
+    def zero(cls, deg: int, cap: Index) -> Poly:
+        """The zero coefficient of degree ``deg`` (each slice a 0-d zero)."""
+        return cls(np.zeros(len(monomials(cap, deg))), deg, cap)
+
+    @property
+    def n(self) -> int:
+        return len(self.cap)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -187,12 +266,22 @@ class Poly:
         return self.arr.dtype
 
     def __repr__(self) -> str:
-        return f"Poly(deg={self.deg}, n={self.n}, shape={self.shape})"
+        return f"Poly(deg={self.deg}, cap={self.cap}, shape={self.shape})"
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any
                         ) -> Any:
-        if method != "__call__" or kwargs.get("out") is not None:
+        if method != "__call__" or kwargs:
             return NotImplemented
+        if len(inputs) == 2 and ufunc is not np.matmul:  # the common cases first
+            a, b = inputs  # a coefficient and a value no larger than its slices, or a sum
+            if type(a) is Poly and type(b) is not Poly and getattr(b, "ndim", 0) < a.arr.ndim:
+                return Poly(ufunc(a.arr, b), a.deg, a.cap)
+            if type(b) is Poly and type(a) is not Poly and getattr(a, "ndim", 0) < b.arr.ndim \
+                    and ufunc is not np.true_divide and ufunc is not np.floor_divide:
+                return Poly(ufunc(a, b.arr), b.deg, b.cap)
+            if type(a) is Poly and type(b) is Poly and a.cap == b.cap and a.deg == b.deg \
+                    and a.arr.ndim == b.arr.ndim and ufunc in (np.add, np.subtract):
+                return Poly(ufunc(a.arr, b.arr), a.deg, a.cap)
         polys = [x for x in inputs if isinstance(x, Poly)]
         if ufunc in BILINEAR and len(polys) == 2:
             return _product(ufunc, inputs[0], inputs[1])
@@ -202,11 +291,10 @@ class Poly:
             return per_monomial(ufunc, inputs, kwargs)
         if ufunc in (np.add, np.subtract) and len(polys) == 2 and polys[0].deg != polys[1].deg:
             return _sum_with_zero(ufunc, inputs[0], inputs[1])
-        n, deg = _degree(polys)
-        nd = max([p.ndim for p in polys] + [np.ndim(x) for x in inputs
-                                             if not isinstance(x, Poly)])
+        cap, deg = _degree(polys)
+        nd = max(x.ndim if hasattr(x, "ndim") else np.ndim(x) for x in inputs)
         arrays = [_pad(x.arr, nd) if isinstance(x, Poly) else x for x in inputs]
-        return Poly(ufunc(*arrays, **kwargs), deg, n)
+        return Poly(ufunc(*arrays), deg, cap)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         if func is np.shape:
@@ -224,7 +312,7 @@ class Poly:
         return per_monomial(lambda a: a.reshape(*shape), [self])
 
     def astype(self, dtype: Any, copy: bool = True) -> Poly:
-        return Poly(self.arr.astype(dtype, copy=copy), self.deg, self.n)
+        return Poly(self.arr.astype(dtype, copy=copy), self.deg, self.cap)
 
     def __add__(self, other: Any) -> Any:
         return np.add(self, other)
@@ -257,7 +345,7 @@ class Poly:
         return np.true_divide(other, self)
 
     def __neg__(self) -> Poly:
-        return Poly(-self.arr, self.deg, self.n)
+        return Poly(-self.arr, self.deg, self.cap)
 
     def __pos__(self) -> Poly:
         return self
@@ -291,12 +379,12 @@ class Poly:
 
     def monomial(self, alpha: Index) -> np.ndarray:
         """The coefficient of t^alpha."""
-        return self.arr[_where(self.n, self.deg)[tuple(alpha)]]
+        return self.arr[_where(self.cap, self.deg)[tuple(alpha)]]
 
 
-def variables(seeds: Sequence[Any]) -> Poly:
+def variables(seeds: Sequence[Any], cap: Index) -> Poly:
     """The degree-1 coefficient Σ_m seeds[m]·t_m of one input: ``seeds[m]`` is its change
-    along variable m (an array or number, None for none)."""
+    along variable m (an array or number, None for none); every cap is at least 1."""
     given = [s for s in seeds if s is not None]
     shape = np.broadcast_shapes(*(np.shape(s) for s in given))
     dtype = np.result_type(*given)
@@ -304,4 +392,4 @@ def variables(seeds: Sequence[Any]) -> Poly:
     for m, s in enumerate(seeds):
         if s is not None:
             arr[m] = s
-    return Poly(arr, 1, len(seeds))
+    return Poly(arr, 1, tuple(cap))

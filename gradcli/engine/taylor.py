@@ -201,7 +201,7 @@ class Series:
         slope = [_scaled(j, a) for j, a in enumerate(self.c[1:], 1)]
         if slope[0] is None:  # a zero of u₁'s degree: 1 in several variables
             poly = next((c for c in self.c if isinstance(c, Poly)), None)
-            slope[0] = 0.0 if poly is None else Poly(np.zeros(poly.n), 1, poly.n)
+            slope[0] = 0.0 if poly is None else Poly.zero(1, poly.cap)
         return Series(slope)
 
     def truncated(self, order: int) -> Series:
@@ -509,16 +509,19 @@ class Jets:
         return [series.get(_key(o)) if isinstance(o, Tensor) else None for o in self.outputs]
 
     def multivariate(self, units: Sequence[Sequence[Any]], order: int,
-                     top_only: bool = False) -> list[list[Any] | None]:
+                     top_only: bool = False, cap: Sequence[int] | None = None
+                     ) -> list[list[Any] | None]:
         """The multivariate Taylor series in n variables t₁..t_n: ``units[m][i]`` is leaf
         i's change along variable m (a number or an array; None: none), so that leaf i
         follows x₀ + Σ_m units[m][i]·t_m. Returns each output's series [y₀, y₁, ..., y_K]
         with y_k a ``Poly`` of degree k (``y_k.monomial(α)`` = ∂^α f / α!), None where
-        exactly zero; ``top_only`` as in ``sweep``."""
+        exactly zero; ``top_only`` as in ``sweep``. ``cap``: the highest power kept of
+        each variable (all, by default): a single ∂^α f needs only the monomials ≤ α."""
+        limit = tuple(cap) if cap is not None else (order,) * len(units)
         seeds = []
         for i in range(len(self.leaves)):
             along = [u[i] for u in units]
-            seeds.append(None if all(s is None for s in along) else variables(along))
+            seeds.append(None if all(s is None for s in along) else variables(along, limit))
         return self.sweep(seeds, order, top_only)
 
     def _apply(self, node: Node, us: list[Any], order: int, series: dict[int, list],

@@ -389,14 +389,14 @@ def _coefficient(series: list[Any] | None, k: int) -> Any:
 
 
 def _multivariate(plan: Plan, jets: Jets, targets: list[Any], num: type, what: str,
-                  top_only: bool) -> list[Any]:
+                  top_only: bool, cap: tuple[int, ...] | None = None) -> list[Any]:
     """The multivariate jet over the columns ``plan.spec.pairs`` (one variable t_m per
     column): each output's series of homogeneous coefficients (``Jets.multivariate``)."""
     n, order = len(plan.spec.pairs), plan.spec.order
     units = [_seeds(plan, targets, [1 if p == m else 0 for p in range(n)], num)
              for m in range(n)]
     try:
-        return jets.multivariate(units, order, top_only)
+        return jets.multivariate(units, order, top_only, cap)
     except MissingTaylorRule as exc:
         raise EvaluationError(f"{what}: {exc}") from None
 
@@ -418,7 +418,7 @@ def _diff(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[An
         got = _sweep(jets, _seeds(plan, targets, (1,), num), k, "diff")
         total = [_coefficient(series, k) for series in got]
     else:
-        got = _multivariate(plan, jets, targets, num, "diff", True)
+        got = _multivariate(plan, jets, targets, num, "diff", True, sp.alpha)
         total = [_monomial(series, sp.alpha) for series in got]
     return [None if t is None else scale * t for t in total]
 
