@@ -155,9 +155,13 @@ def _product(ufunc: np.ufunc, a: Poly, b: Poly) -> Poly:
     multiplied by ``ufunc`` (``*`` or ``@``)."""
     if a.cap != b.cap:
         raise TypeError("homogeneous coefficients in different sets of monomials")
-    if ufunc is np.multiply and len(a.arr) * len(b.arr) * math.prod(
-            np.broadcast_shapes(a.shape, b.shape)) <= _SMALL:
-        return _small_product(a, b)
+    if ufunc is np.multiply:
+        if len(a.arr) * len(b.arr) * math.prod(np.broadcast_shapes(a.shape, b.shape)) \
+                <= _SMALL:
+            return _small_product(a, b)
+        groups = _by_destination(a.cap, a.deg, b.deg)
+        if groups is not None:
+            return _fused_product(a, b, groups)
     swap = len(a.arr) > len(b.arr)  # loop over the shorter one
     small, big = (b, a) if swap else (a, b)
     maps = _product_map(a.cap, small.deg, big.deg)
@@ -204,6 +208,50 @@ def _grouped(cap: Index, i: int, j: int) -> tuple[np.ndarray, np.ndarray, int]:
     starts = [dests.index(d) for d in range(len(target))]
     return np.array([f for _, f in pairs], dtype=np.intp), np.array(starts, dtype=np.intp), \
         len(target)
+
+
+def _run(ix: list[int]) -> slice | None:
+    """Indices in arithmetic progression as a slice (a view), else None."""
+    if len(ix) == 1:
+        return slice(ix[0], ix[0] + 1)
+    step = ix[1] - ix[0]
+    if step == 0 or any(q - p != step for p, q in zip(ix, ix[1:], strict=False)):
+        return None
+    stop = ix[-1] + step
+    return slice(ix[0], None if stop < 0 else stop, step)
+
+
+@lru_cache(maxsize=4096)
+def _by_destination(cap: Index, i: int, j: int) -> tuple[tuple[slice, slice], ...] | None:
+    """For each monomial d of degree i + j: the monomials a of degree i and b of degree j
+    with a + b = d, in step, as two slices of the factors' monomial axes; None when some
+    are not runs (the monomials of two variables always are)."""
+    bs = _where(cap, j)
+    groups = []
+    for d in monomials(cap, i + j):
+        pa, pb = [], []
+        for ka, a in enumerate(monomials(cap, i)):
+            b = tuple(p - q for p, q in zip(d, a, strict=True))
+            if b in bs:
+                pa.append(ka)
+                pb.append(bs[b])
+        sa, sb = (_run(pa), _run(pb)) if pa else (None, None)
+        if sa is None or sb is None:
+            return None
+        groups.append((sa, sb))
+    return tuple(groups)
+
+
+def _fused_product(a: Poly, b: Poly, groups: tuple[tuple[slice, slice], ...]) -> Poly:
+    """The polynomial product with each monomial of the result one sum of products over
+    views (``einsum``): no temporary per pair of monomials."""
+    nd = max(a.ndim, b.ndim)
+    pa, pb = _pad(a.arr, nd), _pad(b.arr, nd)
+    out = np.empty((len(groups),) + np.broadcast_shapes(pa.shape[1:], pb.shape[1:]),
+                   dtype=np.result_type(pa, pb))
+    for k, (sa, sb) in enumerate(groups):
+        np.einsum("i...,i...->...", pa[sa], pb[sb], out=out[k, ...])
+    return Poly(out, a.deg + b.deg, a.cap)
 
 
 def _small_product(a: Poly, b: Poly) -> Poly:
