@@ -362,22 +362,37 @@ class Poly:
     def astype(self, dtype: Any, copy: bool = True) -> Poly:
         return Poly(self.arr.astype(dtype, copy=copy), self.deg, self.cap)
 
+    # the operators the recurrences use most go straight to the arithmetic (no dispatch)
+    def _like(self, other: Any) -> bool:
+        return type(other) is Poly and other.deg == self.deg and other.cap == self.cap \
+            and other.arr.ndim == self.arr.ndim
+
     def __add__(self, other: Any) -> Any:
+        if self._like(other):
+            return Poly(self.arr + other.arr, self.deg, self.cap)
         return np.add(self, other)
 
     def __radd__(self, other: Any) -> Any:
         return np.add(other, self)
 
     def __sub__(self, other: Any) -> Any:
+        if self._like(other):
+            return Poly(self.arr - other.arr, self.deg, self.cap)
         return np.subtract(self, other)
 
     def __rsub__(self, other: Any) -> Any:
         return np.subtract(other, self)
 
     def __mul__(self, other: Any) -> Any:
+        if type(other) is Poly:
+            return _product(np.multiply, self, other)
+        if type(other) is float or type(other) is int:
+            return Poly(self.arr * other, self.deg, self.cap)
         return np.multiply(self, other)
 
     def __rmul__(self, other: Any) -> Any:
+        if type(other) is float or type(other) is int:
+            return Poly(other * self.arr, self.deg, self.cap)
         return np.multiply(other, self)
 
     def __matmul__(self, other: Any) -> Any:
@@ -387,6 +402,8 @@ class Poly:
         return np.matmul(other, self)
 
     def __truediv__(self, other: Any) -> Any:
+        if type(other) is float or type(other) is int:
+            return Poly(self.arr / other, self.deg, self.cap)
         return np.true_divide(self, other)
 
     def __rtruediv__(self, other: Any) -> Any:
