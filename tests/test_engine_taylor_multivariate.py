@@ -225,3 +225,26 @@ def test_poly_products_are_polynomial_products_and_linear_maps_act_per_monomial(
     assert capped.arr.tolist() == [5.0]  # only xy is kept: x² and y² are beyond the cap
     with pytest.raises(TypeError, match="cannot divide"):
         _ = 1.0 / a
+
+
+def test_a_mixed_diff_keeps_its_memory_per_block_with_smaller_blocks() -> None:
+    """∂⁵/∂x²∂y³ keeps 12 numbers per value and point (the monomials below x²y³: 1 + 2 +
+    3 + 3 + 2 + 1 by degree) where a jet along one direction kept 6: its blocks hold half
+    the default points; taylor's and a pure partial's stay whole. The numbers do not
+    depend on the blocks."""
+    from gradcli.evaluation import prepare
+    from gradcli.evaluation.runner import DEFAULT_BLOCK, default_block
+
+    grid = {"x": (-1.0, 1.0, 40), "y": (-1.0, 1.0, 30)}
+    mixed = prepare("exp(x)*sin(y)", "diff", grid=grid, wrt="x,x,y,y,y")
+    assert sum(len(monomials((2, 3), k)) for k in range(6)) == 12
+    assert default_block(mixed.plan) == DEFAULT_BLOCK // 2
+    assert default_block(prepare("exp(x)*sin(y)", "diff", grid=grid, wrt="x",
+                                 order=5).plan) == DEFAULT_BLOCK
+    assert default_block(prepare("exp(x)*sin(y)", "taylor", grid=grid,
+                                 order=5).plan) == DEFAULT_BLOCK
+    whole = ev("exp(x)*sin(y)", "diff", grid=grid, wrt="x,x,y,y,y")["d5f/dx2dy3"]
+    small = ev("exp(x)*sin(y)", "diff", grid=grid, wrt="x,x,y,y,y", block_size=97)
+    assert np.array_equal(whole, small["d5f/dx2dy3"])
+    xs, ys = np.meshgrid(np.linspace(-1, 1, 40), np.linspace(-1, 1, 30), indexing="ij")
+    assert np.allclose(whole, np.exp(xs) * -np.cos(ys), rtol=1e-14, atol=1e-15)

@@ -33,6 +33,7 @@ import numpy as np
 from ..engine.backward import run_backward
 from ..engine.core import raw
 from ..engine.forward import Linearized
+from ..engine.homogeneous import monomials
 from ..engine.interpolate import graded
 from ..engine.taylor import Jets, MissingTaylorRule
 from ..engine.vector import curl_of
@@ -444,8 +445,21 @@ def _taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[
     return [_join(coefficients, m, (), num), _join(derivatives, m, (), num)]
 
 
+def _share(plan: Plan) -> float:
+    """A mixed diff's multivariate jet holds, per value and point, one number per monomial
+    below its multi-index where a jet along one direction holds K + 1: its blocks of
+    points shrink by that ratio, so a block's memory stays what one direction's was.
+    (taylor's blocks stay whole: its result per point is already every coefficient.)"""
+    sp = plan.spec
+    if plan.what != "diff" or len(sp.pairs) < 2:
+        return 1.0
+    kept = sum(len(monomials(sp.alpha, k)) for k in range(sp.order + 1))
+    return min(1.0, (sp.order + 1) / kept)
+
+
 _RUN = {"div": _div, "curl": _curl, "laplacian": _laplacian, "hvp": _hvp, "diff": _diff,
         "taylor": _taylor}
 for _what in COMMANDS:
     EXTRA[_what] = Kernel(_blocks, _sweeps, _RUN[_what],
-                          blocked=_what in ("laplacian", "hvp", "diff", "taylor"))
+                          blocked=_what in ("laplacian", "hvp", "diff", "taylor"),
+                          share=_share if _what == "diff" else None)

@@ -116,12 +116,15 @@ class Kernel:
     blocks after the outputs' own (``blocks(plan)``), its cost in sweeps, the per-block
     computation (as the kernels below: ``run(plan, targets, outs, num)``, one value per
     block) and whether a grid must always be cut into blocks (many sweeps per point:
-    never one whole-grid block)."""
+    never one whole-grid block); ``share(plan)``, when given, the fraction of the default
+    block of points a block holds (a kernel whose live temporaries per point are many
+    values keeps its memory per block near the others')."""
 
     blocks: Callable[[Plan], list[Block]]
     sweeps: Callable[[Plan], int]
     run: Callable[[Plan, list, list, type], list]
     blocked: bool = False
+    share: Callable[[Plan], float] | None = None
 
 
 #: the kernels registered by other modules, by ``what``

@@ -122,6 +122,15 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def default_block(plan: Plan) -> int:
+    """The points per block when nobody fixes it: ``DEFAULT_BLOCK``, or the kernel's
+    share of it."""
+    extra = EXTRA.get(plan.what)
+    if extra is None or extra.share is None:
+        return DEFAULT_BLOCK
+    return max(1, int(DEFAULT_BLOCK * extra.share(plan)))
+
+
 def blocks_for(shape: tuple[int, ...], block_size: int) -> list[tuple[int, int]]:
     """Row ranges along the first axis, each about ``block_size`` points."""
     if not shape:
@@ -191,7 +200,8 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
     layout = layout or result_layout(plan)
     # a sink may fix the block size: a Zarr store's chunks are the blocks' rows, so every
     # block must fill whole chunks
-    ranges = blocks_for(shape, getattr(sink, "block_size", None) or block_size or DEFAULT_BLOCK)
+    ranges = blocks_for(shape, getattr(sink, "block_size", None) or block_size
+                        or default_block(plan))
     if len(ranges) > 1 and isinstance(sink, ArraySink) and _output_bound(plan, binding):
         ranges = [(0, shape[0])]
     if len(ranges) > 1:  # block temporaries are reused: keep them off the page-fault path
