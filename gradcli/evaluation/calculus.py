@@ -217,14 +217,23 @@ def _diff_spec(plan: Plan, wrt: Any, order: Any, inputs: list[Column]) -> Spec:
     pairs = list(dict.fromkeys(cols))
     alpha = tuple(cols.count(j) for j in pairs)
     if len(pairs) > 1:
-        _lattice_check(len(pairs), len(cols), "diff")
+        _lattice_check(len(pairs), len(cols), "diff", alpha)
     return Spec(pairs, [inputs[j].name for j in pairs], inputs, alpha=alpha,
                 order=len(cols))
 
 
-def _lattice_check(n: int, order: int, what: str) -> None:
+def _pairs(n: int, order: int, alpha: tuple[int, ...] = ()) -> int:
+    """The products of monomial slices in one product of two multivariate series: pairs
+    (a, b) with |a + b| ≤ K, C(2n+K, K); for a diff's jet, which keeps only monomials
+    below its α, pairs with a + b ≤ α, Π C(αᵢ+2, 2)."""
+    if alpha:
+        return math.prod(math.comb(a + 2, 2) for a in alpha)
+    return math.comb(2 * n + order, order)
+
+
+def _lattice_check(n: int, order: int, what: str, alpha: tuple[int, ...] = ()) -> None:
     """Refuse a mixed request whose multivariate jet would take minutes per operation."""
-    work = math.comb(2 * n + order, order)
+    work = _pairs(n, order, alpha)
     if n > 1 and work > MAX_LATTICE_WORK:
         raise EvaluationError(
             f"{what} of order {order} in {n} variables multiplies {count_text(work)} pairs "
@@ -272,9 +281,11 @@ def _sweeps(plan: Plan) -> int:
         return 3
     if plan.what == "laplacian":
         return len(sp.pairs) * _jet_cost(2)
-    # one jet; in n > 1 variables its products multiply C(2n+K, K) pairs of monomials
+    # one jet; in n > 1 variables its products multiply pairs of monomials' slices
     n = max(1, len(sp.pairs))
-    return _jet_cost(sp.order) if n == 1 else math.comb(2 * n + sp.order, sp.order)
+    if n == 1:
+        return _jet_cost(sp.order)
+    return _pairs(n, sp.order, sp.alpha if plan.what == "diff" else ())
 
 
 # --- kernels ------------------------------------------------------------------------------
