@@ -159,6 +159,7 @@ EXPRESSIONS = [
     "ceil(y + 5) * x + relu(x + y + 1) * x", "sigmoid(x - y) + softplus(x*y) + logsigmoid(y)",
     "atan2(x + 1, y + 2) * hypot(x + 1, y - 2)", "min(x*y, 3) + max(x, -5) * y",
     "(1.5 + x)^(0.5 + y)", "(2 + x*y)^3 + (1 + x)^(-2.5) + x^2*y^0",
+    "where(x > y, x*y^2, exp(x + y)) + where(y > 5, x, y^3)",
     # the array functions
     "det([[1 + x, y, 0.5], [x*y, 2 + x, y], [0.3, x, 1 + y*y]])",
     "inv([[2 + x, y], [x*y, 3]])[0][1] + solve([[2 + x, y], [1, 3 + x]], [x, 1 + y])[1]",

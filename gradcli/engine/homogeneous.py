@@ -30,20 +30,14 @@ from typing import Any
 
 import numpy as np
 
+from .interpolate import simplex
+
 __all__ = ["Poly", "simplex", "monomials", "per_monomial", "variables", "BILINEAR"]
 
 Index = tuple[int, ...]
 
 #: the ufuncs that multiply two coefficients: polynomial products
 BILINEAR = (np.multiply, np.matmul)
-
-
-def simplex(n: int, degree: int) -> list[Index]:
-    """Every multi-index of n whole numbers summing to ``degree``, in lexicographic order
-    from the first variable's highest power down (x², xy, y² for n = 2, degree 2)."""
-    if n <= 1:
-        return [(degree,)] if n else ([()] if degree == 0 else [])
-    return [(a, *rest) for a in range(degree, -1, -1) for rest in simplex(n - 1, degree - a)]
 
 
 @lru_cache(maxsize=1024)
