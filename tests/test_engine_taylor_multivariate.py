@@ -262,3 +262,19 @@ def test_a_tenth_partial_in_ten_variables() -> None:
     want = math.e * (math.sin(aj) * (1 - aj) + 1.2 * math.cos(aj))
     assert next(v for k, v in r.items() if k.startswith("d10f"))[0] == pytest.approx(
         want, rel=1e-14)
+
+
+def test_pure_coefficients_at_a_singular_point_are_the_pure_partials() -> None:
+    """Where a partial in one variable is infinite, the pure coefficients of the others
+    are still their partials (the others held), as diff gives them: asin(x) + y at x = 1
+    has ∂f/∂y = 1 and ∂²f/∂y² = 0 (∂f/∂x is inf); sin(x^y) at (-1, 1), where log(x) is
+    nan, has ∂f/∂x = cos(-1)·y·x^(y-1) = cos(1) and ½∂²f/∂x² = sin(1)/2."""
+    got = ev("asin(x) + y", "taylor", at={"x": 1.0, "y": 0.0}, order=2)["coefficient"][0]
+    indices = graded(2, 2)
+    assert got[indices.index((0, 1))] == 1.0 and got[indices.index((0, 2))] == 0.0
+    assert np.isinf(got[indices.index((1, 0))])
+    got = ev("sin(x^y)", "taylor", at={"x": -1.0, "y": 1.0}, order=2)["coefficient"][0]
+    assert got[indices.index((1, 0))] == pytest.approx(math.cos(1.0), rel=1e-15)
+    assert got[indices.index((2, 0))] == pytest.approx(math.sin(1.0) / 2, rel=1e-15)
+    pure = ev("sin(x^y)", "diff", at={"x": -1.0, "y": 1.0}, wrt="x", order=2)["d2f/dx2"][0]
+    assert got[indices.index((2, 0))] == pure / 2

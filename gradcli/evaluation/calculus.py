@@ -449,6 +449,17 @@ def _taylor(plan: Plan, targets: list[Any], outs: list[Any], num: type) -> list[
     elif n > 1:
         series = _multivariate(plan, jets, targets, num, "taylor", False)[0]
         coefficients += [_monomial(series, alpha) for alpha in sp.indices[1:]]
+        # the pure coefficients ∂ᵏf/∂xᵢᵏ/k! from a jet along xᵢ alone, as diff computes
+        # them: the other variables do not move there, so where a partial in one of them
+        # is not finite (asin(x) + y at x = 1) it does not reach xᵢ's (0·inf in a
+        # monomial that does not involve them)
+        where = {alpha: i for i, alpha in enumerate(sp.indices)}
+        for i in range(n):
+            unit = [1 if m == i else 0 for m in range(n)]
+            pure = _sweep(jets, _seeds(plan, targets, unit, num), order, "taylor", False)[0]
+            for p in range(1, order + 1):
+                c = _coefficient(pure, p)
+                coefficients[where[tuple(p * u for u in unit)]] = None if c is None else c + 0.0
     factorials = [float(math.prod(math.factorial(a) for a in alpha)) for alpha in sp.indices]
     derivatives = [None if c is None else (c if f == 1.0 else f * c)
                    for c, f in zip(coefficients, factorials, strict=True)]
