@@ -285,7 +285,9 @@ def _sweeps(plan: Plan) -> int:
     n = max(1, len(sp.pairs))
     if n == 1:
         return _jet_cost(sp.order)
-    return _pairs(n, sp.order, sp.alpha if plan.what == "diff" else ())
+    if plan.what == "diff":
+        return _pairs(n, sp.order, sp.alpha)
+    return _pairs(n, sp.order) + n * _jet_cost(sp.order)  # and one jet per variable
 
 
 # --- kernels ------------------------------------------------------------------------------
