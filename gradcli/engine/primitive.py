@@ -16,6 +16,7 @@ import numpy as np
 
 from .core import AccumulateGrad, Tensor, raw
 from .grad_mode import active_tape, forward_level, is_grad_enabled, quiet, reuse_table
+from .homogeneous import BILINEAR, Poly, per_monomial
 
 _seq = itertools.count()
 
@@ -81,10 +82,17 @@ class Primitive:
         self.form = (form,) if isinstance(form, str) else form
 
     def __call__(self, *args: Any, **params: Any) -> Any:
-        """Apply to tensors (recording a node) or, when no argument is a Tensor, to arrays."""
+        """Apply to tensors (recording a node) or, when no argument is a Tensor, to arrays;
+        to a multivariate Taylor coefficient (``Poly``) as a linear map, monomial by
+        monomial, or for ``*`` and ``@`` as the polynomial product."""
+        poly = False
         for a in args:
             if isinstance(a, Tensor):
                 return apply(self, args, params)
+            poly = poly or isinstance(a, Poly)
+        if poly:
+            return self.fwd(*args, **params) if self.fwd in BILINEAR else \
+                per_monomial(self.fwd, args, params)
         table = reuse_table()
         if table is None or self.kind != "function" or params:
             return self.fwd(*args, **params)

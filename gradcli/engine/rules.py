@@ -37,6 +37,7 @@ import numpy as np
 from . import taylor as T
 from .core import raw
 from .grad_mode import batch_ndim
+from .homogeneous import Poly, per_monomial
 from .primitive import Ctx, Primitive
 
 ZERO = None  # a derivative that is identically zero (sign, floor, ceil): zeros, never g * 0
@@ -103,6 +104,8 @@ def _nondiff(name: str, fwd: Callable, kind: str = "internal") -> Primitive:
 def zeros(g: Any, shape: tuple) -> np.ndarray:
     """The cotangent of an input whose derivative is identically zero: zeros, whatever
     ``g`` holds (PyTorch's ``zeros_like(grad)``: inf or nan in g never leak through)."""
+    if isinstance(g, Poly):  # a multivariate Taylor coefficient: zeros of its degree
+        return per_monomial(lambda c: zeros(c, shape), [g])
     dtype = getattr(raw(g), "dtype", np.dtype(np.float64))
     return np.zeros(shape, dtype=dtype if dtype.kind == "f" else np.float64)
 

@@ -336,7 +336,7 @@ def _vector_norm_jet(ctx: T.JetCtx, us: list) -> list:
         at_zero = np.broadcast_to(x0 == 0, shape)
         moving = np.zeros(shape, dtype=bool)
         for c in coeffs[1:]:
-            moving = moving if c is None else moving | (c != 0)
+            moving = moving if c is None else moving | T.moving(c)
         for k in range(1, order + 1):
             if at_zero.any():
                 fill = np.where(moving, np.nan if k >= q else 0.0, 0.0)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import taylor as T
+from .homogeneous import per_monomial
 from .primitive import Ctx, Primitive
 from .rules import unbroadcast
 from .rules_array import matmul, matrix_transpose, sum, unsqueeze  # noqa: A004
@@ -219,7 +220,8 @@ def _solve_jet(ctx: T.JetCtx, us: list) -> list:
             if a is not None and a[j] is not None and x[k - j] is not None:
                 term = np.matmul(_spread(a[j], ctx.shapes[0]), x[k - j])
                 rhs = -term if rhs is None else rhs - term
-        x.append(None if rhs is None else _solve_fwd(ctx.inputs[0], np.asarray(rhs)))
+        x.append(None if rhs is None else per_monomial(
+            lambda r: _solve_fwd(ctx.inputs[0], np.asarray(r)), [rhs]))
     return x[1:]
 
 

@@ -4,7 +4,8 @@ A jet of order K follows a straight line through the inputs, x(t) = x₀ + s·t,
 for every recorded value y(t) = f(x(t)) its Taylor coefficients y₀, y₁, ..., y_K, where
 y_k = (1/k!)·dᵏy/dtᵏ at t = 0. One sweep gives every derivative of order ≤ K along s:
 dᵏf/dtᵏ = k!·y_k (Griewank & Walther, *Evaluating Derivatives*, ch. 13). Mixed partials
-come from jets along several directions (``interpolate.py``).
+come from one multivariate sweep (``Jets.multivariate``): x(t) = x₀ + Σ eᵢtᵢ, each y_k a
+homogeneous polynomial of degree k in t (``homogeneous.Poly``), through the same rules.
 
 Each primitive of the table declares its jet rule once, as the keyword ``jet=`` beside its
 ``vjp=`` and ``jvp=`` (``rules.py``), mostly through the generic forms below: every
@@ -31,12 +32,13 @@ import numpy as np
 
 from .core import Tensor, as_array, raw
 from .grad_mode import enable_grad, quiet
+from .homogeneous import Poly, variables
 from .primitive import Ctx, Node, collect_nodes
 
 __all__ = ["Jets", "MissingTaylorRule", "Series", "jet", "per_coefficient", "product",
            "quotient", "via_output", "via_input", "sin_cos", "sinh_cosh", "power_rule",
            "sqrt_rule", "composite", "first", "full_series", "integral", "weighted",
-           "ode_fill", "JetCtx"]
+           "ode_fill", "JetCtx", "moving"]
 
 
 class MissingTaylorRule(NotImplementedError):
@@ -129,6 +131,11 @@ def integral(du: Sequence[Any], w: Sequence[Any], k: int) -> Any:
     return _plus(plain, folded)
 
 
+def moving(c: Any) -> Any:
+    """Where a coefficient is not zero (along any variable, for a multivariate one)."""
+    return (c != 0).any_monomial() if isinstance(c, Poly) else c != 0
+
+
 def _full(u: Sequence[Any] | None, primal: Any, order: int) -> list[Any]:
     return list(u) if u is not None else [primal] + [None] * order
 
@@ -192,7 +199,10 @@ class Series:
     def derivative(self) -> Series:
         """The series of du/dt, one order shorter."""
         slope = [_scaled(j, a) for j, a in enumerate(self.c[1:], 1)]
-        return Series([0.0 if slope[0] is None else slope[0], *slope[1:]])
+        if slope[0] is None:  # a zero of u₁'s degree: 1 in several variables
+            poly = next((c for c in self.c if isinstance(c, Poly)), None)
+            slope[0] = 0.0 if poly is None else Poly.zero(1, poly.cap)
+        return Series(slope)
 
     def truncated(self, order: int) -> Series:
         return Series(self.c[:order + 1])
@@ -497,6 +507,22 @@ class Jets:
                     if not left[k] and k not in keep:
                         series.pop(k, None)
         return [series.get(_key(o)) if isinstance(o, Tensor) else None for o in self.outputs]
+
+    def multivariate(self, units: Sequence[Sequence[Any]], order: int,
+                     top_only: bool = False, cap: Sequence[int] | None = None
+                     ) -> list[list[Any] | None]:
+        """The multivariate Taylor series in n variables t₁..t_n: ``units[m][i]`` is leaf
+        i's change along variable m (a number or an array; None: none), so that leaf i
+        follows x₀ + Σ_m units[m][i]·t_m. Returns each output's series [y₀, y₁, ..., y_K]
+        with y_k a ``Poly`` of degree k (``y_k.monomial(α)`` = ∂^α f / α!), None where
+        exactly zero; ``top_only`` as in ``sweep``. ``cap``: the highest power kept of
+        each variable (all, by default): a single ∂^α f needs only the monomials ≤ α."""
+        limit = tuple(cap) if cap is not None else (order,) * len(units)
+        seeds = []
+        for i in range(len(self.leaves)):
+            along = [u[i] for u in units]
+            seeds.append(None if all(s is None for s in along) else variables(along, limit))
+        return self.sweep(seeds, order, top_only)
 
     def _apply(self, node: Node, us: list[Any], order: int, series: dict[int, list],
                top: bool) -> None:
