@@ -30,9 +30,11 @@ SCRIPT = Path(sys.executable).with_name("gradcli")
 def test_each_generated_command_has_exactly_the_declared_options(command: Command) -> None:
     group = build(only=command.name)
     generated = group.commands[command.name]
-    assert [p.name for p in generated.params] == ["expression",
-                                                  *(o.name for o in command.options)]
-    for param, option in zip(generated.params[1:], command.options, strict=True):
+    assert [p.name for p in generated.params] == [
+        *(["expression"] if command.takes_expression else []),
+        *(o.name for o in command.options)]
+    options = generated.params[1:] if command.takes_expression else generated.params
+    for param, option in zip(options, command.options, strict=True):
         assert isinstance(param, click.Option)
         assert sorted(param.opts) == sorted(option.flags), option.name
         assert param.is_flag == (option.kind == "flag"), option.name

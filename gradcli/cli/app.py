@@ -94,7 +94,8 @@ def command_function(command: Command) -> Callable[..., int]:
     def run(**options: Any) -> int:
         return call(command, options)
 
-    params = [_EXPRESSION, *map(_parameter, command.options)]
+    params = [*([_EXPRESSION] if command.takes_expression else []),
+              *map(_parameter, command.options)]
     run.__signature__ = inspect.Signature(params, return_annotation=int)  # type: ignore
     run.__annotations__ = {p.name: p.annotation for p in params} | {"return": int}
     run.__name__, run.__doc__ = command.name, command.help

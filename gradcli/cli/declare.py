@@ -113,6 +113,7 @@ class Command:
     group: str
     writes: tuple[str, ...] = ()
     auto: tuple[str, str] = ("table", "csv")
+    takes_expression: bool = True  # False: ``gradcli NAME [OPTIONS]`` (repl)
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)
@@ -815,6 +816,13 @@ def check_tolerance(command: str, dtype: str) -> float:
     return (computation(command).check or {})[dtype]
 
 
+#: repl's -f: the format every line without its own -f or -o is answered in
+REPL_FORMAT = Option(
+    "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
+    choices=Choices(ROWS),
+    help="The format of every answer whose line gives no -f or -o (auto: each command's "
+    "own choice).", example="-f jsonl")
+
 OTHER_COMMANDS: tuple[Command, ...] = (
     Command(
         name="graph", help="The computation graph at one point: each node's operation, "
@@ -907,7 +915,20 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         examples=('gradcli flow "[y, -sin(x) - 0.5y]" --from x=2,y=0 --t 0:20:2001',
                   'gradcli flow "[-y, x]" --from-grid x=0.5:2:4 --from-grid y=0 --t 0:2pi:629 '
                   '--every 157')),
+    Command(
+        name="repl", help="A line-by-line session: each line is a gradcli command line "
+        "without the leading gradcli (grad sin(x)*cos(y) --at x=1,y=2; an expression with "
+        "spaces needs no quotes), answered in this process as the command would answer it; "
+        "f(x, y) = ... and m = ... define functions and steps later lines use. A bad line "
+        "prints its error and the session goes on; the exit status is the worst line's. On "
+        "a terminal: line editing and history; from a pipe: one answer per line, in order.",
+        run="gradcli.cli.repl:run_session", options=(REPL_FORMAT, QUIET),
+        group="repl", takes_expression=False,
+        examples=("gradcli repl",
+                  "printf 'f(x, y) = sin(x)*cos(y)\\ngrad f(x, y) --at x=1,y=2\\n' | "
+                  "gradcli repl -f csv")),
 )
+
 
 # --- reading files --------------------------------------------------------------------------
 NO_FILES = Option(
