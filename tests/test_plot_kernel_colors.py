@@ -39,3 +39,16 @@ def test_a_slice_of_a_3d_field_paints_the_full_divergence_and_the_curl_across_it
     assert div.label.startswith("div F = ∂u/∂x + ∂v/∂y + ∂w/∂z")
     fl = compute_field("[x*y, y*z, z*x]", grid, color="curl", slice_=("z", 0.5))
     assert np.array_equal(heat(fl, "curl").values, -X + 0.0)
+
+
+def test_the_color_quantities_are_one_list() -> None:
+    """--color's choices, the fields each applies to and the drawn quantities all come from
+    plot.options.COLOR_FIELDS; every one of them has a renderer in colors.HEATS."""
+    from gradcli.cli.declare import BY_NAME
+    from gradcli.plot import colors, data, options
+
+    assert tuple(BY_NAME["plot"].option("color").choices) == options.COLORS
+    assert set(options.COLORS) <= set(colors.HEATS)
+    assert set(options.KERNEL_COLORS) <= set(options.COLORS)
+    assert data.FIELD_COLORS == {"vector": ("magnitude", "divergence", "curl"),
+                                 "scalar": ("magnitude", "laplacian")}

@@ -159,15 +159,15 @@ POINTS = Option(
     example="--points pts.csv")
 
 # --- what to write ------------------------------------------------------------------------
-class Choices(Sequence[str]):
-    """The names of the formats holding ``kinds``, read from the format table whenever
-    asked (so a format registered at run time is a valid -f choice), after ``first``."""
+class Derived(Sequence[str]):
+    """Choices read from their one definition whenever asked, not copied here: a format
+    or colour added there is a valid choice, and nothing is imported at start-up."""
 
-    def __init__(self, kinds: Sequence[str], first: Sequence[str] = ("auto",)) -> None:
-        self.kinds, self.first = tuple(kinds), tuple(first)
+    def __init__(self, names: Callable[[], Sequence[str]]) -> None:
+        self._source = names
 
     def _names(self) -> tuple[str, ...]:
-        return self.first + tuple(f.name for f in format_table.holding(self.kinds))
+        return tuple(self._source())
 
     def __getitem__(self, index: Any) -> Any:
         return self._names()[index]
@@ -183,6 +183,22 @@ class Choices(Sequence[str]):
 
     def __repr__(self) -> str:
         return repr(self._names())
+
+
+class Choices(Derived):
+    """The names of the formats holding ``kinds``, from the format table (so a format
+    registered at run time is a valid -f choice), after ``first``."""
+
+    def __init__(self, kinds: Sequence[str], first: Sequence[str] = ("auto",)) -> None:
+        self.kinds, self.first = tuple(kinds), tuple(first)
+        super().__init__(lambda: self.first + tuple(
+            f.name for f in format_table.holding(self.kinds)))
+
+
+def _plot_colors() -> tuple[str, ...]:
+    from ..plot.options import COLORS  # the one list of --color quantities
+
+    return COLORS
 
 
 ROWS = (format_table.ROWS,)
@@ -429,7 +445,7 @@ PLOT_DRAWING = (
            metavar="ARROWS", help="Draw the gradient arrows, or none.",
            example="--arrows none"),
     Option("color", ("--color",), "choice", PLOT_DEFAULT,
-           choices=("magnitude", "divergence", "curl", "laplacian"), metavar="QUANTITY",
+           choices=Derived(_plot_colors), metavar="QUANTITY",
            help="This quantity as the heatmap, from the engine's derivatives: a vector field's "
            "magnitude, divergence or curl; a scalar f's magnitude |grad f| or laplacian, under "
            "the gradient arrows.", example="--color laplacian"),

@@ -18,7 +18,7 @@ import numpy as np
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError, prepare
 from ..evaluation.specs import split_top
 from ..lang import Vector, parse
-from .options import KERNEL_COLORS
+from .options import COLOR_FIELDS, KERNEL_COLORS
 
 __all__ = ["Field", "compute_field", "sampled_names", "MAX_CURVES", "flat_error"]
 
@@ -180,9 +180,9 @@ def _kind(shape: tuple[int, ...], n: int, sliced: bool) -> str:
                           f"field {want} here, but this one has shape {shape}")
 
 
-#: which --color each kind of field takes
-FIELD_COLORS = {"vector": ("magnitude", "divergence", "curl"),
-                "scalar": ("magnitude", "laplacian")}
+#: which --color each kind of field takes (from the one list, ``options.COLOR_FIELDS``)
+FIELD_COLORS = {kind: tuple(c for c, kinds in COLOR_FIELDS.items() if kind in kinds)
+                for kind in ("vector", "scalar")}
 
 
 def _check_color(color: str | None, kind: str) -> None:

@@ -45,11 +45,15 @@ def contour_note(asked: int) -> str:
     """The note when --contour asks for more levels than are drawn."""
     return (f"--contour {asked:,}: drawing {MAX_CONTOUR_LEVELS} levels, the most a picture "
             "shows (closer lines run together)")
-#: --color: the vector field's magnitude, divergence or curl; a scalar's |∇f| or ∇²f
+#: --color, the one list of its quantities and the fields each is for: a vector field's
+#: magnitude, divergence or curl; a scalar's |∇f| or ∇²f (the CLI's choices and the
+#: plot's checks read this; ``colors.HEATS`` draws each)
+COLOR_FIELDS = {"magnitude": ("vector", "scalar"), "divergence": ("vector",),
+                "curl": ("vector",), "laplacian": ("scalar",)}
+COLORS = tuple(COLOR_FIELDS)
 #: the --color quantities that are computations of the table (``plot/data.py`` runs
 #: them: the numbers the commands print), by colour name
 KERNEL_COLORS = {"divergence": "div", "curl": "curl", "laplacian": "laplacian"}
-COLORS = ("magnitude", *KERNEL_COLORS)
 LEGENDS = ("auto", "outside", "none")  # --legend
 MAX_TAYLOR, MAX_POLYNOMIALS = 30, 8  # --taylor: the highest order drawn, how many polynomials
 
