@@ -14,9 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .blocks import Result
 
-__all__ = ["Origin", "Evaluated", "describe_call"]
+__all__ = ["Origin", "Evaluated", "describe_call", "shape_notes"]
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,28 @@ class Origin:
 
 class Evaluated(dict):  # type: ignore[type-arg]
     """``{block name: array}`` (a dict, as ``gradcli.evaluate`` has always returned) that
-    also keeps the Result it was made from and its Origin."""
+    also keeps the Result it was made from, its Origin and the notes a table of it shows
+    (``shape_notes``)."""
 
     def __init__(self, arrays: Any, result: Result | None = None,
-                 origin: Origin | None = None) -> None:
+                 origin: Origin | None = None, notes: Any = ()) -> None:
         super().__init__(arrays)
         self.result = result
         self.origin = origin
+        self.notes = list(notes)
+
+
+def shape_notes(prepared: Any) -> list[str]:
+    """What a table of the result says under it (a vjp's shapes: v, J and vᵀJ per point);
+    the command line prints the same lines."""
+    plan = prepared.plan
+    if plan.what != "vjp":
+        return []
+    m = int(np.prod(prepared.program.shape))
+    n = sum(int(np.prod(shape)) for _, shape in plan.targets)
+    v_shape = prepared.program.shape or "()"
+    return [f"shapes per point: v {v_shape} (like f), J ({m}, {n}) = outputs × inputs, "
+            f"vᵀJ ({n},): one vjp/d column per input"]
 
 
 def _short(value: Any) -> str:
