@@ -238,7 +238,8 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
                       rtol=defaults.RTOL if rtol is None else rtol,
                       atol=defaults.ATOL if atol is None else atol)
     many = len(starts) > 1 or starts.lattice
-    notes = _stops(paths.reason, None) if len(paths.reason) else []
+    ended = paths.reason != "end"  # a run that reached the last time needs no word
+    notes = _stops(paths.reason, None) if ended.any() else []
     if method == "dopri5":
         notes.append(f"dopri5: {paths.accepted:,} steps taken ({paths.rejected:,} "
                      "rejected)")

@@ -84,6 +84,23 @@ def shape_text(batch_shape: Sequence[int], kind: str = "") -> str:
     return f"{total:,} {unit}{'s' if total != 1 else ''}"
 
 
+def column_summary(result: Result, most: int = REPR_COLUMNS) -> str:
+    """The columns in a line: a block's components as a range (``df/dv[0]…df/dv[19]``),
+    at most ``most`` blocks, then how many columns are left."""
+    parts, listed = [], 0
+    for block in result.blocks[:most]:
+        names = [block.name] if not block.shape else \
+            [block.column(0)] if block.size == 1 else \
+            [f"{block.column(0)}…{block.column(block.size - 1)}"]
+        parts += names
+        listed += block.size
+    text = ", ".join(parts)
+    total = result.layout.size()
+    if total > listed:
+        text += f", … ({total - listed:,} more)"
+    return text
+
+
 def html_table(columns: Mapping[str, Any], *, title: str = "", shape: str = "",
                notes: Sequence[str] = (), precision: int = 6, max_rows: int = MAX_ROWS,
                max_columns: int = MAX_COLUMNS) -> str:
@@ -144,13 +161,8 @@ class Shown:
 
     def __repr__(self) -> str:
         result, title, kind, notes = self._display()
-        names = list(_shown_part(result, REPR_COLUMNS + 1)[0])
-        total = result.layout.size()
-        listed = ", ".join(names[:REPR_COLUMNS])
-        if total > REPR_COLUMNS:
-            listed += f", … ({total - REPR_COLUMNS:,} more)"
         lines = [f"<{title}: {shape_text(result.batch_shape, kind)}>",
-                 f"columns: {listed}"]
+                 f"columns: {column_summary(result)}"]
         lines += list(notes)
         return "\n".join(lines)
 
