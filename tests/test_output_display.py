@@ -203,3 +203,29 @@ def test_bad_requests_name_the_parameter() -> None:
         gradcli.flow("[-y, x]", {"x": 1, "y": 0}, t=(0, 1, 100), max_points=10)
     with pytest.raises(EvaluationError, match="'a' is given twice"):
         gradcli.descend("a*x^2", {"x": 1, "a": 2}, at={"a": 1})
+
+
+def test_names_and_text_cells_are_escaped() -> None:
+    """A column name or a text cell is shown as text, never as markup."""
+    from gradcli.output.display import RowTable
+
+    table = RowTable({"<b>x</b>": np.array([1.0]),
+                      "note": np.array(["<script>alert(1)</script>"], dtype=object)}, "t<i>")
+    page = table._repr_html_()
+    assert "<script>" not in page and "<b>" not in page and "<i>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert cells(page) == (["<b>x</b>", "note"], [["1", "<script>alert(1)</script>"]])
+
+
+def test_a_lazy_result_is_described_not_computed() -> None:
+    """Dask arrays: the display names the columns and computes nothing."""
+    da = pytest.importorskip("dask.array")
+    from gradcli.evaluation.blocks import Block, Layout, Result
+    from gradcli.output.display import html_table
+
+    def boom(block: np.ndarray) -> np.ndarray:
+        raise AssertionError("computed")
+
+    lazy = da.ones(5, chunks=5).map_blocks(boom, dtype=float)
+    page = html_table(Result(Layout([Block("f")]), {"f": lazy}, (5,)), title="eval of 1")
+    assert "lazy Dask arrays (not computed here): f" in page
