@@ -229,3 +229,24 @@ def test_a_lazy_result_is_described_not_computed() -> None:
     lazy = da.ones(5, chunks=5).map_blocks(boom, dtype=float)
     page = html_table(Result(Layout([Block("f")]), {"f": lazy}, (5,)), title="eval of 1")
     assert "lazy Dask arrays (not computed here): f" in page
+
+
+def test_taylor_shows_the_commands_long_table() -> None:
+    """exp(x)·sin(y) to order 2 at (0, 0) and (1, 0): one row per point and multi-index,
+    coefficient ∂^α f/α! (e^x at α = (0, 1) and (1, 1), else 0), equal to the command's
+    CSV; the result still pickles."""
+    import pickle
+
+    t = gradcli.evaluate("exp(x)*sin(y)", "taylor", at=[{"x": 0, "y": 0}, {"x": 1, "y": 0}],
+                         order=2)
+    assert repr(t) == ("<taylor of exp(x)*sin(y): 12 rows>\n"
+                       "columns: x, y, order, deg(x), deg(y), coefficient, derivative")
+    df = t.to_pandas()
+    e = math.e
+    np.testing.assert_allclose(df["coefficient"], [0, 0, 1, 0, 1, 0, 0, 0, e, 0, e, 0],
+                               rtol=1e-15, atol=1e-300)
+    header, rows = cli_csv("taylor", "exp(x)*sin(y)", "--at", "x=1,y=0", "--order", "2")
+    assert list(df.columns) == header
+    assert [[float(v) for v in row] for row in rows] == df.iloc[6:].to_numpy().tolist()
+    assert t["coefficient"].shape == (2, 6)  # the dict of blocks is unchanged
+    assert pickle.loads(pickle.dumps(t)).to_pandas().equals(df)

@@ -39,7 +39,7 @@ from .binding import (
 from .blocks import Block, Result
 from .computations import Computation, accepting, computation, register
 from .kernels import Plan
-from .origin import Evaluated, Origin, shape_notes
+from .origin import Evaluated, Origin, shape_notes, shown_rows
 from .request import Request
 from .runner import ArraySink, Sink, run
 
@@ -444,4 +444,4 @@ def evaluate_request(request: Request) -> dict[str, Any]:
         result = prepared.run(threads=request.threads, block_size=request.block_size,
                               memory=request.memory)
     return Evaluated(result.arrays, result, prepared.origin(request.call()),
-                     shape_notes(prepared))
+                     shape_notes(prepared), shown_rows(prepared, result))

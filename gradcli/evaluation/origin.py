@@ -18,7 +18,7 @@ import numpy as np
 
 from .blocks import Result
 
-__all__ = ["Origin", "Evaluated", "describe_call", "shape_notes"]
+__all__ = ["Origin", "Evaluated", "describe_call", "shape_notes", "shown_rows", "LongRows"]
 
 
 @dataclass(frozen=True)
@@ -45,15 +45,45 @@ class Origin:
 
 class Evaluated(dict):  # type: ignore[type-arg]
     """``{block name: array}`` (a dict, as ``gradcli.evaluate`` has always returned) that
-    also keeps the Result it was made from, its Origin and the notes a table of it shows
-    (``shape_notes``)."""
+    also keeps the Result it was made from, its Origin, the notes a table of it shows
+    (``shape_notes``) and, when the command line shows other rows than the result's own
+    columns, what makes them (``rows``, see ``shown_rows``)."""
 
     def __init__(self, arrays: Any, result: Result | None = None,
-                 origin: Origin | None = None, notes: Any = ()) -> None:
+                 origin: Origin | None = None, notes: Any = (), rows: Any = None) -> None:
         super().__init__(arrays)
         self.result = result
         self.origin = origin
         self.notes = list(notes)
+        self.rows = rows
+
+
+@dataclass(frozen=True)
+class LongRows:
+    """taylor's rows as its command writes them (``taylor_table.long_table``: one row per
+    point and multi-index), made when asked for; it keeps only the result and the spec,
+    so a result that holds it still pickles."""
+
+    result: Result
+    spec: Any
+
+    def __call__(self) -> Result:
+        from types import SimpleNamespace
+
+        from .taylor_table import long_table
+
+        return long_table(self.result, SimpleNamespace(spec=self.spec))  # type: ignore[arg-type]
+
+
+def shown_rows(prepared: Any, result: Result) -> LongRows | None:
+    """What makes the rows the command line shows for this result, when they are not its
+    own columns (taylor's long table); None otherwise, and for lazy (Dask) arrays."""
+    if prepared.plan.what != "taylor":
+        return None
+    if any(not isinstance(a, np.ndarray) and hasattr(a, "dask")
+           for a in result.arrays.values()):
+        return None
+    return LongRows(result, prepared.plan.spec)
 
 
 def shape_notes(prepared: Any) -> list[str]:

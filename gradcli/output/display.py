@@ -197,12 +197,17 @@ class EvaluatedView(Shown, Evaluated):
     def __init__(self, evaluated: Evaluated) -> None:
         super().__init__(evaluated, getattr(evaluated, "result", None),
                          getattr(evaluated, "origin", None))
+        # shown as the terminal shows it: a taylor result as its long table
         self.notes = list(getattr(evaluated, "notes", ()))
+        self.rows = getattr(evaluated, "rows", None)
 
     def _display(self) -> tuple[Result, str, str, list[str]]:
+        title = _evaluated_title(self.origin)
+        if self.rows is not None:  # taylor: one row per point and multi-index
+            return self.rows(), title, "rows", self.notes
         result = self.result if self.result is not None else as_result(dict(self))
         kind = self.origin.kind if self.origin is not None else ""
-        return result, _evaluated_title(self.origin), kind, self.notes
+        return result, title, kind, self.notes
 
 
 class RowTable(Shown, Result):
