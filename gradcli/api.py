@@ -67,6 +67,16 @@ def _axes(grid: Mapping[str, Any], parameter: str,
     return axes, held
 
 
+def _whole(value: Any, name: str, least: int) -> int:
+    """A count parameter: a whole number >= ``least`` (``1e3`` is one), else an error
+    naming it."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise EvaluationError(f"{name} must be a whole number >= {least}, got {value!r:.40}")
+    return int(value)
+
+
 def _held(at: Mapping[str, Any] | None, *given: Mapping[str, Any]) -> dict[str, Any]:
     """``at``'s values, none of them also given another way."""
     held = dict(at or {})
@@ -175,8 +185,9 @@ def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, An
     from .evaluation.fields.rows import descend_rows
 
     held = dict(at or {})
+    steps = defaults.STEPS if steps is None else _whole(steps, "steps", 0)
+    every = _whole(every, "every", 1)
     starts = _starts(start, start_grid, held, max_points)
-    steps = defaults.STEPS if steps is None else steps
     chosen = settings(method, **hyper)
     row_limit(len(starts), steps, every, max_points)
     function = FieldFunction(expression, starts.variables, held)
@@ -223,7 +234,13 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
         raise EvaluationError(f"rtol and atol are dopri5's tolerances: add "
                               f"{ref('method', python=repr('dopri5'))}")
     held = dict(at or {})
-    times = defaults.TIMES if t is None else parse_times(t) if isinstance(t, str) else t
+    every = _whole(every, "every", 1)
+    if t is not None and not isinstance(t, str):  # (t0, t1, count): read as the text is
+        if not isinstance(t, (tuple, list)) or len(t) != 3:
+            raise EvaluationError(f"{ref('t', python='(0, 10, 1001)')} takes (start, "
+                                  f"stop, count) or text such as '0:20:2001', not {t!r:.40}")
+        t = ":".join(str(v) for v in t)
+    times = defaults.TIMES if t is None else parse_times(t)
     grid = TimeGrid.of(times)
     starts = _starts(start, start_grid, held, max_points)
     rows = len(starts) * ((grid.n - 1) // every + 2)

@@ -201,6 +201,12 @@ def test_bad_requests_name_the_parameter() -> None:
         gradcli.descend("x^2")
     with pytest.raises(EvaluationError, match="over the limit of 10"):
         gradcli.flow("[-y, x]", {"x": 1, "y": 0}, t=(0, 1, 100), max_points=10)
+    with pytest.raises(EvaluationError, match="every must be a whole number >= 1, got 0"):
+        gradcli.descend("x^2", {"x": 1}, every=0)
+    with pytest.raises(EvaluationError, match="steps must be a whole number >= 0, got 2.5"):
+        gradcli.descend("x^2", {"x": 1}, steps=2.5)
+    with pytest.raises(EvaluationError, match=r"t=.0:1:1.: expected start:stop:count"):
+        gradcli.flow("[-y, x]", {"x": 1, "y": 0}, t=(0, 1, 1))
     with pytest.raises(EvaluationError, match="'a' is given twice"):
         gradcli.descend("a*x^2", {"x": 1, "a": 2}, at={"a": 1})
 
