@@ -4,7 +4,8 @@
 ``gc.functional``...), ``gc.evaluate``, the expression evaluator the CLI uses,
 ``gc.propagate`` (measurement uncertainty through a formula: GUM, JCGM 101), ``gc.formula``
 (the derivatives as expressions) and
-``gc.to_xarray`` for its results.
+``gc.to_xarray`` for its results; ``gc.critical``, ``gc.descend`` and ``gc.flow`` (where a
+field leads) and ``gc.plot`` (a picture). Their results show themselves in Jupyter.
 """
 
 from typing import Any
@@ -14,19 +15,20 @@ from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 
 __all__ = [*_engine_all, "evaluate", "formula", "propagate", "to_xarray",  # noqa: F405
-           "__version__"]  # the lazy ones are in __getattr__
+           "critical", "descend", "flow", "plot", "__version__"]  # the lazy ones are in __getattr__
 
 
 def __getattr__(name: str) -> Any:
     # the evaluation layer is imported on first use so `import gradcli` stays lean
-    if name == "evaluate":
-        from .evaluation import evaluate
+    if name in ("evaluate", "propagate", "critical", "descend", "flow"):
+        # results that show themselves (Jupyter tables): gradcli/api.py
+        from . import api
 
-        return evaluate
-    if name == "propagate":  # the GUM's law of propagation, Monte Carlo (JCGM 101)
-        from .evaluation.propagate import propagate
+        return getattr(api, name)
+    if name == "plot":  # the plot package, callable: gradcli.plot(expression, grid=...)
+        import importlib
 
-        return propagate
+        return importlib.import_module(".plot", __name__)
     if name == "formula":  # derivative formulas (gradcli/evaluation/formula.py)
         from .evaluation.formula import formula
 

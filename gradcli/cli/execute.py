@@ -265,14 +265,9 @@ def command_line(req: Request) -> str:
 
 
 def _notes(prepared: Prepared) -> list[str]:
-    plan = prepared.plan
-    if plan.what != "vjp":
-        return []
-    m = int(np.prod(prepared.program.shape))
-    n = sum(int(np.prod(shape)) for _, shape in plan.targets)
-    v_shape = prepared.program.shape or "()"
-    return [f"shapes per point: v {v_shape} (like f), J ({m}, {n}) = outputs × inputs, "
-            f"vᵀJ ({n},): one vjp/d column per input"]
+    from ..evaluation.origin import shape_notes
+
+    return shape_notes(prepared)
 
 
 def _entries(n: int) -> str:

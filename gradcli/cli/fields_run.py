@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..evaluation import EvaluationError
+from ..evaluation.fields.rows import critical_rows, descend_rows, flow_rows
 from ..evaluation.specs import parse_grid, parse_point
 from ..lang import free_variables, parse
 from .declare import BY_NAME
@@ -132,20 +133,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
             function = _function(expression, starts.variables, held, "critical")
             seeds, box = starts.X, _box(axes)
         found = find_critical(function, seeds, box)
-    columns: dict[str, Any] = {c: found.X[:, j] for j, c in enumerate(found.columns)}
-    if found.kind == "scalar":
-        columns["f"] = found.f
-        columns["|grad f|"] = found.residual
-        columns |= {f"eig[{i}]": found.eig[:, i] + 0.0 for i in range(function.n)}
-    else:
-        columns["|F|"] = found.residual
-        for i in range(function.n):
-            columns[f"re[{i}]"] = found.eig[:, i].real + 0.0
-            columns[f"im[{i}]"] = found.eig[:, i].imag + 0.0
-    if found.vec is not None:  # each eigenvalue's unit eigenvector, component by variable
-        columns |= {f"vec[{i}][{k}]": found.vec[:, i, k] + 0.0 for i in range(function.n)
-                    for k in range(function.n)}
-    columns["type"] = np.asarray(found.types, dtype=object)
+    columns = critical_rows(found, function.n)
     if not len(found) and not quiet:
         where = "inside the grid's box" if box is not None else "from these seeds"
         say(f"no critical points found {where}")
@@ -203,12 +191,8 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
             path = descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
                            progress=bar.stage("descending"), recorded=stream)
     if stream is None:
-        columns: dict[str, Any] = {"run": path.run} if many else {}
-        columns["step"] = path.step
-        columns |= {c: path.X[:, j] for j, c in enumerate(path.columns)}
-        columns["f"], columns["|grad f|"] = path.f, path.gnorm
-        _write(columns, _request(expression, fmt, output, precision, quiet, path.columns),
-               what)
+        _write(descend_rows(path, many),
+               _request(expression, fmt, output, precision, quiet, path.columns), what)
     diverged = path.stop == "diverged"
     if not quiet or diverged.any():
         say(_stop_line(path, tol, steps, "raises" if chosen.maximize else "lowers"))
@@ -292,11 +276,8 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
                               rtol=defaults.RTOL if rtol is None else rtol,
                               atol=defaults.ATOL if atol is None else atol)
     many = len(starts) > 1 or starts.lattice
-    columns: dict[str, Any] = {"run": paths.run} if many else {}
-    columns["t"] = paths.t
-    columns |= {c: paths.X[:, j] for j, c in enumerate(paths.columns)}
-    columns["|F|"] = paths.speed
-    _write(columns, _request(expression, fmt, output, precision, quiet, paths.columns), what)
+    _write(flow_rows(paths, many),
+           _request(expression, fmt, output, precision, quiet, paths.columns), what)
     if not quiet:
         if method == "dopri5":
             say(f"dopri5: {paths.accepted:,} steps taken ({paths.rejected:,} rejected)")

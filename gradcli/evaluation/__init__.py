@@ -39,7 +39,7 @@ from .binding import (
 from .blocks import Block, Result
 from .computations import Computation, accepting, computation, register
 from .kernels import Plan
-from .origin import Evaluated, Origin
+from .origin import Evaluated, Origin, shape_notes, shown_rows
 from .request import Request
 from .runner import ArraySink, Sink, run
 
@@ -443,4 +443,5 @@ def evaluate_request(request: Request) -> dict[str, Any]:
     else:
         result = prepared.run(threads=request.threads, block_size=request.block_size,
                               memory=request.memory)
-    return Evaluated(result.arrays, result, prepared.origin(request.call()))
+    return Evaluated(result.arrays, result, prepared.origin(request.call()),
+                     shape_notes(prepared), shown_rows(prepared, result))

@@ -20,6 +20,7 @@ NEEDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "zarr": ("-o FILE.zarr", "data", ("zarr", "fsspec")),
     "parquet": ("-o FILE.parquet", "data", ("pyarrow",)),
     "xarray": ("gradcli.to_xarray", "data", ("xarray",)),
+    "pandas": ("to_pandas()", "data", ("pandas",)),
     "dask": (ref("scheduler"), "dask", ("dask.array", "distributed")),
 }
 

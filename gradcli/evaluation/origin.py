@@ -14,9 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .blocks import Result
 
-__all__ = ["Origin", "Evaluated", "describe_call"]
+__all__ = ["Origin", "Evaluated", "describe_call", "shape_notes", "shown_rows", "LongRows"]
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,58 @@ class Origin:
 
 class Evaluated(dict):  # type: ignore[type-arg]
     """``{block name: array}`` (a dict, as ``gradcli.evaluate`` has always returned) that
-    also keeps the Result it was made from and its Origin."""
+    also keeps the Result it was made from, its Origin, the notes a table of it shows
+    (``shape_notes``) and, when the command line shows other rows than the result's own
+    columns, what makes them (``rows``, see ``shown_rows``)."""
 
     def __init__(self, arrays: Any, result: Result | None = None,
-                 origin: Origin | None = None) -> None:
+                 origin: Origin | None = None, notes: Any = (), rows: Any = None) -> None:
         super().__init__(arrays)
         self.result = result
         self.origin = origin
+        self.notes = list(notes)
+        self.rows = rows
+
+
+@dataclass(frozen=True)
+class LongRows:
+    """taylor's rows as its command writes them (``taylor_table.long_table``: one row per
+    point and multi-index), made when asked for; it keeps only the result and the spec,
+    so a result that holds it still pickles."""
+
+    result: Result
+    spec: Any
+
+    def __call__(self) -> Result:
+        from types import SimpleNamespace
+
+        from .taylor_table import long_table
+
+        return long_table(self.result, SimpleNamespace(spec=self.spec))  # type: ignore[arg-type]
+
+
+def shown_rows(prepared: Any, result: Result) -> LongRows | None:
+    """What makes the rows the command line shows for this result, when they are not its
+    own columns (taylor's long table); None otherwise, and for lazy (Dask) arrays."""
+    if prepared.plan.what != "taylor":
+        return None
+    if any(not isinstance(a, np.ndarray) and hasattr(a, "dask")
+           for a in result.arrays.values()):
+        return None
+    return LongRows(result, prepared.plan.spec)
+
+
+def shape_notes(prepared: Any) -> list[str]:
+    """What a table of the result says under it (a vjp's shapes: v, J and vᵀJ per point);
+    the command line prints the same lines."""
+    plan = prepared.plan
+    if plan.what != "vjp":
+        return []
+    m = int(np.prod(prepared.program.shape))
+    n = sum(int(np.prod(shape)) for _, shape in plan.targets)
+    v_shape = prepared.program.shape or "()"
+    return [f"shapes per point: v {v_shape} (like f), J ({m}, {n}) = outputs × inputs, "
+            f"vᵀJ ({n},): one vjp/d column per input"]
 
 
 def _short(value: Any) -> str:

@@ -831,28 +831,12 @@ class Propagated(Result):
     per output component or, with ``budget``, per output component and input; a vector
     variable's components are columns ``x[0]``... of one block, as in every result);
     ``notes`` are the lines it says on stderr (Monte Carlo's agreement with the law of
-    propagation)."""
+    propagation). ``gradcli.propagate`` returns it as ``output.display.PropagatedView``,
+    which shows it in Jupyter as every other result."""
 
     def __init__(self, result: Result, notes: list[str] | None = None) -> None:
         super().__init__(result.layout, result.arrays, result.batch_shape)
         self.notes = list(notes or [])
-
-    def _repr_html_(self) -> str:
-        import html
-
-        names = list(self)[:200]  # a long vector's columns: the first 200
-        head = "".join(f"<th>{html.escape(str(k))}</th>" for k in names)
-        rows = []
-        columns = [self[k] for k in names]
-        count = self.batch_shape[0] if self.batch_shape else 0
-        for i in range(min(count, 200)):
-            cells = "".join(f"<td>{html.escape(_cell(v[i]))}</td>" for v in columns)
-            rows.append(f"<tr>{cells}</tr>")
-        return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-
-
-def _cell(value: Any) -> str:
-    return f"{value:.6g}" if isinstance(value, (float, np.floating)) else str(value)
 
 
 def _check_numbers(order: Any, k: Any, monte_carlo: Any, coverage: Any, seed: Any) -> None:

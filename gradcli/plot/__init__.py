@@ -12,6 +12,8 @@ page and the preview never load it.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,3 +67,19 @@ def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None =
         if path is not None:
             save_figure(fig, path, fmt, opts.dpi, crop=drawn.crop)
     return fig, drawn
+
+
+class _PlotPackage(types.ModuleType):
+    """``gradcli.plot`` is this package and, called, ``gradcli.plot(expression, grid=...,
+    at=..., **options)`` (``picture.plot``): one name for the command's Python twin,
+    whichever of the two was imported first (importing a submodule sets the package as
+    ``gradcli``'s attribute ``plot``)."""
+
+    def __call__(self, expression: str, grid: Mapping[str, Any] | None = None,
+                 at: Mapping[str, Any] | None = None, **options: Any) -> Any:
+        from .picture import plot
+
+        return plot(expression, grid, at, **options)
+
+
+sys.modules[__name__].__class__ = _PlotPackage

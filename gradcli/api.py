@@ -1,0 +1,263 @@
+"""The library's entry points as a user calls them: ``gradcli.evaluate``, ``propagate``,
+``critical``, ``descend`` and ``flow``, returning results that show themselves.
+
+Why a module of its own: the numbers come from the evaluation layer, which must not
+import the output layer, and how a result looks (an HTML table in Jupyter, a short
+``repr``, ``to_pandas()``) is output (``gradcli.output.display``). These functions sit
+above both: they call the evaluation and wrap what it returns in the display types,
+which change nothing else (an evaluate result is still the dict of block arrays it always
+was). ``gradcli.plot`` is the plot package's own (``gradcli.plot.picture``).
+
+Parameters are the library's: ``at`` (held values, or the points), ``grid``
+(``{"x": (start, stop, count)}``), ``points``, ``start`` (one point or a list of them)
+and ``start_grid`` (a lattice of starts, ``{"x": (start, stop, count)}``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .evaluation import DEFAULT_MAX_POINTS, EvaluationError
+from .evaluation import evaluate as _evaluate
+from .evaluation.binding import bind_grid, ref
+from .evaluation.propagate import propagate as _propagate
+from .output.display import EvaluatedView, PropagatedView, RowTable
+
+__all__ = ["evaluate", "propagate", "critical", "descend", "flow"]
+
+
+@functools.wraps(_evaluate)
+def evaluate(*args: Any, **kwargs: Any) -> EvaluatedView:
+    return EvaluatedView(_evaluate(*args, **kwargs))
+
+
+evaluate.__doc__ = (_evaluate.__doc__ or "") + """
+    The result shows itself in Jupyter as the terminal's table (``_repr_html_``), has a
+    short ``repr`` and ``to_pandas()``.
+    """
+
+
+@functools.wraps(_propagate)
+def propagate(*args: Any, **kwargs: Any) -> PropagatedView:
+    expression = args[0] if args else kwargs.get("expression", "")
+    return PropagatedView(_propagate(*args, **kwargs), f"propagate {expression}")
+
+
+def _axes(grid: Mapping[str, Any], parameter: str,
+          max_points: int) -> tuple[dict[str, tuple[float, float, int]], dict[str, Any]]:
+    """A grid's sampled axes ``{name: (start, stop, count)}`` and its held values, read
+    and checked as ``gradcli.evaluate`` reads a grid (strings such as ``"2pi"`` too)."""
+    if not isinstance(grid, Mapping):
+        raise TypeError(f"{parameter}= takes a mapping such as {{'x': (-2, 2, 11)}}, "
+                        f"not {type(grid).__name__}")
+    binding = bind_grid(grid, np.dtype(np.float64), max_points)
+    axes: dict[str, tuple[float, float, int]] = {}
+    held: dict[str, Any] = {}
+    for name in grid:
+        values = np.asarray(binding.values[name])
+        if isinstance(grid[name], (tuple, list)):
+            line = values.reshape(-1)
+            axes[name] = (float(line[0]), float(line[-1]), int(line.size))
+        else:
+            held[name] = float(values.reshape(-1)[0])
+    return axes, held
+
+
+def _whole(value: Any, name: str, least: int) -> int:
+    """A count parameter: a whole number >= ``least`` (``1e3`` is one), else an error
+    naming it."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise EvaluationError(f"{name} must be a whole number >= {least}, got {value!r:.40}")
+    return int(value)
+
+
+def _held(at: Mapping[str, Any] | None, *given: Mapping[str, Any]) -> dict[str, Any]:
+    """``at``'s values, none of them also given another way."""
+    held = dict(at or {})
+    for other in given:
+        clash = next((n for n in other if n in held), None)
+        if clash is not None:
+            raise EvaluationError(f"'{clash}' is given twice (held by "
+                                  f"{ref('at', clash)} and sampled or started elsewhere): "
+                                  "give it once")
+    return held
+
+
+def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
+             points: Mapping[str, Any] | None = None,
+             at: Mapping[str, Any] | None = None,
+             max_points: int = DEFAULT_MAX_POINTS) -> RowTable:
+    """The critical points of a scalar formula f (where ∇f = 0) or a vector field F
+    (where F = 0), found by damped Newton from seeds and classified, as ``gradcli
+    critical`` does: ``grid`` samples seeds and bounds the search box (``{"x": (-3, 3,
+    13), "y": (-3, 3, 13)}``), or ``points`` gives seeds (``{"x": array, "y": array}``);
+    ``at`` holds more variables fixed. Returns a :class:`RowTable` with the command's
+    columns: the point, ``f``, ``|grad f|``, ``eig[i]`` (or ``|F|``, ``re[i]``,
+    ``im[i]``), ``vec[i][k]``, ``type``."""
+    from .evaluation.fields.critical import find_critical
+    from .evaluation.fields.function import FieldFunction
+    from .evaluation.fields.rows import critical_rows
+    from .evaluation.fields.starts import from_lattice
+
+    if (grid is None) == (points is None):
+        raise EvaluationError(f"give one of {ref('grid')} (seeds on a lattice, and the "
+                              f"search box) or {ref('points')} (seeds)")
+    held = dict(at or {})
+    if grid is not None:
+        axes, more = _axes(grid, "grid", max_points)
+        if not axes:
+            raise EvaluationError(f"critical needs at least one variable sampled by "
+                                  f"{ref('grid', python=repr({'x': (-3, 3, 13)}))}")
+        held = _held(at, axes) | more
+        starts = from_lattice(axes, max_points)
+        function = FieldFunction(expression, starts.variables, held)
+        ends = np.array([v[:2] for v in axes.values()], dtype=float)
+        seeds, box = starts.X, (ends.min(axis=1), ends.max(axis=1))
+    else:
+        assert points is not None
+        arrays = {n: np.asarray(v, dtype=float) for n, v in points.items()}
+        sizes = {len(a) for a in arrays.values()}
+        if not arrays or len(sizes) != 1 or 0 in sizes:
+            raise EvaluationError(f"{ref('points')} needs one or more columns of the same "
+                                  "length, at least one seed each")
+        if sum(len(a) for a in arrays.values()) > max_points * len(arrays):
+            raise EvaluationError(f"more seeds than {ref('max_points')}")
+        held = _held(at, arrays)
+        first = {n: a[0].tolist() for n, a in arrays.items()}
+        function = FieldFunction(expression, first, held)
+        seeds = np.column_stack([a.reshape(len(a), -1) for a in arrays.values()])
+        box = None
+    found = find_critical(function, seeds, box)
+    notes = [] if len(found) else ["no critical points found " + (
+        "inside the grid's box" if box is not None else "from these seeds")]
+    return RowTable(critical_rows(found, function.n), f"critical points of {expression}",
+                    notes)
+
+
+def _starts(start: Any, start_grid: Mapping[str, Any] | None, held: Mapping[str, Any],
+            max_points: int) -> Any:
+    from .evaluation.fields.starts import from_lattice, from_points
+
+    if (start is None) == (start_grid is None):
+        raise EvaluationError(f"give one of {ref('start', python=repr({'x': 1, 'y': 1}))} "
+                              f"(a point or a list of points) or "
+                              f"{ref('start_grid', python=repr({'x': (-2, 2, 5)}))}")
+    if start is not None:
+        points = [start] if isinstance(start, Mapping) else list(start)
+        if not points or not all(isinstance(p, Mapping) for p in points):
+            raise TypeError("start= takes a point {'x': 1, 'y': 2} or a list of them")
+        if len(points) > max_points:
+            raise EvaluationError(f"{len(points):,} starts, over {ref('max_points')}")
+        _held(held, points[0])
+        return from_points(points)
+    assert start_grid is not None
+    axes, fixed = _axes(start_grid, "start_grid", max_points)
+    if fixed:  # a value alone in a lattice is an axis of one value, as on the command line
+        axes |= {n: (v, v, 1) for n, v in fixed.items()}
+    _held(held, axes)
+    return from_lattice(axes, max_points)
+
+
+def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
+            = None, *, start_grid: Mapping[str, Any] | None = None,
+            at: Mapping[str, Any] | None = None, method: str = "gd", steps: int | None = None,
+            tol: float | None = None, every: int = 1, max_points: int = DEFAULT_MAX_POINTS,
+            **hyper: Any) -> RowTable:
+    """Descent paths of a scalar f from ``start`` (``{"x": -1.2, "y": 1}`` or a list of
+    points) or from every point of ``start_grid``, as ``gradcli descend`` runs them:
+    ``method`` (gd, momentum, adam, adamw, rmsprop, newton) with torch.optim's
+    hyper-parameters by name (``lr=``, ``momentum=``, ``betas=``...), at most ``steps``
+    updates (default 1000), stopping where |grad f| <= ``tol``, recording every
+    ``every``-th step. Returns a :class:`RowTable` with the command's columns (``run``
+    with several starts, ``step``, the point, ``f``, ``|grad f|``); its ``notes`` say
+    why the runs stopped."""
+    from .evaluation.fields import defaults
+    from .evaluation.fields.descend import descend as run_descend
+    from .evaluation.fields.descend import row_limit
+    from .evaluation.fields.function import FieldFunction
+    from .evaluation.fields.optim import settings
+    from .evaluation.fields.rows import descend_rows
+
+    held = dict(at or {})
+    steps = defaults.STEPS if steps is None else _whole(steps, "steps", 0)
+    every = _whole(every, "every", 1)
+    starts = _starts(start, start_grid, held, max_points)
+    chosen = settings(method, **hyper)
+    row_limit(len(starts), steps, every, max_points)
+    function = FieldFunction(expression, starts.variables, held)
+    path = run_descend(function, starts.X, chosen, steps=steps, tol=tol, every=every)
+    many = len(starts) > 1 or starts.lattice
+    return RowTable(descend_rows(path, many), f"descend ({method}) on {expression}",
+                    _stops(path.stop, path.stop_step))
+
+
+def _stops(stop: np.ndarray, where: np.ndarray) -> list[str]:
+    """One line: how many runs stopped for each reason, and by which step."""
+    words = {"steps": "ran every step", "tol": "reached tol", "stalled": "stalled",
+             "diverged": "diverged (a value no longer finite)",
+             "fixed": "reached tol", "left": "left the box", "end": "reached the last time"}
+    parts = []
+    for reason in dict.fromkeys(stop.tolist()):
+        pick = stop == reason
+        parts.append(f"{int(pick.sum()):,} {words.get(reason, reason)} "
+                     f"(by step {int(where[pick].max()):,})" if where is not None else
+                     f"{int(pick.sum()):,} {words.get(reason, reason)}")
+    return [f"{len(stop):,} run{'s' if len(stop) != 1 else ''}: " + "; ".join(parts)]
+
+
+def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
+         = None, *, start_grid: Mapping[str, Any] | None = None,
+         at: Mapping[str, Any] | None = None, t: Any = None, method: str = "rk4",
+         every: int = 1, tol: float | None = None, box: Mapping[str, Any] | None = None,
+         rtol: float | None = None, atol: float | None = None,
+         max_points: int = DEFAULT_MAX_POINTS) -> RowTable:
+    """Trajectories x' = F(x) of a vector field (or -grad f of a scalar f) from ``start``
+    or ``start_grid``, as ``gradcli flow`` integrates them: over the times ``t``
+    (``(t0, t1, count)`` or ``"0:20:2001"``; default 0 to 10, 1001 times) by ``method``
+    (rk4, euler, dopri5 with ``rtol``/``atol``), recording every ``every``-th time; a run
+    ends where |F| <= ``tol`` or where it leaves ``box`` (``{"x": (-5, 5)}``). Returns a
+    :class:`RowTable` with the command's columns (``run`` with several starts, ``t``,
+    the point, ``|F|``)."""
+    from .evaluation.fields import defaults
+    from .evaluation.fields.flow import TimeGrid, integrate
+    from .evaluation.fields.function import FieldFunction
+    from .evaluation.fields.rows import flow_rows
+    from .evaluation.fields.starts import parse_times
+
+    if method != "dopri5" and (rtol is not None or atol is not None):
+        raise EvaluationError(f"rtol and atol are dopri5's tolerances: add "
+                              f"{ref('method', python=repr('dopri5'))}")
+    held = dict(at or {})
+    every = _whole(every, "every", 1)
+    if t is not None and not isinstance(t, str):  # (t0, t1, count): read as the text is
+        if not isinstance(t, (tuple, list)) or len(t) != 3:
+            raise EvaluationError(f"{ref('t', python='(0, 10, 1001)')} takes (start, "
+                                  f"stop, count) or text such as '0:20:2001', not {t!r:.40}")
+        t = ":".join(str(v) for v in t)
+    times = defaults.TIMES if t is None else parse_times(t)
+    grid = TimeGrid.of(times)
+    starts = _starts(start, start_grid, held, max_points)
+    rows = len(starts) * ((grid.n - 1) // every + 2)
+    if rows > max_points:
+        raise EvaluationError(f"{len(starts):,} runs × {grid.n:,} times would record up to "
+                              f"{rows:,} rows, over the limit of {max_points:,}: record "
+                              f"fewer with {ref('every', text='K', python='K')}, or raise "
+                              f"{ref('max_points')}")
+    function = FieldFunction(expression, starts.variables, held)
+    paths = integrate(function, starts.X, grid, method=method, every=every, tol=tol,
+                      box=dict(box) if box is not None else None,
+                      rtol=defaults.RTOL if rtol is None else rtol,
+                      atol=defaults.ATOL if atol is None else atol)
+    many = len(starts) > 1 or starts.lattice
+    ended = paths.reason != "end"  # a run that reached the last time needs no word
+    notes = _stops(paths.reason, None) if ended.any() else []
+    if method == "dopri5":
+        notes.append(f"dopri5: {paths.accepted:,} steps taken ({paths.rejected:,} "
+                     "rejected)")
+    return RowTable(flow_rows(paths, many), f"flow ({method}) of {expression}", notes)
