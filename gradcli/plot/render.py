@@ -35,7 +35,7 @@ def stable_rc() -> Iterator[None]:
 
 
 #: the margin left around the content of a cropped picture, inches
-CROP_PAD = 0.06
+CROP_PAD = 0.03
 
 
 def save_figure(fig: Any, path: str, fmt: str | None = None, dpi: float | None = None,
