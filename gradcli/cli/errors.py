@@ -16,7 +16,7 @@ class ExitStatus(IntEnum):
     OK = 0
     FAIL = 1         # a runtime failure: I/O, --check above tolerance, --strict
     USAGE = 2        # bad usage or input: expression, points, options
-    INTERRUPT = 130  # Ctrl-C
+    INTERRUPT = 130  # Ctrl-C (SIGTERM and SIGHUP: 128 + their number)
 
 
 class UsageProblem(Exception):
@@ -107,15 +107,20 @@ def _silence_stdout() -> None:
 
 def guarded(fn: Callable[[], Any], debug: bool) -> int:
     """Call ``fn`` and map its outcome to an exit status, printing errors on stderr."""
+    from ..output import interrupt
+
     try:
         status = int(fn() or 0)
+        interrupt.finished()  # the work is done: a signal now has nothing to stop
     except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
         _silence_stdout()
         return ExitStatus.FAIL
-    except KeyboardInterrupt:
-        say("gradcli: interrupted")
-        return ExitStatus.INTERRUPT
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
     except Exception as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, KeyboardInterrupt):  # click's Abort wrapping the signal
+            return _interrupted(cause)
         click_status = _click_outcome(exc)
         if click_status is None:
             if debug:
@@ -123,8 +128,20 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
             return report(exc)
         status = click_status
     if status == ExitStatus.INTERRUPT:  # typer and click turn Ctrl-C into a status or Abort
-        say("gradcli: interrupted")
+        return _interrupted(interrupt.Interrupted(interrupt.last_signal() or 2))
     return status
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """Say that a signal stopped the run; the status is 128 + its number (130 for
+    SIGINT, 143 for SIGTERM, 129 for SIGHUP), as a shell reports a signal's death."""
+    from ..output import interrupt
+
+    interrupt.finished()
+    signum = getattr(exc, "signum", 2)
+    say("gradcli: interrupted" if signum == 2 else
+        f"gradcli: interrupted by {getattr(exc, 'name', signum)}")
+    return 128 + signum
 
 
 def _click_outcome(exc: Exception) -> int | None:

@@ -1,7 +1,8 @@
 """The ``gradcli`` console script: argv in, exit status out, never a traceback.
 
 Exit status (:class:`~gradcli.cli.errors.ExitStatus`): 0 success, 2 bad usage or input,
-1 runtime failure (I/O, --check, --strict), 130 interrupted. ``--debug`` anywhere on the
+1 runtime failure (I/O, --check, --strict), 128 + the signal's number when SIGINT (130),
+SIGTERM (143) or SIGHUP (129) stopped the run before its output was complete. ``--debug`` anywhere on the
 command line shows tracebacks.
 """
 
@@ -46,6 +47,10 @@ def run(args: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return (or, as a console script, exit with) its status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the console script owns its process's signals; a caller's are its own
+        from ..output import interrupt
+
+        interrupt.install()
     if not args and COMPLETE_VAR not in os.environ:
         sys.stdout.write(USAGE)
         status = ExitStatus.OK
