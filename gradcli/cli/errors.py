@@ -177,7 +177,14 @@ def report(exc: Exception) -> int:
     if isinstance(exc, (EvaluationError, UsageProblem)):
         say(f"gradcli: error: {exc}")
         return ExitStatus.USAGE
+    if isinstance(exc, OutputError) and hasattr(exc, "entries"):  # a store not all ours
+        say(f"gradcli: error: cannot write '{exc.path}': {exc.why}: add --overwrite to "
+            "replace it anyway")
+        return ExitStatus.FAIL
     if isinstance(exc, (OutputError, RuntimeProblem)):
+        say(f"gradcli: error: {exc}")
+        return ExitStatus.FAIL
+    if type(exc).__name__ == "ClusterError":  # gradcli.evaluation.cluster's, not imported
         say(f"gradcli: error: {exc}")
         return ExitStatus.FAIL
     if isinstance(exc, MemoryError):

@@ -53,7 +53,9 @@ class Request:
     order: int | None = None
     polynomial: bool = False
     scheduler: str | None = None
+    scheduler_file: str | None = None
     scheduler_timeout: float = 10.0
+    overwrite: bool = False
 
 
 def run_numeric(what: str, **options: Any) -> int:
@@ -138,7 +140,7 @@ def run_request(req: Request) -> int:
         raise UsageProblem("--check needs the results in memory: use -o with .npz, .csv "
                            "or .json")
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
-    scheduler = req.scheduler or os.environ.get("GRADCLI_SCHEDULER") or None
+    scheduler = _scheduler(req)
     if scheduler and req.check:
         raise UsageProblem("--check computes central differences in this process: drop "
                            "--check, or --scheduler (and GRADCLI_SCHEDULER)")
@@ -146,7 +148,7 @@ def run_request(req: Request) -> int:
     values = prepared.binding.size * max(1, prepared.layout.size())
     to_file = bool(req.output) or not sys.stdout.isatty()
     with RunProgress(wanted(req.quiet, values, fmt in ("csv", "json") and to_file)) as bar, \
-            _cluster(scheduler, req.scheduler_timeout) as client:
+            _cluster(scheduler, req.scheduler_timeout, req.quiet) as client:
         stream = None
         if fmt in ("npz", "npy") and not req.check:
             from ..output.stream_sink import StreamSink
@@ -155,11 +157,14 @@ def run_request(req: Request) -> int:
         elif fmt == "zarr" and not req.check:
             from ..output.zarr_sink import ZarrSink
 
-            stream = ZarrSink(req.output or "", prepared.origin(history), history)
+            stream = ZarrSink(req.output or "", prepared.origin(history), history,
+                              overwrite=req.overwrite)
         columns = prepared.run(stream, progress=bar.stage("computing"), client=client)
         status = _run_check(prepared, columns, req) if req.check else ExitStatus.OK
         if stream is not None:
             bad = stream.nonfinite
+            for note in [] if req.quiet else getattr(stream, "notes", []):
+                say(note)
         else:
             with writing_stdout():
                 notes = output.write(
@@ -167,7 +172,8 @@ def run_request(req: Request) -> int:
                     variables=list(prepared.binding.names), notes=_notes(prepared),
                     precision=req.precision, stdout=sys.stdout,
                     progress=bar.stage(f"writing {req.output or 'standard output'}"),
-                    origin=prepared.origin(history), history=history)
+                    origin=prepared.origin(history), history=history,
+                    overwrite=req.overwrite)
             if not req.quiet:
                 for note in notes:
                     say(note)
@@ -188,8 +194,7 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
         raise UsageProblem("a .txt file holds the Taylor polynomial: add --polynomial")
     if fmt == "npz" and not req.output:
         raise UsageProblem("npz output needs a file: add -o out.npz")
-    scheduler = req.scheduler or os.environ.get("GRADCLI_SCHEDULER") or None
-    with _cluster(scheduler, req.scheduler_timeout) as client:
+    with _cluster(_scheduler(req), req.scheduler_timeout, req.quiet) as client:
         result = prepared.run(client=client)
     bad = output.count_nonfinite(result, results_only=True)
     if req.polynomial:
@@ -228,16 +233,31 @@ def _nonfinite_status(bad: int, req: Request) -> int:
     return ExitStatus.OK
 
 
+def _scheduler(req: Request) -> str | None:
+    """The scheduler to run on: --scheduler, --scheduler-file, $GRADCLI_SCHEDULER, then
+    Dask's own scheduler-address ($DASK_SCHEDULER_ADDRESS); None: this process."""
+    if req.scheduler and req.scheduler_file:
+        raise UsageProblem("use only one of --scheduler and --scheduler-file")
+    from ..evaluation.cluster import scheduler_address
+
+    return scheduler_address(req.scheduler, req.scheduler_file, os.environ)
+
+
 @contextmanager
-def _cluster(scheduler: str | None, timeout: float) -> Iterator[Any]:
+def _cluster(scheduler: str | None, timeout: float, quiet: bool = False) -> Iterator[Any]:
     """A Dask client for ``--scheduler`` (None: compute in this process), closed (and a
-    ``local:N`` cluster stopped) when the command ends."""
+    ``local:N`` cluster stopped) when the command ends. Dask's own logs stay off stderr;
+    the dashboard's address is a note."""
     if not scheduler:
         yield None
         return
-    from ..evaluation.cluster import connect
+    from ..evaluation.cluster import connect, dashboard_link, quiet_dask
 
+    quiet_dask()
     client, close = connect(scheduler, timeout)
+    link = dashboard_link(client)
+    if link and not quiet:
+        say(f"note: Dask dashboard: {link}")
     try:
         yield client
     finally:

@@ -2,8 +2,8 @@
 
 Exit status (:class:`~gradcli.cli.errors.ExitStatus`): 0 success, 2 bad usage or input,
 1 runtime failure (I/O, --check, --strict), 128 + the signal's number when SIGINT (130),
-SIGTERM (143) or SIGHUP (129) stopped the run before its output was complete. ``--debug`` anywhere on the
-command line shows tracebacks.
+SIGTERM (143) or SIGHUP (129) stopped the run before its output was complete.
+``--debug`` anywhere on the command line shows tracebacks.
 """
 
 from __future__ import annotations

@@ -126,6 +126,7 @@ def write(
     progress: Callable[[int, int], None] | None = None,
     origin: Any = None,
     history: str = "",
+    overwrite: bool = False,
 ) -> list[str]:
     """Write a result in format ``fmt`` to ``path`` (atomically) or to stdout; return
     the notes the user should see on stderr (a table too wide for the terminal says how
@@ -138,6 +139,8 @@ def write(
     ``progress(rows written, total rows)`` follows CSV, JSON and Parquet writing.
     ``origin`` (``gradcli.evaluation.Origin``: dimensions, labels, the expression) and
     ``history`` (the command line) describe a ``.nc``/``.zarr``/``.parquet`` file.
+    ``overwrite`` lets a ``.zarr`` store replace an older one holding entries gradcli did
+    not write.
     Raises ValueError for an unknown format or a file format without a path,
     MissingExtra when the format's extra is not installed, and OutputError when the file
     cannot be written.
@@ -148,9 +151,8 @@ def write(
     if fmt in FILE_FORMATS:
         if path is None:
             raise ValueError(f"{fmt} output needs -o FILE")
-        _write_file(fmt, os.fspath(path), result_columns, origin, history or "",
-                    expression, progress)
-        return []
+        return _write_file(fmt, os.fspath(path), result_columns, origin, history or "",
+                           expression, progress, overwrite)
     out = stdout if stdout is not None else sys.stdout
     meta = {"expression": expression, "variables": list(variables), "notes": notes}
     if fmt == "table":
@@ -187,8 +189,9 @@ def write(
 
 
 def _write_file(fmt: str, path: str, columns: Mapping[str, Any], origin: Any, history: str,
-                expression: str, progress: Callable[[int, int], None] | None) -> None:
-    """The file-only formats: one writer each."""
+                expression: str, progress: Callable[[int, int], None] | None,
+                overwrite: bool = False) -> list[str]:
+    """The file-only formats: one writer each; return the notes for the user."""
     require_format(fmt)
     if fmt == "npz":
         from .npz_writer import write_npz
@@ -202,9 +205,10 @@ def _write_file(fmt: str, path: str, columns: Mapping[str, Any], origin: Any, hi
         from ..evaluation.blocks import as_result
         from .zarr_sink import write_zarr
 
-        write_zarr(path, as_result(columns), origin, history)
+        return write_zarr(path, as_result(columns), origin, history, overwrite=overwrite)
     else:
         from .parquet_writer import write_parquet
 
         title = origin.expression if origin is not None else expression
         write_parquet(path, columns, title=title, history=history, progress=progress)
+    return []

@@ -30,7 +30,7 @@ from ..evaluation.origin import Origin
 from ..evaluation.runner import DEFAULT_BLOCK, blocks_for, column_reader
 from .atomic import OutputError
 from .cf import DatasetPlan, DataVar, gather, plan_dataset
-from .zarr_store import ROOT, Destination, open_store
+from .zarr_store import ROOT, Destination, is_url, open_store
 
 __all__ = ["ZarrSink", "ChunkWriter", "write_zarr"]
 
@@ -51,6 +51,10 @@ class ChunkWriter:
         many of the values written are nan or inf."""
         rows = (stop - start,) + self.shape[1:] if self.shape else ()
         column = column_reader(self.layout, values)
+        if not is_url(self.location) and not os.path.isdir(self.location):
+            # the run was stopped and its store removed: a chunk written now would bring
+            # the directory back (a Dask task still running when the client gave up)
+            raise OutputError(self.location, "the store being written was removed")
         bad = 0
         for var in self.variables:
             data = np.require(gather(var, column, rows, self.dtype),
@@ -97,8 +101,9 @@ class ZarrSink:
     sequential = False
 
     def __init__(self, destination: str, origin: Origin | None = None, history: str = "",
-                 block_size: int | None = None) -> None:
+                 block_size: int | None = None, overwrite: bool = False) -> None:
         self.destination = destination
+        self.overwrite = overwrite
         self.origin, self.history = origin, history
         self.block_size = block_size or DEFAULT_BLOCK
         self.nonfinite = 0
@@ -121,7 +126,7 @@ class ZarrSink:
         require("zarr")
         self._inputs = inputs
         self.plan = plan = plan_dataset(layout, inputs, self.origin, self.history)
-        self._dest = Destination(self.destination)
+        self._dest = Destination(self.destination, self.overwrite)
         try:
             location = self._dest.begin()
             rows = blocks_for(shape, self.block_size)[0]
@@ -152,6 +157,13 @@ class ZarrSink:
         with self._writing:
             self._under_way -= 1
             self._writing.notify_all()
+
+    @property
+    def notes(self) -> list[str]:
+        """What the user should be told: which older store this one replaced."""
+        replaced = self._dest.replaced if self._dest is not None else ""
+        return [f"note: replaced the older store at {self.destination}: {replaced}"] \
+            if replaced else []
 
     def add_nonfinite(self, count: int) -> None:
         """Count non-finite values written elsewhere (by Dask workers)."""
@@ -232,12 +244,15 @@ def _skeleton(dest: Destination, plan: DatasetPlan, chunk_rows: int, dtype: np.d
 
 
 def write_zarr(destination: str, result: Result, origin: Origin | None = None,
-               history: str = "", block_size: int | None = None) -> None:
-    """Write an in-memory result (its input and result blocks) as a ``.zarr`` store."""
+               history: str = "", block_size: int | None = None,
+               overwrite: bool = False) -> list[str]:
+    """Write an in-memory result (its input and result blocks) as a ``.zarr`` store;
+    ``overwrite`` replaces an older store even if it holds entries gradcli did not write.
+    Return the notes for the user (the older store replaced)."""
     from .dataset import split_result
 
     inputs, layout, _ = split_result(result)
-    sink = ZarrSink(destination, origin, history, block_size)
+    sink = ZarrSink(destination, origin, history, block_size, overwrite)
     shape = tuple(result.batch_shape)
     dtypes = [np.asarray(a).dtype for n, a in result.arrays.items() if n not in inputs.arrays]
     dtype = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
@@ -246,6 +261,7 @@ def write_zarr(destination: str, result: Result, origin: Origin | None = None,
         sink.write(start, stop, [_rows(result.arrays[b.name], shape + b.shape, start, stop)
                                  for b in layout.blocks])
     sink.result()
+    return sink.notes
 
 
 def _rows(arr: Any, shape: tuple[int, ...], start: int, stop: int) -> Any:
