@@ -444,9 +444,9 @@ def _start_client(client_class: Any, address: str, timeout: float) -> Any:
         abandoned.set()
         if "client" in outcome:
             _close(outcome["client"])
-        raise EvaluationError(f"no Dask scheduler answered at {address} within {timeout:g} s "
-                              "(the scheduler timeout): is it the address of a running "
-                              "Dask scheduler?")
+        raise EvaluationError(f"cannot reach the Dask scheduler at {address} within "
+                              f"{timeout:g} s (the scheduler timeout): nothing there answered "
+                              "as a Dask scheduler")
     err = outcome.get("error")
     if err is None:
         return outcome["client"]

@@ -82,8 +82,10 @@ def local_target(target: str) -> str | None:
     if isinstance(fs, LocalFileSystem):
         return path
     if isinstance(inner, LocalFileSystem):
-        join = getattr(fs, "_join", None)  # dir:: maps paths under its own root
-        return join(path) if join is not None and fs.protocol in ("dir", ("dir",)) else path
+        root = getattr(fs, "path", None)  # dir:: is rooted at its URL's path: the store
+        if isinstance(root, str) and fs.protocol in ("dir", ("dir",)):
+            return root if path in ("", root) else fs._join(path)
+        return path
     return None
 
 
