@@ -172,6 +172,7 @@ def run_on_cluster(prepared: Any, sink: Sink, client: Any,
         _check_fits(prepared)
     job = job_for(prepared)
     token = _token()
+    address = getattr(getattr(client, "scheduler", None), "address", None) or "the cluster"
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     window = len(ranges) if binding.kind == "grid" else _WINDOW_PER_WORKER * workers
     where: dict[str, int] = {}
@@ -225,7 +226,7 @@ def run_on_cluster(prepared: Any, sink: Sink, client: Any,
             abort()
         if isinstance(err, Exception) and not isinstance(err, EvaluationError) and \
                 _is_dask_failure(err):
-            raise ClusterError(_lost_message(client, err)) from None
+            raise ClusterError(_lost_message(client, address, err)) from None
         raise
 
 
@@ -280,8 +281,7 @@ def _is_dask_failure(err: BaseException) -> bool:
         isinstance(err, (OSError, TimeoutError))
 
 
-def _lost_message(client: Any, err: BaseException) -> str:
-    address = getattr(getattr(client, "scheduler", None), "address", None) or "the cluster"
+def _lost_message(client: Any, address: str, err: BaseException) -> str:
     status = getattr(client, "status", "")
     if status in ("closed", "closing", "connecting") or "CommClosed" in type(err).__name__:
         return (f"the Dask scheduler at {address} went away during the run; nothing was "
@@ -479,6 +479,8 @@ def quiet_dask() -> None:
     a failure of the cluster is reported as one line by gradcli instead)."""
     import logging
     import warnings
+
+    import distributed  # noqa: F401 - its loggers and handlers exist from its import on
 
     level = _silence_level()
     prefixes = ("distributed", "dask", "tornado", "bokeh")
