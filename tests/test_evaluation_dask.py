@@ -76,7 +76,8 @@ class Cluster:
         self.address = json.loads(self.file.read_text())["address"]
         self.workers = [_start(["distributed.cli.dask_worker", "--scheduler-file",
                                 str(self.file), "--nthreads", "1", "--no-nanny", "--host",
-                                "127.0.0.1", "--death-timeout", str(death_timeout)], folder / f"w{i}.log")
+                                "127.0.0.1", "--death-timeout", str(death_timeout)],
+                               folder / f"w{i}.log")
                         for i in range(workers)]
         self.procs += self.workers
         from distributed import Client
