@@ -131,7 +131,7 @@ def test_every_signal_while_writing(tmp_path, fmt):
         folders[-1].mkdir()
     with ThreadPoolExecutor(len(SIGNALS)) as pool:
         outcomes = list(pool.map(_signalled_run, folders, [fmt] * 4, SIGNALS, rngs))
-    for folder, signum, (code, err) in zip(folders, SIGNALS, outcomes):
+    for folder, signum, (code, err) in zip(folders, SIGNALS, outcomes, strict=True):
         name = signal.Signals(signum).name
         target = folder / f"out.{fmt}"
         assert "Traceback" not in err and "Exception ignored" not in err, (name, err)

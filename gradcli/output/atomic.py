@@ -128,15 +128,18 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
         return
     target = os.path.realpath(path) if os.path.islink(path) else path
     directory, name = os.path.split(target)
+    tmp = ""
     try:
-        import tempfile  # on first write: it pulls in shutil, random and compressors
+        # a signal between creating the file and knowing its name would leave it behind
+        with interrupt.holding():
+            try:
+                import tempfile  # on first write: it pulls in shutil, random, compressors
 
-        sweep_stale(directory, name)
-        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(name), dir=directory or ".")
-        os.close(fd)
-    except OSError as err:
-        raise OutputError.from_oserror(path, err) from err
-    try:
+                sweep_stale(directory, name)
+                fd, tmp = tempfile.mkstemp(prefix=temp_prefix(name), dir=directory or ".")
+                os.close(fd)
+            except OSError as err:
+                raise OutputError.from_oserror(path, err) from err
         yield tmp
         interrupt.raise_pending()  # one a writer's __del__ swallowed: the file is not done
         os.chmod(tmp, stat.S_IMODE(st.st_mode) if st is not None else _umask_mode())
@@ -144,10 +147,11 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
             os.replace(tmp, target)
             interrupt.committed()
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         raise
 
 

@@ -122,8 +122,9 @@ class Destination:
         import tempfile
 
         try:
-            sweep_stale(parent, name)
-            self.location = tempfile.mkdtemp(prefix=temp_prefix(name), dir=parent)
+            with interrupt.holding():  # the directory is known once made, or not made
+                sweep_stale(parent, name)
+                self.location = tempfile.mkdtemp(prefix=temp_prefix(name), dir=parent)
         except OSError as err:
             raise OutputError.from_oserror(self.target, err) from err
         self._final = path
