@@ -398,7 +398,7 @@ def _check_scheme(address: str) -> None:
         raise EvaluationError(f"the scheduler address '{address}' has an unknown scheme "
                               f"'{scheme}': a Dask scheduler's address is tcp://HOST:PORT "
                               "(or tls://, ws://, wss://), or local:N")
-    if scheme == "inproc":
+    if scheme == "inproc" and not _inproc_here(rest):
         raise EvaluationError(f"the scheduler address '{address}' is an inproc:// address, "
                               "which exists only inside the Python process that made the "
                               "scheduler: from that process pass its distributed.Client as "
@@ -417,6 +417,16 @@ def _check_scheme(address: str) -> None:
             raise EvaluationError(f"the scheduler address '{address}' needs Dask's TLS "
                                   "configuration (distributed.comm.tls.ca-file, "
                                   ".client.cert and .client.key), which is not set")
+
+
+def _inproc_here(address: str) -> bool:
+    """Whether an in-process scheduler listens at ``inproc://address`` in this process."""
+    try:
+        from distributed.comm.inproc import global_manager
+
+        return global_manager.get_listener_for(address) is not None
+    except Exception:  # noqa: BLE001 - a malformed address: not here
+        return False
 
 
 def _start_client(client_class: Any, address: str, timeout: float) -> Any:
@@ -480,7 +490,10 @@ def quiet_dask() -> None:
     import logging
     import warnings
 
-    import distributed  # noqa: F401 - its loggers and handlers exist from its import on
+    try:
+        import distributed  # noqa: F401 - its loggers and handlers exist from its import on
+    except ImportError:  # connecting says which extra is missing
+        return
 
     level = _silence_level()
     prefixes = ("distributed", "dask", "tornado", "bokeh")
