@@ -236,3 +236,21 @@ def test_a_chunk_never_recreates_a_removed_store(tmp_path):
     with pytest.raises(OutputError, match="removed"):
         writer.write(0, 10, [np.zeros(1), np.zeros((10, 30)), np.zeros((10, 30))])
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="renameat2 is Linux's")
+def test_replacing_a_store_is_one_exchange(tmp_path, monkeypatch):
+    """On Linux the new store and the old one swap places in one step: the target never
+    goes missing, even for a process killed at that moment (no rename of the target)."""
+    target = keep_store(tmp_path, 20)
+    real = os.rename
+
+    def rename(a, b):
+        assert os.fspath(a) != target, "the old store was moved aside: a moment without one"
+        real(a, b)
+
+    monkeypatch.setattr(os, "rename", rename)
+    r = gradcli.evaluate("x^2", "grad", grid={"x": (0, 1, 5)})
+    output.write(r.result, fmt="zarr", path=target, origin=r.origin)
+    assert sizes(target) == {"x": 5}
+    assert sorted(os.listdir(tmp_path)) == ["keep.zarr"]

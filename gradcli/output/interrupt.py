@@ -129,4 +129,5 @@ def committed() -> None:
 
 def finished() -> None:
     """The command has finished its work: a signal from now on changes nothing."""
-    _STATE.done = True
+    if _STATE.installed:
+        _STATE.done = True

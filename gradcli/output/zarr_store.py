@@ -203,9 +203,13 @@ class Destination:
             with interrupt.holding():
                 old = None
                 if os.path.lexists(self._final):
-                    old = self.location + ".old"
-                    os.rename(self._final, old)
-                os.rename(self.location, self._final)
+                    old = self.location  # after the exchange, the older store is here
+                    if not _exchange(self.location, self._final):
+                        old = self.location + ".old"
+                        os.rename(self._final, old)
+                        os.rename(self.location, self._final)
+                else:
+                    os.rename(self.location, self._final)
                 interrupt.committed()
             if old is not None:
                 shutil.rmtree(old, ignore_errors=True)
@@ -251,6 +255,27 @@ class Destination:
         except Exception:  # noqa: BLE001
             pass
         self.location = ""
+
+
+def _exchange(new: str, target: str) -> bool:
+    """Swap two directories in one step (Linux ``renameat2(RENAME_EXCHANGE)``), so that
+    no moment exists without a store at ``target``, even for a killed process; False
+    where the system or file system cannot (the caller then renames twice)."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    done = renameat2(at_fdcwd, os.fsencode(new), at_fdcwd, os.fsencode(target),
+                     rename_exchange)
+    return done == 0
 
 
 def _check_replaceable_dir(shown: str, path: str, overwrite: bool) -> str:
