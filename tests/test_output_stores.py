@@ -254,3 +254,31 @@ def test_replacing_a_store_is_one_exchange(tmp_path, monkeypatch):
     output.write(r.result, fmt="zarr", path=target, origin=r.origin)
     assert sizes(target) == {"x": 5}
     assert sorted(os.listdir(tmp_path)) == ["keep.zarr"]
+
+
+def test_an_object_store_temporary_of_a_dead_process_is_swept_and_never_recreated():
+    """memory://: a prefix left by a killed writer goes with the next write; a block that
+    arrives after its prefix was removed writes nothing."""
+    import fsspec
+
+    from gradcli.output.zarr_sink import ZarrSink
+
+    fs = fsspec.filesystem("memory")
+    stale = f"/gradcli-sweep/.f.zarr.tmp-{dead_pid()}-abcd"
+    fs.pipe_file(f"{stale}/df_dx/c/0/0", b"partial")
+    url = "memory://gradcli-sweep/f.zarr"
+    try:
+        prepared = prepare("x*y", "grad", grid={"x": (0, 1, 40), "y": (0, 1, 30)})
+        sink = ZarrSink(url, prepared.origin(), block_size=300)
+        sink.open(prepared.layout, prepared.binding.batch_shape, np.dtype("f8"),
+                  prepared.inputs)
+        assert not fs.exists(stale)
+        writer = sink.writer
+        sink.abort()
+        assert fs.find("/gradcli-sweep") == []
+        with pytest.raises(OutputError, match="removed"):
+            writer.write(0, 10, [np.zeros(1), np.zeros((10, 30)), np.zeros((10, 30))])
+        assert fs.find("/gradcli-sweep") == []
+    finally:
+        if fs.exists("/gradcli-sweep"):
+            fs.rm("/gradcli-sweep", recursive=True)

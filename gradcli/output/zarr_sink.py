@@ -51,7 +51,7 @@ class ChunkWriter:
         many of the values written are nan or inf."""
         rows = (stop - start,) + self.shape[1:] if self.shape else ()
         column = column_reader(self.layout, values)
-        if not is_url(self.location) and not os.path.isdir(self.location):
+        if not _still_there(self.location, self.variables[0].name if self.variables else ""):
             # the run was stopped and its store removed: a chunk written now would bring
             # the directory back (a Dask task still running when the client gave up)
             raise OutputError(self.location, "the store being written was removed")
@@ -63,6 +63,22 @@ class ChunkWriter:
             _put(_array(self.location, var.name), slice(start, stop) if self.shape else (),
                  data)
         return bad
+
+
+def _still_there(location: str, name: str) -> bool:
+    """Whether the store being written at ``location`` still exists (its first array's
+    metadata, for a URL one request per block)."""
+    if not is_url(location):
+        return os.path.isdir(location)
+    if not name:
+        return True
+    try:
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(location)
+        return bool(fs.exists(f"{path.rstrip('/')}/{name}/{ROOT}"))
+    except Exception:  # noqa: BLE001 - cannot tell: let the write itself say what is wrong
+        return True
 
 
 _OPEN: dict[tuple[str, str], Any] = {}

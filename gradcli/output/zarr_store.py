@@ -152,6 +152,7 @@ class Destination:
                                                 fs.cat_file(f"{path}/{ROOT}"), self.overwrite)
             import uuid
 
+            _sweep_url(fs, parent, name)
             tmp_name = f"{temp_prefix(name)}{uuid.uuid4().hex[:8]}"
             self._tmp = f"{parent}/{tmp_name}" if parent else tmp_name
             base = self.target.rstrip("/")
@@ -255,6 +256,29 @@ class Destination:
         except Exception:  # noqa: BLE001
             pass
         self.location = ""
+
+
+def _sweep_url(fs: Any, parent: str, name: str) -> None:
+    """Remove the temporary prefixes of ``name`` beside it on an object store that were
+    left by processes of this machine that no longer run (as ``sweep_stale`` does for
+    local paths)."""
+    from .atomic import _alive
+
+    start = f".{name}.tmp-"
+    try:
+        entries = fs.ls(parent or "/", detail=False)
+    except (OSError, ValueError):
+        return
+    for entry in entries:
+        base = entry.rstrip("/").rpartition("/")[2]
+        if not base.startswith(start):
+            continue
+        pid = base[len(start):].partition("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            try:
+                fs.rm(entry, recursive=True)
+            except (OSError, ValueError):
+                pass
 
 
 def _exchange(new: str, target: str) -> bool:
