@@ -238,7 +238,7 @@ def _scheduler(req: Request) -> str | None:
     Dask's own scheduler-address ($DASK_SCHEDULER_ADDRESS); None: this process."""
     if req.scheduler and req.scheduler_file:
         raise UsageProblem("use only one of --scheduler and --scheduler-file")
-    from ..evaluation.cluster import scheduler_address
+    from ..evaluation.addresses import scheduler_address
 
     return scheduler_address(req.scheduler, req.scheduler_file, os.environ)
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .addresses import read_scheduler_file, scheduler_address
 from .allocator import keep_freed_memory
 from .binding import EvaluationError, count_text
 from .blocks import Result
@@ -38,7 +39,7 @@ from .runner import DEFAULT_BLOCK, ArraySink, Sink, block_values, blocks_for, ow
 
 __all__ = ["Job", "block_task", "write_task", "blocks_task", "run_on_cluster",
            "lazy_result", "RETRIES", "ClusterError", "scheduler_address", "quiet_dask",
-           "dashboard_link"]
+           "dashboard_link", "read_scheduler_file"]
 
 RETRIES = 2  # a task that raises is tried again (a dead worker's tasks are rerun anyway)
 _WINDOW_PER_WORKER = 4  # point-set tasks in flight per worker (their points travel along)
@@ -513,71 +514,6 @@ def dashboard_link(client: Any) -> str:
         return str(client.dashboard_link or "")
     except Exception:  # noqa: BLE001 - no dashboard (bokeh missing, disabled)
         return ""
-
-
-def scheduler_address(given: str | None, scheduler_file: str | None,
-                      environ: Mapping[str, str]) -> str | None:
-    """Which scheduler to use, first found: ``given``; the address in ``scheduler_file``;
-    ``GRADCLI_SCHEDULER``; Dask's own ``scheduler-address`` setting
-    (``DASK_SCHEDULER_ADDRESS`` or a Dask configuration file), read as ``distributed``
-    reads it. None: compute in this process."""
-    if given:
-        return given
-    if scheduler_file:
-        return read_scheduler_file(scheduler_file)
-    if environ.get("GRADCLI_SCHEDULER"):
-        return environ["GRADCLI_SCHEDULER"]
-    if environ.get("DASK_SCHEDULER_ADDRESS"):
-        return environ["DASK_SCHEDULER_ADDRESS"]
-    if _dask_configured(environ):
-        try:
-            import dask.config
-        except ImportError:
-            return None
-        address = dask.config.get("scheduler-address", None)
-        return str(address) if address else None
-    return None
-
-
-def _dask_configured(environ: Mapping[str, str]) -> bool:
-    """Whether Dask could hold a setting (a configuration file or a DASK_ variable):
-    looked up without importing dask, which a plain local run never needs."""
-    import sys
-
-    if any(k.startswith("DASK_") for k in environ):
-        return True
-    places = [os.path.join(os.path.expanduser("~"), ".config", "dask"), "/etc/dask",
-              os.path.join(sys.prefix, "etc", "dask")]
-    return any(os.path.isdir(p) and os.listdir(p) for p in places)
-
-
-_SCHEDULER_FILE_LIMIT = 1 << 20
-
-
-def read_scheduler_file(path: str) -> str:
-    """The scheduler's address from a scheduler file (JSON with an ``address``, as
-    ``dask scheduler --scheduler-file``, dask-jobqueue and dask-mpi write it)."""
-    import json
-
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(_SCHEDULER_FILE_LIMIT + 1)
-    except OSError as err:
-        raise EvaluationError(f"cannot read the scheduler file '{path}': "
-                              f"{err.strerror or err}") from None
-    if len(data) > _SCHEDULER_FILE_LIMIT:
-        raise EvaluationError(f"the scheduler file '{path}' is over 1 MiB: not a scheduler "
-                              "file")
-    try:
-        info = json.loads(data)
-    except ValueError:
-        raise EvaluationError(f"the scheduler file '{path}' is not JSON: not a scheduler "
-                              "file") from None
-    address = info.get("address") if isinstance(info, dict) else None
-    if not isinstance(address, str) or not address:
-        raise EvaluationError(f"the scheduler file '{path}' has no \"address\": not a "
-                              "scheduler file")
-    return address
 
 
 def worker_version() -> str:
