@@ -141,3 +141,39 @@ def test_an_ignored_sighup_stays_ignored(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (0, "")
     assert os.listdir(tmp_path) == ["o.csv"]
+
+
+def test_a_signal_while_zarr_makes_the_metadata_is_one_line_and_no_store(tmp_path):
+    """zarr works in its own event-loop thread; a SIGTERM while it makes the store's
+    metadata ends the run after that work has finished (143, one line, nothing left),
+    never while it runs on unattended (which printed zarr's warnings)."""
+    pytest.importorskip("zarr")
+    patch = """
+        import asyncio, os, signal
+        from zarr.storage import LocalStore
+        real = LocalStore.set
+        sent = []
+        async def set(self, key, value):
+            if not sent:  # in zarr's loop thread, while the main thread waits for it
+                sent.append(key)
+                os.kill(os.getpid(), signal.SIGTERM)
+                await asyncio.sleep(0.5)
+                done = await real(self, key, value)
+                open(os.path.join(os.environ["MARKS"], "finished"), "w").close()
+                return done
+            return await real(self, key, value)
+        LocalStore.set = set
+        """
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    os.environ["MARKS"] = str(marks)  # inherited by the child through _env()
+    try:
+        r = run_patched(work, patch, "grad", "x*y", "--grid", "x=0:1:30", "--grid",
+                        "y=0:1:20", "-o", "o.zarr")
+    finally:
+        del os.environ["MARKS"]
+    assert (r.returncode, r.stderr) == (143, "gradcli: interrupted by SIGTERM\n")
+    assert os.listdir(work) == []
+    assert os.listdir(marks) == ["finished"]  # zarr's work ended before the run did

@@ -28,6 +28,7 @@ from ..evaluation.blocks import Layout, Result
 from ..evaluation.extras import require
 from ..evaluation.origin import Origin
 from ..evaluation.runner import DEFAULT_BLOCK, blocks_for, column_reader
+from . import interrupt
 from .atomic import OutputError
 from .cf import DatasetPlan, DataVar, gather, plan_dataset
 from .zarr_store import ROOT, Destination, is_url, open_store
@@ -146,7 +147,10 @@ class ZarrSink:
         try:
             location = self._dest.begin()
             rows = blocks_for(shape, self.block_size)[0]
-            self._root = _skeleton(self._dest, plan, rows[1] - rows[0], np.dtype(dtype))
+            # zarr does its work in its own event-loop thread: a signal must not leave
+            # that work running (and warning) after this thread has moved on
+            with interrupt.holding():
+                self._root = _skeleton(self._dest, plan, rows[1] - rows[0], np.dtype(dtype))
             self.writer = ChunkWriter(location, plan.variables, tuple(shape),
                                       np.dtype(dtype).str, layout)
         except BaseException as err:
