@@ -165,7 +165,11 @@ class ZarrSink:
                 return  # the run has failed: nothing more goes into the store
             self._under_way += 1
         try:
-            bad = self.writer.write(start, stop, values)
+            if threading.current_thread() is threading.main_thread():
+                with interrupt.holding():  # zarr's loop thread must not write on alone
+                    bad = self.writer.write(start, stop, values)
+            else:
+                bad = self.writer.write(start, stop, values)
         except BaseException as err:
             self._finished_one()
             self.abort()
