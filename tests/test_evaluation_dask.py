@@ -247,7 +247,8 @@ def test_ws_to_an_http_server_is_one_line(tmp_path):
 
 # --- killed mid-run ---------------------------------------------------------------------
 
-BIG = ("sin(x)*cos(y)*exp(-x*y/9)", "--grid", "x=0:3:1200", "--grid", "y=0:3:1200")
+SIDE = 2000  # 16 tasks of 2^18 points: a run lasts well after the first chunks land
+BIG = ("sin(x)*cos(y)*exp(-x*y/9)", "--grid", f"x=0:3:{SIDE}", "--grid", f"y=0:3:{SIDE}")
 
 
 def _run_and_kill(folder: Path, scheduler_file: Path, victim: subprocess.Popen,
@@ -282,7 +283,7 @@ def test_a_killed_worker_does_not_stop_the_run(tmp_path):
         assert r.returncode == 0, r.stderr
         assert r.stderr == ""
         ds = xr.open_zarr(tmp_path / "out.zarr", chunks=None)
-        assert dict(ds.sizes) == {"x": 1200, "y": 1200}
+        assert dict(ds.sizes) == {"x": SIDE, "y": SIDE}
         assert not np.isnan(ds["df_dx"].values).any()
         assert temporaries(tmp_path) == []
     finally:
@@ -316,14 +317,19 @@ def test_interrupted_dask_run_waits_for_its_tasks_and_leaves_nothing(tmp_path):
     (tmp_path / "c").mkdir()
     c = Cluster(tmp_path / "c")
     try:
-        proc = subprocess.Popen([PY, "-m", "gradcli", "grad", *BIG, "-o", "out.zarr",
+        longer = (BIG[0], "--grid", "x=0:3:2500", "--grid", "y=0:3:2500")  # 24 tasks
+        proc = subprocess.Popen([PY, "-m", "gradcli", "grad", *longer, "-o", "out.zarr",
                                  "--scheduler-file", str(c.file), "-q"], cwd=tmp_path,
                                 env=_env(), stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 90
-        while not temporaries(tmp_path):
+
+        def chunks() -> int:
+            return sum(len(files) for tmp in temporaries(tmp_path)
+                       for _, _, files in os.walk(tmp_path / tmp))
+
+        while chunks() < 12:  # the metadata, then the first chunks: tasks are running
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.02)
-        time.sleep(0.3)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 130 and err == "gradcli: interrupted\n"
