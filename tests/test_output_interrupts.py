@@ -177,3 +177,30 @@ def test_a_signal_while_zarr_makes_the_metadata_is_one_line_and_no_store(tmp_pat
     assert (r.returncode, r.stderr) == (143, "gradcli: interrupted by SIGTERM\n")
     assert os.listdir(work) == []
     assert os.listdir(marks) == ["finished"]  # zarr's work ended before the run did
+
+
+def test_an_interrupt_a_c_extension_turns_into_an_error_is_still_an_interrupt(tmp_path):
+    """matplotlib's compiled conversions catch a KeyboardInterrupt and raise ValueError
+    ('Invalid affine transformation matrix') instead: the run is still interrupted (130,
+    one line, no file), not an internal error."""
+    pytest.importorskip("matplotlib")
+    patch = """
+        import os, signal, time
+        import matplotlib.figure
+        real = matplotlib.figure.Figure.savefig
+        def savefig(self, *args, **kwargs):
+            swallowed = False
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(1)
+            except KeyboardInterrupt:  # as C code does: the interrupt is cleared
+                swallowed = True
+            if swallowed:
+                raise ValueError("Invalid affine transformation matrix")
+            return real(self, *args, **kwargs)
+        matplotlib.figure.Figure.savefig = savefig
+        """
+    r = run_patched(tmp_path, patch, "plot", "x*y", "--grid", "x=0:1:5", "--grid",
+                    "y=0:1:5", "-o", "p.svg")
+    assert (r.returncode, r.stderr) == (130, "gradcli: interrupted\n")
+    assert os.listdir(tmp_path) == []

@@ -121,6 +121,10 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, KeyboardInterrupt):  # click's Abort wrapping the signal
             return _interrupted(cause)
+        if interrupt.last_signal() is not None:
+            # a C extension (matplotlib's pybind11 conversions) turned the interrupt into
+            # an error of its own: the run was stopped by the signal all the same
+            return _interrupted(interrupt.Interrupted(interrupt.last_signal() or 2))
         click_status = _click_outcome(exc)
         if click_status is None:
             if debug:
