@@ -180,7 +180,7 @@ def test_unreachable_scheduler_exits_2_naming_it(capsys, tmp_path):
                          "-o", str(tmp_path / "u.zarr"))
     assert status == 2
     assert err.startswith("gradcli: error: cannot reach the Dask scheduler at "
-                          "tcp://127.0.0.1:9 within 1 s (--scheduler-timeout)")
+                          "tcp://127.0.0.1:9 within 1 s (the scheduler timeout)")
     assert os.listdir(tmp_path) == []
 
 

@@ -240,6 +240,11 @@ FORMAT = Option(
 OUTPUT = Option(
     "output", ("--output", "-o"), "text", None, metavar="FILE",
     help=_output_help(ROWS), example="-o grad.nc")
+OVERWRITE = Option(
+    "overwrite", ("--overwrite",), "flag", False,
+    help="Replace a .zarr store even if it holds files gradcli did not write (without it "
+    "such a store is named and left alone); what was replaced is said on stderr.",
+    example="--overwrite")
 PRECISION = Option(
     "precision", ("--precision",), "whole", 6, low=1, high=17, metavar="DIGITS",
     help="Significant digits in tables (files always hold exact values).",
@@ -263,11 +268,17 @@ DTYPE = Option(
 # --- where to compute ---------------------------------------------------------------------
 SCHEDULER = Option(
     "scheduler", ("--scheduler",), "text", None, metavar="ADDRESS",
-    shown_default="$GRADCLI_SCHEDULER, else this process's threads",
+    shown_default="$GRADCLI_SCHEDULER, else Dask's scheduler-address "
+    "($DASK_SCHEDULER_ADDRESS), else this process's threads",
     help="Run on a Dask cluster (needs gradcli[dask]): a scheduler's address, or local:N "
     "for N local worker processes for this command; one task per block, results "
     "identical to a local run. Large results go to -o FILE.zarr, written by the workers.",
     example="--scheduler tcp://head:8786 -o field.zarr")
+SCHEDULER_FILE = Option(
+    "scheduler_file", ("--scheduler-file",), "text", None, once=True, metavar="PATH",
+    help="Run on the Dask cluster whose address is in this scheduler file (JSON, as "
+    "written by 'dask scheduler --scheduler-file', dask-jobqueue and dask-mpi).",
+    example="--scheduler-file scheduler.json")
 SCHEDULER_TIMEOUT = Option(
     "scheduler_timeout", ("--scheduler-timeout",), "real", 10.0, low=0, metavar="SECONDS",
     help="How long to wait for the --scheduler to answer before giving up.",
@@ -290,8 +301,8 @@ NUMERIC_FORMAT = replace(FORMAT, choices=Choices(ROWS + (format_table.FORMULA,))
                          help=lambda: _format_help(ROWS)() + " With --formula: "
                          + " ".join(f.name for f in format_table.holding((format_table.FORMULA,)))
                          + ".")
-NUMERIC = (AT, GRID, POINTS, NUMERIC_FORMAT, OUTPUT, PRECISION, STRICT, QUIET, MAX_POINTS,
-           DTYPE, SCHEDULER, SCHEDULER_TIMEOUT, MEMORY, CSV_SAFE)
+NUMERIC = (AT, GRID, POINTS, NUMERIC_FORMAT, OUTPUT, OVERWRITE, PRECISION, STRICT, QUIET,
+           MAX_POINTS, DTYPE, SCHEDULER, SCHEDULER_FILE, SCHEDULER_TIMEOUT, MEMORY, CSV_SAFE)
 
 # --- --check ------------------------------------------------------------------------------
 # each computation's default tolerance per dtype is its record's ``check``

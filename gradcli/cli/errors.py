@@ -16,7 +16,7 @@ class ExitStatus(IntEnum):
     OK = 0
     FAIL = 1         # a runtime failure: I/O, --check above tolerance, --strict
     USAGE = 2        # bad usage or input: expression, points, options
-    INTERRUPT = 130  # Ctrl-C
+    INTERRUPT = 130  # Ctrl-C (SIGTERM and SIGHUP: 128 + their number)
 
 
 class UsageProblem(Exception):
@@ -154,15 +154,24 @@ def memory_advice(args: list[str]) -> str:
 
 def guarded(fn: Callable[[], Any], debug: bool) -> int:
     """Call ``fn`` and map its outcome to an exit status, printing errors on stderr."""
+    from ..output import interrupt
+
     try:
         status = int(fn() or 0)
+        interrupt.finished()  # the work is done: a signal now has nothing to stop
     except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
         _silence_stdout()
         return ExitStatus.FAIL
-    except KeyboardInterrupt:
-        say("gradcli: interrupted")
-        return ExitStatus.INTERRUPT
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
     except Exception as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, KeyboardInterrupt):  # click's Abort wrapping the signal
+            return _interrupted(cause)
+        if interrupt.last_signal() is not None:
+            # a C extension (matplotlib's pybind11 conversions) turned the interrupt into
+            # an error of its own: the run was stopped by the signal all the same
+            return _interrupted(interrupt.Interrupted(interrupt.last_signal() or 2))
         click_status = _click_outcome(exc)
         if click_status is None:
             if debug:
@@ -170,8 +179,20 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
             return report(exc)
         status = click_status
     if status == ExitStatus.INTERRUPT:  # typer and click turn Ctrl-C into a status or Abort
-        say("gradcli: interrupted")
+        return _interrupted(interrupt.Interrupted(interrupt.last_signal() or 2))
     return status
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """Say that a signal stopped the run; the status is 128 + its number (130 for
+    SIGINT, 143 for SIGTERM, 129 for SIGHUP), as a shell reports a signal's death."""
+    from ..output import interrupt
+
+    interrupt.finished()
+    signum = getattr(exc, "signum", 2)
+    say("gradcli: interrupted" if signum == 2 else
+        f"gradcli: interrupted by {getattr(exc, 'name', signum)}")
+    return 128 + signum
 
 
 def _click_outcome(exc: Exception) -> int | None:
@@ -210,7 +231,14 @@ def report(exc: Exception) -> int:
     if isinstance(exc, UsageProblem):
         say(f"gradcli: error: {exc}")
         return ExitStatus.USAGE
+    if isinstance(exc, OutputError) and hasattr(exc, "entries"):  # a store not all ours
+        say(f"gradcli: error: cannot write '{exc.path}': {exc.why}: add --overwrite to "
+            "replace it anyway")
+        return ExitStatus.FAIL
     if isinstance(exc, (OutputError, RuntimeProblem)):
+        say(f"gradcli: error: {exc}")
+        return ExitStatus.FAIL
+    if type(exc).__name__ == "ClusterError":  # gradcli.evaluation.cluster's, not imported
         say(f"gradcli: error: {exc}")
         return ExitStatus.FAIL
     if isinstance(exc, MemoryError):

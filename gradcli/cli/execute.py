@@ -109,7 +109,7 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
         where["direction"] = parse_point(o["direction"], "--direction", files=read_array)
     if o.get("wrt"):
         where["wrt"] = [name.strip() for spec in o["wrt"] for name in spec.split(",")]
-    scheduler = o.get("scheduler") or os.environ.get("GRADCLI_SCHEDULER") or None
+    scheduler = _scheduler(o.get("scheduler"), o.get("scheduler_file"))
     return Request(expression, what, dtype=o.get("dtype"), max_points=o["max_points"],
                    order=o.get("order"), norm=o.get("norm", False),
                    unit=o.get("unit", False), scheduler=scheduler,
@@ -142,11 +142,11 @@ def run_request(req: Request) -> int:
     to_file = bool(req.option("output")) or not sys.stdout.isatty()
     with RunProgress(wanted(req.option("quiet"), values,
                             fmt in ("csv", "json") and to_file)) as bar, \
-            _cluster(scheduler, req.scheduler_timeout) as client:
+            _cluster(scheduler, req.scheduler_timeout, req.option("quiet")) as client:
         # a streaming format gets the rows as they are computed (--check needs them all)
         stream = None if req.option("check") else output.sink_for(
             fmt, req.option("output"), stdout=sys.stdout, origin=prepared.origin(history),
-            history=history)
+            history=history, overwrite=req.option("overwrite", False))
         to_stdout = stream is not None and not req.option("output")
         with writing_stdout() if to_stdout else nullcontext():
             columns = prepared.run(stream, progress=bar.stage("computing"), client=client,
@@ -154,6 +154,8 @@ def run_request(req: Request) -> int:
         status = _run_check(prepared, columns, req) if req.option("check") else ExitStatus.OK
         if stream is not None:
             bad = stream.nonfinite
+            for note in [] if req.option("quiet") else getattr(stream, "notes", []):
+                say(note)
         else:
             with writing_stdout():
                 notes = output.write(
@@ -161,7 +163,8 @@ def run_request(req: Request) -> int:
                     variables=list(prepared.binding.names), notes=_notes(prepared),
                     precision=req.option("precision"), stdout=sys.stdout,
                     progress=bar.stage(f"writing {req.option('output') or 'standard output'}"),
-                    origin=prepared.origin(history), history=history)
+                    origin=prepared.origin(history), history=history,
+                    overwrite=req.option("overwrite", False))
             if not req.option("quiet"):
                 for note in notes:
                     say(note)
@@ -183,7 +186,7 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
     if fmt == "text" and not req.option("polynomial"):
         raise UsageProblem("a .txt file holds the Taylor polynomial: add --polynomial")
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
-    with _cluster(req.scheduler, req.scheduler_timeout) as client:
+    with _cluster(req.scheduler, req.scheduler_timeout, req.option("quiet")) as client:
         result = prepared.run(client=client, memory=req.memory)
     bad = output.count_nonfinite(result, results_only=True)
     if req.option("polynomial"):
@@ -223,16 +226,31 @@ def _nonfinite_status(bad: int, req: Request) -> int:
     return ExitStatus.OK
 
 
+def _scheduler(scheduler: str | None, scheduler_file: str | None) -> str | None:
+    """The scheduler to run on: --scheduler, --scheduler-file, $GRADCLI_SCHEDULER, then
+    Dask's own scheduler-address ($DASK_SCHEDULER_ADDRESS); None: this process."""
+    if scheduler and scheduler_file:
+        raise UsageProblem("use only one of --scheduler and --scheduler-file")
+    from ..evaluation.addresses import scheduler_address
+
+    return scheduler_address(scheduler, scheduler_file, os.environ)
+
+
 @contextmanager
-def _cluster(scheduler: str | None, timeout: float) -> Iterator[Any]:
+def _cluster(scheduler: str | None, timeout: float, quiet: bool = False) -> Iterator[Any]:
     """A Dask client for ``--scheduler`` (None: compute in this process), closed (and a
-    ``local:N`` cluster stopped) when the command ends."""
+    ``local:N`` cluster stopped) when the command ends. Dask's own logs stay off stderr;
+    the dashboard's address is a note."""
     if not scheduler:
         yield None
         return
-    from ..evaluation.cluster import connect
+    from ..evaluation.cluster import connect, dashboard_link, quiet_dask
 
+    quiet_dask()
     client, close = connect(scheduler, timeout)
+    link = dashboard_link(client)
+    if link and not quiet:
+        say(f"note: Dask dashboard: {link}")
     try:
         yield client
     finally:

@@ -1,8 +1,9 @@
 """The ``gradcli`` console script: argv in, exit status out, never a traceback.
 
 Exit status (:class:`~gradcli.cli.errors.ExitStatus`): 0 success, 2 bad usage or input,
-1 runtime failure (I/O, --check, --strict), 130 interrupted. ``--debug`` anywhere on the
-command line shows tracebacks.
+1 runtime failure (I/O, --check, --strict), 128 + the signal's number when SIGINT (130),
+SIGTERM (143) or SIGHUP (129) stopped the run before its output was complete.
+``--debug`` anywhere on the command line shows tracebacks.
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ def _completing() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return (or, as a console script, exit with) its status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the console script owns its process's signals; a caller's are its own
+        from ..output import interrupt
+
+        interrupt.install()
     if not args and COMPLETE_VAR not in os.environ:
         from .declare import all_commands
 

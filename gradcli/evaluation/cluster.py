@@ -31,13 +31,15 @@ from typing import Any
 
 import numpy as np
 
+from .addresses import read_scheduler_file, scheduler_address
 from .allocator import keep_freed_memory
 from .binding import EvaluationError, count_text, ref
 from .blocks import Result
 from .runner import DEFAULT_BLOCK, ArraySink, Sink, block_values, blocks_for, own_arrays
 
 __all__ = ["Job", "block_task", "write_task", "blocks_task", "run_on_cluster",
-           "lazy_result", "RETRIES"]
+           "lazy_result", "RETRIES", "ClusterError", "scheduler_address", "quiet_dask",
+           "dashboard_link", "read_scheduler_file"]
 
 RETRIES = 2  # a task that raises is tried again (a dead worker's tasks are rerun anyway)
 _WINDOW_PER_WORKER = 4  # point-set tasks in flight per worker (their points travel along)
@@ -190,6 +192,7 @@ def run_on_cluster(prepared: Any, sink: Sink, client: Any,
         _check_fits(prepared)
     job = job_for(prepared)
     token = _token()
+    address = getattr(getattr(client, "scheduler", None), "address", None) or "the cluster"
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     window = len(ranges) if binding.kind == "grid" else _WINDOW_PER_WORKER * workers
     where: dict[str, int] = {}
@@ -230,12 +233,82 @@ def run_on_cluster(prepared: Any, sink: Sink, client: Any,
             if progress:
                 progress(done, len(ranges))
         return sink.result()
-    except BaseException:
-        client.cancel(futures)
+    except BaseException as err:
+        # Stop the tasks and wait for those already running before removing anything:
+        # a task that finished after the cleanup would write its chunks back.
+        prefix = f"gradcli-{prepared.plan.what}-{token}-"
+        try:
+            _cancel_and_wait(client, futures, prefix)
+        except KeyboardInterrupt:  # asked again: clean up now
+            pass
         abort = getattr(sink, "abort", None)
         if abort is not None:
             abort()
+        if isinstance(err, Exception) and not isinstance(err, EvaluationError) and \
+                _is_dask_failure(err):
+            raise ClusterError(_lost_message(client, address, err)) from None
         raise
+
+
+class ClusterError(Exception):
+    """The cluster failed during a run (its scheduler went away, a task was lost): a
+    runtime failure, not bad input."""
+
+
+#: how long an interrupted run waits for its running tasks before cleaning up
+CANCEL_WAIT = 30.0
+
+
+def _running_keys(prefix: str, dask_worker: Any = None) -> list[str]:
+    """The keys starting with ``prefix`` a worker is executing (run on each worker):
+    a cancelled task keeps running in its thread until its function returns."""
+    state = getattr(dask_worker, "state", None)
+    tasks = list(getattr(state, "executing", ())) + list(getattr(state, "long_running", ()))
+    return [str(ts.key) for ts in tasks if str(ts.key).startswith(prefix)]
+
+
+def _cancel_and_wait(client: Any, futures: list[Any], prefix: str,
+                     wait: float = CANCEL_WAIT) -> None:
+    """Cancel ``futures`` and wait (at most ``wait`` seconds) until no worker runs one of
+    them; a lost scheduler ends the wait at once (its workers' tasks find their store
+    gone and write nothing: ``ChunkWriter.write``)."""
+    import time
+
+    try:
+        client.cancel(futures, force=True)
+    except Exception:  # noqa: BLE001 - the scheduler is gone: nothing to cancel
+        return
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            running = client.run(_running_keys, prefix, on_error="ignore")
+        except Exception:  # noqa: BLE001
+            return
+        if not any(running.values()):
+            return
+        time.sleep(0.05)
+
+
+def _is_dask_failure(err: BaseException) -> bool:
+    """An error raised by distributed itself (a lost scheduler or worker, a cancelled
+    or lost future), as opposed to one of gradcli's, raised inside a task."""
+    from ..output.atomic import OutputError
+
+    if isinstance(err, (OutputError, MemoryError)):
+        return False
+    module = type(err).__module__
+    return module.startswith(("distributed", "tornado", "asyncio", "concurrent")) or \
+        isinstance(err, (OSError, TimeoutError))
+
+
+def _lost_message(client: Any, address: str, err: BaseException) -> str:
+    status = getattr(client, "status", "")
+    if status in ("closed", "closing", "connecting") or "CommClosed" in type(err).__name__:
+        return (f"the Dask scheduler at {address} went away during the run; nothing was "
+                "written")
+    text = str(err).splitlines()[0] if str(err) else ""
+    return (f"the Dask cluster at {address} failed during the run "
+            f"({type(err).__name__}{': ' + text if text else ''}); nothing was written")
 
 
 def _token() -> str:
@@ -328,7 +401,7 @@ def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Call
     from .extras import require
 
     require("dask")
-    import logging
+    import time
 
     from distributed import Client, LocalCluster
 
@@ -342,7 +415,7 @@ def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Call
         # one thread per worker process: each task is one block on one core, as locally;
         # the HTTP server on a free port, so a second cluster never warns about 8787
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.ERROR)
+                               dashboard_address=":0", silence_logs=_silence_level())
         client = Client(cluster, timeout=timeout)
 
         def close_local() -> None:
@@ -350,19 +423,144 @@ def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Call
             cluster.close()
 
         return client, close_local
-    try:
-        client = Client(scheduler, timeout=timeout)
-    except (OSError, TimeoutError) as err:
-        raise EvaluationError(f"cannot reach the Dask scheduler at {scheduler} within "
-                              f"{timeout:g} s ({ref('scheduler_timeout')}): {err}") from None
-    except ValueError as err:  # an address distributed cannot parse
-        raise EvaluationError(f"{ref('scheduler', text=repr(scheduler))}: {err}") from None
-    try:
-        _check_workers(client, scheduler, timeout)
+    _check_scheme(scheduler)
+    started = time.monotonic()
+    client = _start_client(Client, scheduler, timeout)
+    try:  # the whole start, workers included, within the one timeout
+        _check_workers(client, scheduler, max(0.1, timeout - (time.monotonic() - started)))
     except BaseException:
-        client.close()
+        _close(client)
         raise
-    return client, client.close
+    return client, lambda: _close(client)
+
+
+_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+
+
+def _check_scheme(address: str) -> None:
+    """A clear refusal for an address this process cannot use (before any connection)."""
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        return  # host:port: distributed reads it as tcp://
+    if scheme not in _SCHEMES:
+        raise EvaluationError(f"the scheduler address '{address}' has an unknown scheme "
+                              f"'{scheme}': a Dask scheduler's address is tcp://HOST:PORT "
+                              "(or tls://, ws://, wss://), or local:N")
+    if scheme == "inproc" and not _inproc_here(rest):
+        raise EvaluationError(f"the scheduler address '{address}' is an inproc:// address, "
+                              "which exists only inside the Python process that made the "
+                              "scheduler: from that process pass its distributed.Client as "
+                              "scheduler=, otherwise use the scheduler's tcp:// address")
+    if scheme == "ucx":
+        import importlib.util
+
+        if importlib.util.find_spec("distributed_ucxx") is None:
+            raise EvaluationError(f"the scheduler address '{address}' needs UCX "
+                                  "(pip install distributed-ucxx), which is not installed: "
+                                  "use the scheduler's tcp:// address")
+    if scheme == "tls":
+        import dask.config
+
+        if not dask.config.get("distributed.comm.tls.ca-file", None):
+            raise EvaluationError(f"the scheduler address '{address}' needs Dask's TLS "
+                                  "configuration (distributed.comm.tls.ca-file, "
+                                  ".client.cert and .client.key), which is not set")
+
+
+def _inproc_here(address: str) -> bool:
+    """Whether an in-process scheduler listens at ``inproc://address`` in this process."""
+    try:
+        from distributed.comm.inproc import global_manager
+
+        return global_manager.get_listener_for(address) is not None
+    except Exception:  # noqa: BLE001 - a malformed address: not here
+        return False
+
+
+def _start_client(client_class: Any, address: str, timeout: float) -> Any:
+    """``Client(address)`` within ``timeout`` seconds in all: a server that accepts the
+    connection and never answers as a scheduler (an HTTP server, a silent listener) would
+    otherwise hold the handshake for ever. The attempt runs in a daemon thread; one that
+    outlives the timeout closes its client if it ever gets one."""
+    outcome: dict[str, Any] = {}
+    abandoned = threading.Event()
+
+    def attempt() -> None:
+        try:
+            client = client_class(address, timeout=timeout)
+        except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+            outcome["error"] = err
+            return
+        outcome["client"] = client
+        if abandoned.is_set():
+            _close(client)
+
+    thread = threading.Thread(target=attempt, name="gradcli-connect", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive() or not outcome:
+        abandoned.set()
+        if "client" in outcome:
+            _close(outcome["client"])
+        raise EvaluationError(f"cannot reach the Dask scheduler at {address} within "
+                              f"{timeout:g} s (the scheduler timeout): nothing there answered "
+                              "as a Dask scheduler")
+    err = outcome.get("error")
+    if err is None:
+        return outcome["client"]
+    first = str(err).splitlines()[0] if str(err) else type(err).__name__
+    if isinstance(err, (OSError, TimeoutError)):
+        raise EvaluationError(f"cannot reach the Dask scheduler at {address} within "
+                              f"{timeout:g} s (the scheduler timeout): {first}") from None
+    if isinstance(err, Exception):
+        raise EvaluationError(f"cannot connect to the Dask scheduler at {address}: "
+                              f"{type(err).__name__}: {first}") from None
+    raise err
+
+
+def _close(client: Any) -> None:
+    """Close a client without waiting long for a scheduler that may be gone."""
+    try:
+        client.close(timeout=2)
+    except Exception:  # noqa: BLE001 - the scheduler is gone: nothing more to close
+        pass
+
+
+def _silence_level() -> int:
+    import logging
+
+    return logging.CRITICAL + 10
+
+
+def quiet_dask() -> None:
+    """Keep Dask's own log lines and warnings off stderr (the CLI's stderr is gradcli's:
+    a failure of the cluster is reported as one line by gradcli instead)."""
+    import logging
+    import warnings
+
+    try:
+        import distributed  # noqa: F401 - its loggers and handlers exist from its import on
+    except ImportError:  # connecting says which extra is missing
+        return
+
+    level = _silence_level()
+    prefixes = ("distributed", "dask", "tornado", "bokeh")
+    names = [n for n in list(logging.root.manager.loggerDict) if n.startswith(prefixes)]
+    for name in {*prefixes, *names}:
+        logger = logging.getLogger(name)
+        logger.setLevel(level)
+        for handler in logger.handlers:
+            handler.setLevel(level)  # a child logger made later still reaches these
+    for module in prefixes:
+        warnings.filterwarnings("ignore", module=module)
+
+
+def dashboard_link(client: Any) -> str:
+    """The cluster's dashboard address ('' when it has none)."""
+    try:
+        return str(client.dashboard_link or "")
+    except Exception:  # noqa: BLE001 - no dashboard (bokeh missing, disabled)
+        return ""
 
 
 def worker_version() -> str:
@@ -379,7 +577,7 @@ def _check_workers(client: Any, scheduler: str, timeout: float) -> None:
 
     try:
         client.wait_for_workers(1, timeout=timeout)
-    except (OSError, TimeoutError):
+    except (OSError, TimeoutError, ValueError):
         raise EvaluationError(f"the Dask scheduler at {scheduler} has no workers (waited "
                               f"{timeout:g} s): start some with 'dask worker {scheduler}'"
                               ) from None

@@ -91,7 +91,7 @@ def _request(fmt: str, path: str | os.PathLike[str] | None, **meta: Any) -> Any:
 
 
 def sink_for(fmt: str, path: str | os.PathLike[str] | None, *, stdout: TextIO | None = None,
-             origin: Any = None, history: str = "") -> Any:
+             origin: Any = None, history: str = "", overwrite: bool = False) -> Any:
     """An evaluation sink writing format ``fmt`` as rows are computed (the format table's
     ``sink``), or None for a format that is written from the whole result."""
     from . import formats
@@ -99,7 +99,8 @@ def sink_for(fmt: str, path: str | os.PathLike[str] | None, *, stdout: TextIO | 
     record = formats.get(fmt)
     if not record.streams or record.sink is None:
         return None
-    request = _request(fmt, path, stdout=stdout, origin=origin, history=history)
+    request = _request(fmt, path, stdout=stdout, origin=origin, history=history,
+                       overwrite=overwrite)
     return formats.resolve(record.sink)(request)
 
 
@@ -119,6 +120,7 @@ def write(
     progress: Callable[[int, int], None] | None = None,
     origin: Any = None,
     history: str = "",
+    overwrite: bool = False,
 ) -> list[str]:
     """Write a result in format ``fmt`` (a rows format of the format table,
     ``gradcli.output.formats``) to ``path`` (atomically) or to stdout; return the notes
@@ -132,6 +134,8 @@ def write(
     ``progress(rows written, total rows)`` follows CSV, JSON and Parquet writing.
     ``origin`` (``gradcli.evaluation.Origin``: dimensions, labels, the expression) and
     ``history`` (the command line) describe a ``.nc``/``.zarr``/``.parquet`` file.
+    ``overwrite`` lets a ``.zarr`` store replace an older one holding entries gradcli did
+    not write.
     Raises ValueError for an unknown format or a file format without a path,
     MissingExtra when the format's extra is not installed, and OutputError when the file
     cannot be written.
@@ -150,7 +154,7 @@ def write(
                        expression=expression, variables=list(variables),
                        notes=list(notes or ()), precision=precision, console=console,
                        max_rows=max_rows, title=title, progress=progress, origin=origin,
-                       history=history or "")
+                       history=history or "", overwrite=overwrite)
     return list(formats.resolve(record.writer)(result_columns, request) or [])
 
 

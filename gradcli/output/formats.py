@@ -74,8 +74,8 @@ class Format:
 class WriteRequest:
     """Where and how a rows writer writes: ``path`` (None: ``stdout``), the result's
     description (``expression``, ``variables``, ``notes``, ``origin``, ``history``), the
-    table options (``precision``, ``max_rows``, ``title``, ``console``) and ``progress``
-    (rows written, total rows)."""
+    table options (``precision``, ``max_rows``, ``title``, ``console``), ``progress``
+    (rows written, total rows) and ``overwrite`` (a store's foreign entries may go)."""
 
     fmt: str
     path: str | None = None
@@ -90,6 +90,7 @@ class WriteRequest:
     progress: Callable[[int, int], None] | None = None
     origin: Any = None
     history: str = ""
+    overwrite: bool = False  # a .zarr store may replace one holding others' entries
     extras: dict[str, Any] = field(default_factory=dict)
 
 

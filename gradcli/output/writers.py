@@ -171,15 +171,15 @@ def write_zarr_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[s
         from ..evaluation.blocks import as_result
         from .zarr_sink import write_zarr
 
-        write_zarr(path, as_result(columns), request.origin, request.history)
-        return []
+        return write_zarr(path, as_result(columns), request.origin, request.history,
+                          overwrite=request.overwrite)
     import shutil
     import tempfile
 
     from .zarr_store import ROOT, Destination
 
     ds = rows_dataset(columns, request.expression, request.history)
-    dest = Destination(path)
+    dest = Destination(path, request.overwrite)
     scratch = tempfile.mkdtemp(prefix=".gradcli-zarr-")
     try:
         import warnings
@@ -196,7 +196,8 @@ def write_zarr_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[s
         raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return []
+    return [f"note: replaced the older store at {path}: {dest.replaced}"] if dest.replaced \
+        else []
 
 
 def write_parquet_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[str]:
@@ -220,7 +221,8 @@ def zarr_sink(request: WriteRequest) -> Any:
     """The evaluation sink writing a Zarr store as blocks of rows arrive."""
     from .zarr_sink import ZarrSink
 
-    return ZarrSink(_path(request), request.origin, request.history)
+    return ZarrSink(_path(request), request.origin, request.history,
+                    overwrite=request.overwrite)
 
 
 def jsonl_sink(request: WriteRequest) -> Any:

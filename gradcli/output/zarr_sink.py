@@ -28,9 +28,10 @@ from ..evaluation.blocks import Layout, Result
 from ..evaluation.extras import require
 from ..evaluation.origin import Origin
 from ..evaluation.runner import DEFAULT_BLOCK, blocks_for, column_reader
+from . import interrupt
 from .atomic import OutputError
 from .cf import DatasetPlan, DataVar, gather, plan_dataset
-from .zarr_store import ROOT, Destination, open_store
+from .zarr_store import ROOT, Destination, is_url, open_store
 
 __all__ = ["ZarrSink", "ChunkWriter", "write_zarr"]
 
@@ -51,6 +52,10 @@ class ChunkWriter:
         many of the values written are nan or inf."""
         rows = (stop - start,) + self.shape[1:] if self.shape else ()
         column = column_reader(self.layout, values)
+        if not _still_there(self.location, self.variables[0].name if self.variables else ""):
+            # the run was stopped and its store removed: a chunk written now would bring
+            # the directory back (a Dask task still running when the client gave up)
+            raise OutputError(self.location, "the store being written was removed")
         bad = 0
         for var in self.variables:
             data = np.require(gather(var, column, rows, self.dtype),
@@ -59,6 +64,22 @@ class ChunkWriter:
             _put(_array(self.location, var.name), slice(start, stop) if self.shape else (),
                  data)
         return bad
+
+
+def _still_there(location: str, name: str) -> bool:
+    """Whether the store being written at ``location`` still exists (its first array's
+    metadata, for a URL one request per block)."""
+    if not is_url(location):
+        return os.path.isdir(location)
+    if not name:
+        return True
+    try:
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(location)
+        return bool(fs.exists(f"{path.rstrip('/')}/{name}/{ROOT}"))
+    except Exception:  # noqa: BLE001 - cannot tell: let the write itself say what is wrong
+        return True
 
 
 _OPEN: dict[tuple[str, str], Any] = {}
@@ -97,8 +118,9 @@ class ZarrSink:
     sequential = False
 
     def __init__(self, destination: str, origin: Origin | None = None, history: str = "",
-                 block_size: int | None = None) -> None:
+                 block_size: int | None = None, overwrite: bool = False) -> None:
         self.destination = destination
+        self.overwrite = overwrite
         self.origin, self.history = origin, history
         self.block_size = block_size or DEFAULT_BLOCK
         # no size given: the runner sizes the blocks from the memory budget and sets
@@ -124,11 +146,14 @@ class ZarrSink:
         require("zarr")
         self._inputs = inputs
         self.plan = plan = plan_dataset(layout, inputs, self.origin, self.history)
-        self._dest = Destination(self.destination)
+        self._dest = Destination(self.destination, self.overwrite)
         try:
             location = self._dest.begin()
             rows = blocks_for(shape, self.block_size)[0]
-            self._root = _skeleton(self._dest, plan, rows[1] - rows[0], np.dtype(dtype))
+            # zarr does its work in its own event-loop thread: a signal must not leave
+            # that work running (and warning) after this thread has moved on
+            with interrupt.holding():
+                self._root = _skeleton(self._dest, plan, rows[1] - rows[0], np.dtype(dtype))
             self.writer = ChunkWriter(location, plan.variables, tuple(shape),
                                       np.dtype(dtype).str, layout)
         except BaseException as err:
@@ -143,7 +168,11 @@ class ZarrSink:
                 return  # the run has failed: nothing more goes into the store
             self._under_way += 1
         try:
-            bad = self.writer.write(start, stop, values)
+            if threading.current_thread() is threading.main_thread():
+                with interrupt.holding():  # zarr's loop thread must not write on alone
+                    bad = self.writer.write(start, stop, values)
+            else:
+                bad = self.writer.write(start, stop, values)
         except BaseException as err:
             self._finished_one()
             self.abort()
@@ -155,6 +184,13 @@ class ZarrSink:
         with self._writing:
             self._under_way -= 1
             self._writing.notify_all()
+
+    @property
+    def notes(self) -> list[str]:
+        """What the user should be told: which older store this one replaced."""
+        replaced = self._dest.replaced if self._dest is not None else ""
+        return [f"note: replaced the older store at {self.destination}: {replaced}"] \
+            if replaced else []
 
     def add_nonfinite(self, count: int) -> None:
         """Count non-finite values written elsewhere (by Dask workers)."""
@@ -235,12 +271,15 @@ def _skeleton(dest: Destination, plan: DatasetPlan, chunk_rows: int, dtype: np.d
 
 
 def write_zarr(destination: str, result: Result, origin: Origin | None = None,
-               history: str = "", block_size: int | None = None) -> None:
-    """Write an in-memory result (its input and result blocks) as a ``.zarr`` store."""
+               history: str = "", block_size: int | None = None,
+               overwrite: bool = False) -> list[str]:
+    """Write an in-memory result (its input and result blocks) as a ``.zarr`` store;
+    ``overwrite`` replaces an older store even if it holds entries gradcli did not write.
+    Return the notes for the user (the older store replaced)."""
     from .dataset import split_result
 
     inputs, layout, _ = split_result(result)
-    sink = ZarrSink(destination, origin, history, block_size)
+    sink = ZarrSink(destination, origin, history, block_size, overwrite)
     shape = tuple(result.batch_shape)
     dtypes = [np.asarray(a).dtype for n, a in result.arrays.items() if n not in inputs.arrays]
     dtype = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
@@ -249,6 +288,7 @@ def write_zarr(destination: str, result: Result, origin: Origin | None = None,
         sink.write(start, stop, [_rows(result.arrays[b.name], shape + b.shape, start, stop)
                                  for b in layout.blocks])
     sink.result()
+    return sink.notes
 
 
 def _rows(arr: Any, shape: tuple[int, ...], start: int, stop: int) -> Any:
