@@ -1,4 +1,4 @@
-"""The CLI is generated from one declaration (gradcli/cli/declare.py): the typer commands,
+"""The CLI is generated from one declaration (gradcli/cli/definition.py): the typer commands,
 their defaults, --help, the documentation's option tables, shell completion and the two argv
 rewrites all follow it."""
 
@@ -17,7 +17,7 @@ import pytest
 from gradcli.cli import reference
 from gradcli.cli.app import build
 from gradcli.cli.argv import rewrite
-from gradcli.cli.declare import BARE_GRID, BY_NAME, COMMANDS, NUMERIC, Command, Option
+from gradcli.cli.definition import BARE_GRID, BY_NAME, COMMANDS, NUMERIC, Command, Option
 from gradcli.cli.errors import ExitStatus
 from gradcli.cli.main import main
 from gradcli.cli.values import real, whole

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.cli.declare import BY_NAME
+from gradcli.cli.definition import BY_NAME
 from gradcli.cli.main import main
 
 #: one small run of every command that produces rows

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gradcli
-from gradcli.cli.declare import BY_NAME, check_tolerance
+from gradcli.cli.definition import BY_NAME, check_tolerance
 from gradcli.cli.main import main
 from gradcli.engine.core import raw
 from gradcli.evaluation import EvaluationError

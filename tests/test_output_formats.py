@@ -11,7 +11,7 @@ import pytest
 
 import gradcli.output as output
 from gradcli.cli import reference
-from gradcli.cli.declare import BY_NAME
+from gradcli.cli.definition import BY_NAME
 from gradcli.cli.main import main
 from gradcli.output import formats
 

@@ -16,7 +16,7 @@ import os
 import sys
 
 from ..output import formats as format_table
-from .declare import Command
+from .definition import Command
 from .errors import UsageProblem
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..evaluation.specs import parse_grid
 from ..lang import free_variables, parse
-from .declare import BARE_GRID
+from .definition import BARE_GRID
 from .errors import UsageProblem, say
 
 #: where a bare --grid (or a name alone) samples a variable

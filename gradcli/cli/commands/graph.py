@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import sys
 
-from ..evaluation.graph import build_graph
-from ..evaluation.specs import parse_point
-from .declare import BY_NAME
-from .errors import ExitStatus, UsageProblem, expression_warnings, writing_stdout
-from .formats import choose_format
+from ...evaluation.graph import build_graph
+from ...evaluation.specs import parse_point
+from ..definition import BY_NAME
+from ..errors import ExitStatus, UsageProblem, expression_warnings, writing_stdout
+from ..formats import choose_format
 
 
 def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
               output: str | None, precision: int, quiet: bool) -> int:
     """Build the graph at the single ``--at`` point and print or write it."""
-    from ..output import atomic_open, graph_view
+    from ...output import atomic_open, graph_view
 
     if not at or len(at) != 1:
         raise UsageProblem('graph needs exactly one point: --at "x=3"')
     fmt = choose_format(BY_NAME[what], fmt, output)
-    from .inputs import read_array
+    from ..inputs import read_array
 
     point = parse_point(at[0], files=read_array)
     with expression_warnings(quiet):

@@ -15,9 +15,9 @@ import re
 import sys
 from typing import Any
 
-from ..output import formats as _format_table
-from .errors import UsageProblem, say, writing_stdout
-from .inputs import read_array
+from ...output import formats as _format_table
+from ..errors import UsageProblem, say, writing_stdout
+from ..inputs import read_array
 
 #: the options --formula reads; any other given a value of its own is refused (it
 #: concerns values: points, checks, digits, dtype, where to compute)
@@ -44,7 +44,7 @@ def _labels(expression: str, at: list[dict[str, Any]]) -> list[str]:
     """The names a column's derivatives may name: variables, their components, steps."""
     import numpy as np
 
-    from ..lang import Assign, parse, walk
+    from ...lang import Assign, parse, walk
 
     tree = parse(expression)
     names = {v.name for v in walk(tree) if getattr(v, "name", None) and isinstance(
@@ -57,16 +57,16 @@ def _labels(expression: str, at: list[dict[str, Any]]) -> list[str]:
 
 def run_formula(what: str, form: str | None, **options: Any) -> int:
     """Print (or write) the formulas of ``what``; return the exit status."""
-    from ..evaluation import EvaluationError
-    from ..evaluation.formula import WHATS, TooLong, formula, latex_name
-    from ..evaluation.specs import parse_point
+    from ...evaluation import EvaluationError
+    from ...evaluation.formula import WHATS, TooLong, formula, latex_name
+    from ...evaluation.specs import parse_point
 
     fmt, output = options.get("fmt", "auto"), options.get("output")
     if form is None:
         raise UsageProblem("-f latex writes formulas: add --formula")
     if what not in WHATS:
         raise UsageProblem(f"{what} has no --formula")
-    from .declare import BY_NAME
+    from ..definition import BY_NAME
 
     for option in BY_NAME[what].options:
         value = options.get(option.name)
@@ -121,7 +121,7 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
             if isinstance(value, TooLong) and fmt == "json":
                 say(f"note: {name}: {_flags(value)}")
     if output:
-        from ..output import atomic_open
+        from ...output import atomic_open
 
         with atomic_open(output, "w", encoding="utf-8") as fh:
             fh.write(text)

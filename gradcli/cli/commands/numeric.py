@@ -14,23 +14,23 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation import Prepared, Request, prepare_request
-from ..evaluation.specs import parse_point, parse_vector
-from ..lang import free_variables, parse
-from .declare import BY_NAME, check_tolerance
-from .errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
-from .formats import choose_format
-from .inputs import read_array
-from .progress import RunProgress, wanted
-from .specs import resolve_grid
+from ...evaluation import Prepared, Request, prepare_request
+from ...evaluation.specs import parse_point, parse_vector
+from ...lang import free_variables, parse
+from ..definition import BY_NAME, check_tolerance
+from ..errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
+from ..formats import choose_format
+from ..inputs import read_array
+from ..progress import RunProgress, wanted
+from ..specs import resolve_grid
 
 
 def run_numeric(what: str, **options: Any) -> int:
-    """The body of every numeric command (``declare.py`` routes them here): the options as
+    """The body of every numeric command (``definition.py`` routes them here): the options as
     declared become one Request, which is run; with --formula, the formulas instead."""
     form = options.pop("formula", None)
     if form is not None or options.get("fmt") == "latex":
-        from .formula_run import run_formula  # --formula: formulas, not values
+        from .formula import run_formula  # --formula: formulas, not values
 
         return run_formula(what, form, **options)
     with expression_warnings(options.get("quiet", False)):
@@ -61,7 +61,7 @@ def held_values(specs: list[str]) -> dict[str, Any]:
 
 def _spreadsheet_safe(carried: dict[str, Any]) -> dict[str, Any]:
     """--csv-safe: carried names and cells a spreadsheet would run as formulas, escaped."""
-    from ..output.csv_writer import spreadsheet_safe
+    from ...output.csv_writer import spreadsheet_safe
 
     return {spreadsheet_safe(name): np.array([spreadsheet_safe(c) for c in col.tolist()],
                                              dtype=object)
@@ -86,7 +86,7 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
         if grid:
             where["grid"] = resolve_grid(expression, grid, o.get("quiet", False), held=fixed)
         else:
-            from .points_file import read_points  # its parser's tables: only for --points
+            from ..points_file import read_points  # its parser's tables: only for --points
 
             table = read_points(points or "", free_variables(parse(expression)),
                                 o["max_points"])
@@ -124,8 +124,8 @@ def build(req: Request) -> Prepared:
 
 def run_request(req: Request) -> int:
     """Run one numeric command end to end; return the exit status."""
-    from .. import output
-    from ..evaluation.budget import memory_budget
+    from ... import output
+    from ...evaluation.budget import memory_budget
 
     budget = memory_budget(req.memory)  # a bad size is refused before any work
     prepared = build(req)
@@ -172,9 +172,9 @@ def run_request(req: Request) -> int:
 def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
     """``taylor``: the per-point coefficients as one row per multi-index, or (with
     ``--polynomial``) the polynomial at each point as text, one line per point."""
-    from .. import output
-    from ..evaluation.taylor_table import long_table, polynomials
-    from ..lang import MAX_LENGTH
+    from ... import output
+    from ...evaluation.taylor_table import long_table, polynomials
+    from ...lang import MAX_LENGTH
 
     to_text = (fmt != "text" if req.option("output")
                else req.option("fmt") not in ("auto", "text"))
@@ -230,7 +230,7 @@ def _cluster(scheduler: str | None, timeout: float) -> Iterator[Any]:
     if not scheduler:
         yield None
         return
-    from ..evaluation.cluster import connect
+    from ...evaluation.cluster import connect
 
     client, close = connect(scheduler, timeout)
     try:
@@ -284,7 +284,7 @@ def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int
     """``--check``: report the engine's largest gap to central differences; exit 1 when it
     is above the tolerance (by default the command's for its dtype) or where only one of
     the two is finite."""
-    from ..evaluation.check import finite_difference_check
+    from ...evaluation.check import finite_difference_check
 
     tolerance = (req.option("check_tol") if req.option("check_tol") is not None
                  else check_tolerance(req.what, req.dtype))

@@ -14,8 +14,8 @@ import sys
 import warnings
 from typing import Any
 
-from ..lang import ExpressionWarning
-from .errors import ExitStatus, RuntimeProblem, UsageProblem, expression_warnings, say
+from ...lang import ExpressionWarning
+from ..errors import ExitStatus, RuntimeProblem, UsageProblem, expression_warnings, say
 
 
 def run_plot(what: str, expression: str, output: str | None, grid: list[str] | None,
@@ -24,10 +24,10 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
     """Draw ``expression`` sampled on ``grid`` (bare or missing: the default grid) into
     ``output`` (``-`` or None with --preview: the terminal); return the exit status.
     ``at`` holds variables fixed, as beside any other command's --grid."""
-    from ..plot import parse_options, run_plot_request
-    from ..plot.options import check_target
-    from .execute import held_values
-    from .specs import resolve_grid
+    from ...plot import parse_options, run_plot_request
+    from ...plot.options import check_target
+    from ..specs import resolve_grid
+    from .numeric import held_values
 
     options = parse_options(**drawing)
     if output is None and not options.preview:

@@ -14,22 +14,22 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation import EvaluationError
-from ..evaluation.specs import parse_grid, parse_point
-from ..lang import free_variables, parse
-from .declare import BY_NAME
-from .errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
-from .execute import held_values
-from .formats import choose_format
-from .progress import RunProgress, wanted
-from .specs import resolve_grid
+from ...evaluation import EvaluationError
+from ...evaluation.specs import parse_grid, parse_point
+from ...lang import free_variables, parse
+from ..definition import BY_NAME
+from ..errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
+from ..formats import choose_format
+from ..progress import RunProgress, wanted
+from ..specs import resolve_grid
+from .numeric import held_values
 
 
 def _starts(expression: str, start: list[str], start_grid: list[str], held: dict[str, Any],
             max_points: int) -> Any:
     """The starts of --from or --from-grid (``y=0`` there is an axis of one value: every
     start has y = 0)."""
-    from ..evaluation.fields.starts import from_lattice, from_points
+    from ...evaluation.fields.starts import from_lattice, from_points
 
     if start and start_grid:
         raise UsageProblem("use --from (points) or --from-grid (a lattice), not both")
@@ -60,7 +60,7 @@ def _starts(expression: str, start: list[str], start_grid: list[str], held: dict
 def _format(command: str, fmt: str, output: str | None) -> str:
     """The format ``command`` writes (``cli.formats``), its extra checked now: before the
     work, not after it."""
-    from ..output import require_format
+    from ...output import require_format
 
     chosen = choose_format(BY_NAME[command], fmt, output)
     require_format(chosen)
@@ -68,7 +68,7 @@ def _format(command: str, fmt: str, output: str | None) -> str:
 
 
 def _write(columns: dict[str, Any], req: dict[str, Any], command: str) -> None:
-    from .. import output
+    from ... import output
 
     fmt = _format(command, req["fmt"], req["output"])
     with writing_stdout():
@@ -92,7 +92,7 @@ _UNBOUND = {
 
 def _function(expression: str, variables: dict[str, Any], held: dict[str, Any],
               how: str = "starts") -> Any:
-    from ..evaluation.fields.function import FieldFunction
+    from ...evaluation.fields.function import FieldFunction
 
     return FieldFunction(expression, variables, held, unbound=_UNBOUND[how])
 
@@ -101,7 +101,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
                  at: list[str], fmt: str, output: str | None, precision: int, quiet: bool,
                  max_points: int) -> int:
     """Find, classify and write the critical points seeded by --grid or --points."""
-    from ..evaluation.fields.critical import find_critical
+    from ...evaluation.fields.critical import find_critical
 
     _format(what, fmt, output)
     if grid and points:
@@ -110,7 +110,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
     held = held_values(at)
     with expression_warnings(quiet):
         if points:
-            from .points_file import read_points
+            from ..points_file import read_points
 
             table = read_points(points, free_variables(parse(expression)), max_points)
             if not table.variables:
@@ -155,7 +155,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
 
 
 def _lattice(axes: dict[str, Any], max_points: int) -> Any:
-    from ..evaluation.fields.starts import from_lattice
+    from ...evaluation.fields.starts import from_lattice
 
     if not axes:
         raise UsageProblem("critical needs at least one variable sampled by --grid "
@@ -179,8 +179,8 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
                 fmt: str, output: str | None, precision: int, quiet: bool, max_points: int,
                 **hyper: Any) -> int:
     """Descend from every start; write the path rows; report why the runs stopped."""
-    from ..evaluation.fields.descend import descend, row_limit
-    from ..evaluation.fields.optim import settings
+    from ...evaluation.fields.descend import descend, row_limit
+    from ...evaluation.fields.optim import settings
 
     _format(what, fmt, output)
     held = held_values(at)
@@ -223,7 +223,7 @@ class _JsonlRows:
         self.columns = columns
 
     def __call__(self, rows: tuple) -> None:
-        from ..output.jsonl_writer import write_jsonl
+        from ...output.jsonl_writer import write_jsonl
 
         ids, k, P, f, gn = rows
         table: dict[str, Any] = {"step": np.full(len(ids), k, dtype=np.int64)}
@@ -266,9 +266,9 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
              atol: float | None = None) -> int:
     """Integrate from every start over the time grid; write the rows; say why runs ended
     early and, for dopri5, the steps it took."""
-    from ..evaluation.fields import defaults
-    from ..evaluation.fields.flow import TimeGrid, integrate
-    from ..evaluation.fields.starts import parse_times
+    from ...evaluation.fields import defaults
+    from ...evaluation.fields.flow import TimeGrid, integrate
+    from ...evaluation.fields.starts import parse_times
 
     _format(what, fmt, output)
     if method != "dopri5":
@@ -335,8 +335,8 @@ def _flow_stops(paths: Any, tol: float | None, many: bool) -> str:
 
 def _parse_box(text: str) -> dict[str, tuple[float, float]]:
     """``--box x=-5:5,y=-5:5`` -> {"x": (-5.0, 5.0), "y": (-5.0, 5.0)}."""
-    from ..evaluation.binding import parse_constant
-    from ..evaluation.specs import split_top
+    from ...evaluation.binding import parse_constant
+    from ...evaluation.specs import split_top
 
     out: dict[str, tuple[float, float]] = {}
     for part in split_top(text, ","):

@@ -678,7 +678,7 @@ PROPAGATE = (
     PRECISION, QUIET,
 )
 
-RUN_FIELDS = "gradcli.cli.fields_run"
+RUN_FIELDS = "gradcli.cli.commands.fields"
 
 
 def _with(options: tuple[Option, ...], *variants: Option) -> tuple[Option, ...]:
@@ -689,7 +689,7 @@ def _with(options: tuple[Option, ...], *variants: Option) -> tuple[Option, ...]:
 
 #: the function every numeric command runs: it hands the command's name to
 #: ``gradcli.evaluate`` as ``what``
-RUN_NUMERIC = "gradcli.cli.execute:run_numeric"
+RUN_NUMERIC = "gradcli.cli.commands.numeric:run_numeric"
 
 #: the CLI's words for the built-in numeric commands (help with their flags, and example
 #: command lines); a computation registered elsewhere shows its record's own
@@ -819,7 +819,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
     Command(
         name="graph", help="The computation graph at one point: each node's operation, "
         "inputs, value and adjoint ∂f/∂node.",
-        run="gradcli.cli.graph_cmd:run_graph",
+        run="gradcli.cli.commands.graph:run_graph",
         options=(GRAPH_AT, GRAPH_FORMAT, GRAPH_OUTPUT, PRECISION, QUIET), group="graph",
         writes=(format_table.GRAPH,), auto=("table", "table"),
         examples=('gradcli graph "m = x^2; y = m + x; p = 4*y" --at x=3',
@@ -828,7 +828,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         name="plot", help="A picture of the formula and its gradient: curves with tangent "
         "arrows (one variable), a heatmap with gradient arrows or streamlines (two), a slice "
         "or interactive cones (three), an animation, or a terminal preview.",
-        run="gradcli.cli.plot_run:run_plot",
+        run="gradcli.cli.commands.plot:run_plot",
         options=(PLOT_OUTPUT, PLOT_GRID, HOLD, *PLOT_DRAWING, *PLOT_FIELDS, QUIET,
                  MAX_POINTS),
         group="plot", writes=(format_table.PICTURE, format_table.ANIMATION),
@@ -870,7 +870,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         "U(f) = k·u(f), k and, for a vector f, output (its name) and the correlations "
         "r(f[i],f[j]); --order 2 adds second-order terms, --budget writes the uncertainty "
         "budget, --monte-carlo N checks it by Monte Carlo (JCGM 101).",
-        run="gradcli.cli.propagate_run:run_propagate", options=PROPAGATE, group="propagate",
+        run="gradcli.cli.commands.propagate:run_propagate", options=PROPAGATE, group="propagate",
         writes=ROWS,
         examples=('gradcli propagate "V/I" --at "V=4.9990+-0.0032, I=19.6610e-3+-0.0095e-3" '
                   '--corr V,I=-0.36',

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.propagate import PropagationError, parse_estimates
-from ..evaluation.specs import parse_point
-from .errors import ExitStatus, UsageProblem, expression_warnings, say
-from .fields_run import _request, _write
-from .inputs import MAX_ARRAY_BYTES, read_array
+from ...evaluation.propagate import PropagationError, parse_estimates
+from ...evaluation.specs import parse_point
+from ..errors import ExitStatus, UsageProblem, expression_warnings, say
+from ..inputs import MAX_ARRAY_BYTES, read_array
+from .fields import _request, _write
 
 #: the option each library parameter comes from
 _FLAGS = {"at": "--at", "u": "--u", "corr": "--corr", "cov": "--cov", "dist": "--dist",
@@ -99,7 +99,7 @@ def read_cov(path: str) -> Any:
     if ext not in (".csv", ".txt"):
         raise UsageProblem(f"--cov {path}: a covariance file is .csv (with a header naming "
                            f"the variables) or .npy, not '{ext or path}'")
-    from .reading import BoundedReader
+    from ..reading import BoundedReader
 
     with BoundedReader(path, label=f"--cov {path}", max_bytes=MAX_ARRAY_BYTES) as reader:
         text = reader.read_text()
@@ -143,7 +143,7 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str],
                   quiet: bool) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
     whether Monte Carlo agrees with the law of propagation."""
-    from ..evaluation.propagate import propagate
+    from ...evaluation.propagate import propagate
 
     if not at:
         raise UsageProblem('no estimates given: add --at "x=1+-0.1" (NAME=VALUE+-U, one per '
@@ -164,7 +164,7 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str],
     if not quiet:
         for note in result.notes:
             say(note)
-    from ..output import count_nonfinite
+    from ...output import count_nonfinite
 
     bad = count_nonfinite(result, results_only=True)
     if bad and not quiet:
