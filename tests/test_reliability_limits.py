@@ -146,12 +146,12 @@ def test_points_over_max_points_are_refused(capsys, tmp_path) -> None:
 def test_hessian_of_a_long_vector_is_refused_by_its_size(monkeypatch) -> None:
     """A hessian of a 20,000-vector is 4·10⁸ values per point: refused before any work
     starts (a vector variable is one leaf, so it is only 20,001 sweeps)."""
-    import gradcli.evaluation as evaluation
+    from gradcli.evaluation import evaluator
 
     def no_work(*args, **kwargs):
         raise AssertionError("evaluation started")
 
-    monkeypatch.setattr(evaluation, "run", no_work)
+    monkeypatch.setattr(evaluator, "run", no_work)
     with pytest.raises(EvaluationError, match="values per point, over the limit"):
         evaluate("sum(x^2)", "hessian", at=[{"x": np.ones(20000)}])
 

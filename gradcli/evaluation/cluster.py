@@ -60,7 +60,7 @@ class Job:
 
     def prepare(self, points: Mapping[str, Any] | None = None) -> Any:
         """Parse, bind and compile on this process (grid, or ``points``)."""
-        from . import prepare_request
+        from .evaluator import prepare_request
 
         request = self.request if points is None else \
             self.request.replace(grid=None, points=points)

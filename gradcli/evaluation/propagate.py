@@ -484,7 +484,7 @@ def _point(inputs: Inputs) -> dict[str, Any]:
 
 
 def _first_order(expression: str, inputs: Inputs) -> FirstOrder:
-    from . import prepare
+    from .evaluator import prepare
 
     wrt = list(dict.fromkeys(inputs.var))
     what = "jacobian" if wrt else "eval"
@@ -711,7 +711,7 @@ def _ranks(count: int, coverage: float) -> tuple[int, int]:
 
 def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
                  coverage: float, seed: int) -> MonteCarlo:
-    from . import prepare
+    from .evaluator import prepare
     from .runner import run
 
     m, n = first.f.size, len(inputs.labels)
