@@ -11,9 +11,9 @@ import pytest
 
 import gradcli
 from gradcli.evaluation import prepare
-from gradcli.evaluation.allocator import keep_freed_memory
 from gradcli.evaluation.kernels import full_size_ops
 from gradcli.evaluation.runner import _output_bound
+from gradcli.support.allocator import keep_freed_memory
 
 GX, GY = (0.0, 2 * np.pi, 37), (-1.0, 3.0, 29)
 X, Y = np.meshgrid(np.linspace(*GX), np.linspace(*GY), indexing="ij")
