@@ -19,8 +19,8 @@ import pytest
 
 import gradcli as gc
 from gradcli.evaluation import EvaluationError
-from gradcli.lang.formula import MATRIX, NO_FORMULA, REDUCTIONS
 from gradcli.lang.names import FUNCTIONS
+from gradcli.lang.symbolic import MATRIX, NO_FORMULA, REDUCTIONS
 
 sys.path.insert(0, str(Path(__file__).parent))
 from formula_random import BINARY, UNARY, expressions  # noqa: E402
@@ -323,7 +323,7 @@ def test_closed_forms_are_bounded_in_length() -> None:
     reported as over MAX_TEXT characters, built in bounded time and memory: text past the
     bound is never made."""
     from gradcli.evaluation.formula import TooLong
-    from gradcli.lang.formula import MAX_TEXT
+    from gradcli.lang.symbolic import MAX_TEXT
 
     text = "f(a) = sin(a)*cos(a) + a^2; " + "f(" * 40 + "x" + ")" * 40
     for what in ("grad", "hessian"):

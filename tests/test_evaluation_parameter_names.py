@@ -12,7 +12,7 @@ import gradcli
 from gradcli.cli.main import main
 from gradcli.evaluation import EvaluationError
 from gradcli.evaluation import binding as binding_module
-from gradcli.evaluation.specs import parse_grid
+from gradcli.evaluation.spec_text import parse_grid
 from gradcli.lang import ExpressionError
 
 

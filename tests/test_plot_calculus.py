@@ -18,7 +18,7 @@ GRID = {"x": (-2.0, 2.0, 41), "y": (-1.5, 1.5, 31)}
 
 def _draw(expr: str, grid: dict, **raw):
     opts = parse_options(**raw)
-    from gradcli.plot.run import taylor_request
+    from gradcli.plot.pipeline import taylor_request
 
     field_ = compute_field(expr, grid, color=opts.color, taylor=taylor_request(opts))
     return build_figure(field_, opts)

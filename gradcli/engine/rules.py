@@ -19,7 +19,7 @@ series arithmetic). A primitive without one is refused by Taylor mode, naming it
 Each function and operator also gives its derivative's expression form, ``form=``: the
 partial per input as text in the language over the rule's own names (``x``, or ``a`` and
 ``b``; ``y`` is the result), ``cos(x)`` for sin. The language reads it to print derivative
-formulas (``lang/formula.py``); it is text, so the engine never imports the language.
+formulas (``lang/symbolic.py``); it is text, so the engine never imports the language.
 
 Adding a function is one entry here plus its test: ``kind="function"`` makes it ``gc.NAME``,
 ``Tensor.NAME`` and a function of the expression language.

@@ -36,7 +36,7 @@ import numpy as np
 
 from .binding import Binding, EvaluationError, parse_constant
 from .blocks import INPUT, RESULT, TEXT, Block, Layout, Result
-from .specs import _assignments, _value
+from .spec_text import _assignments, _value
 
 __all__ = ["propagate", "PropagationError", "Propagated", "split_uncertainty",
            "parse_estimates", "MAX_MONTE_CARLO", "MAX_CORRELATED", "MAX_SECOND_ORDER"]

@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 
 from ...evaluation import EvaluationError
-from ...evaluation.specs import parse_grid, parse_point
+from ...evaluation.spec_text import parse_grid, parse_point
 from ...lang import free_variables, parse
 from ..definition import BY_NAME
 from ..errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
-from ..formats import choose_format
+from ..format_choice import choose_format
+from ..grid_option import resolve_grid
 from ..progress import RunProgress, wanted
-from ..specs import resolve_grid
 from .numeric import held_values
 
 
@@ -336,7 +336,7 @@ def _flow_stops(paths: Any, tol: float | None, many: bool) -> str:
 def _parse_box(text: str) -> dict[str, tuple[float, float]]:
     """``--box x=-5:5,y=-5:5`` -> {"x": (-5.0, 5.0), "y": (-5.0, 5.0)}."""
     from ...evaluation.binding import parse_constant
-    from ...evaluation.specs import split_top
+    from ...evaluation.spec_text import split_top
 
     out: dict[str, tuple[float, float]] = {}
     for part in split_top(text, ","):

@@ -59,7 +59,7 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
     """Print (or write) the formulas of ``what``; return the exit status."""
     from ...evaluation import EvaluationError
     from ...evaluation.formula import WHATS, TooLong, formula, latex_name
-    from ...evaluation.specs import parse_point
+    from ...evaluation.spec_text import parse_point
 
     fmt, output = options.get("fmt", "auto"), options.get("output")
     if form is None:

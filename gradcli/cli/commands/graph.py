@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 
 from ...evaluation.graph import build_graph
-from ...evaluation.specs import parse_point
+from ...evaluation.spec_text import parse_point
 from ..definition import BY_NAME
 from ..errors import ExitStatus, UsageProblem, expression_warnings, writing_stdout
-from ..formats import choose_format
+from ..format_choice import choose_format
 
 
 def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,

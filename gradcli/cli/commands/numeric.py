@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 
 from ...evaluation import Prepared, Request, prepare_request
-from ...evaluation.specs import parse_point, parse_vector
+from ...evaluation.spec_text import parse_point, parse_vector
 from ...lang import free_variables, parse
 from ..definition import BY_NAME, check_tolerance
 from ..errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
-from ..formats import choose_format
+from ..format_choice import choose_format
+from ..grid_option import resolve_grid
 from ..inputs import read_array
 from ..progress import RunProgress, wanted
-from ..specs import resolve_grid
 
 
 def run_numeric(what: str, **options: Any) -> int:

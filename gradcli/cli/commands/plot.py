@@ -26,7 +26,7 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
     ``at`` holds variables fixed, as beside any other command's --grid."""
     from ...plot import parse_options, run_plot_request
     from ...plot.options import check_target
-    from ..specs import resolve_grid
+    from ..grid_option import resolve_grid
     from .numeric import held_values
 
     options = parse_options(**drawing)

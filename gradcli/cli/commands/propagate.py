@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...evaluation.propagate import PropagationError, parse_estimates
-from ...evaluation.specs import parse_point
+from ...evaluation.spec_text import parse_point
 from ..errors import ExitStatus, UsageProblem, expression_warnings, say
 from ..inputs import MAX_ARRAY_BYTES, read_array
 from .fields import _request, _write

@@ -1,6 +1,6 @@
 """The grid a run samples: ``--grid`` specs in, with the default range filled in.
 
-The spec syntax itself (``x=0:2pi:100``, ``x=1,y=pi/2``) is ``gradcli.evaluation.specs``,
+The spec syntax itself (``x=0:2pi:100``, ``x=1,y=pi/2``) is ``gradcli.evaluation.spec_text``,
 shared with the plot options; this adds what only the command line does: a bare ``--grid``
 or a name alone samples a variable on the default range, announced on stderr.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..evaluation.specs import parse_grid
+from ..evaluation.spec_text import parse_grid
 from ..lang import free_variables, parse
 from .definition import BARE_GRID
 from .errors import UsageProblem, say
