@@ -280,7 +280,7 @@ def _tanh(a: Any) -> Any:
     atanh(tanh(19)) has the derivative (1 - y²)/(1 - y²) = 0/0. For |a| ≥ 1, 1 - 2t/(1 + t)
     with t = e^(-2|a|) rounds once where it matters (the small term is exact to a few
     ulps of itself): correctly rounded against mpmath from |a| = 3 on, and more often
-    right than numpy from 1 (tests/test_engine_tanh.py).
+    right than numpy from 1 (tests/engine/test_engine_tanh.py).
     """
     a = np.asarray(a)
     y = np.tanh(a)
