@@ -6,30 +6,19 @@ closed forms. stdout is captured (not a terminal), so the automatic format is CS
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
 
 import numpy as np
 import pytest
-
-
-def table(text: str) -> tuple[list[str], list[list[float]]]:
-    rows = list(csv.reader(io.StringIO(text)))
-    return rows[0], [[float(c) for c in r] for r in rows[1:]]
+from cli_rows import ok, table
 
 
 def column(text: str, name: str) -> list[float]:
     header, rows = table(text)
     j = header.index(name)
     return [r[j] for r in rows]
-
-
-def ok(cli, *argv: str) -> tuple[list[str], list[list[float]]]:
-    status, out, err = cli(*argv)
-    assert status == 0, err
-    return table(out)
 
 
 # --- seeds ---------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 import pytest
-from test_cli_commands import run
 
 import gradcli
 from gradcli.engine import rules as R
@@ -21,11 +20,11 @@ ev = gradcli.evaluate
 
 # --- the calculus commands with a vector variable ------------------------------------------
 
-def test_laplacian_of_a_squared_norm_is_twice_the_dimension(capsys) -> None:
+def test_laplacian_of_a_squared_norm_is_twice_the_dimension(cli) -> None:
     """∇²|x|² = 2n: 6 for n = 3, whatever the point."""
     r = ev("sum(x^2)", "laplacian", at=[{"x": [1, 2, 3]}, {"x": [-4, 0.5, 7]}])
     assert r["laplacian"].tolist() == [6.0, 6.0]
-    status, out, _ = run(capsys, "laplacian", "sum(x^2)", "--at", "x=[1,2,3]")
+    status, out, _ = cli("laplacian", "sum(x^2)", "--at", "x=[1,2,3]")
     assert status == 0
     assert out.splitlines() == ["x[0],x[1],x[2],f,laplacian", "1.0,2.0,3.0,14.0,6.0"]
 
@@ -37,8 +36,8 @@ def test_laplacian_of_an_array_valued_expression_is_one_block() -> None:
     assert np.allclose(r["laplacian"][0], [6.0, -12.0, 3.0], rtol=1e-15)
 
 
-def test_div_of_the_identity_field_is_the_dimension(capsys) -> None:
-    status, out, _ = run(capsys, "div", "x", "--at", "x=[1,2,3]")
+def test_div_of_the_identity_field_is_the_dimension(cli) -> None:
+    status, out, _ = cli("div", "x", "--at", "x=[1,2,3]")
     assert status == 0
     assert out.splitlines() == ["x[0],x[1],x[2],f[0],f[1],f[2],div", "1.0,2.0,3.0,1.0,2.0,3.0,3.0"]
 
@@ -78,7 +77,7 @@ def test_hvp_unit_normalises_over_every_component() -> None:
     assert np.allclose(r["hvp/dx"][0], [0.6, 0.8], rtol=1e-15)
 
 
-def test_taylor_of_exp_of_a_sum_against_its_series(capsys) -> None:
+def test_taylor_of_exp_of_a_sum_against_its_series(cli) -> None:
     """exp(x0 + x1) at a: every ∂^α f = e^(a0+a1), so coefficient = e^(a0+a1) / α!."""
     a = [0.1, 0.2]
     r = ev("exp(sum(x))", "taylor", at={"x": a}, order=3)
@@ -87,16 +86,16 @@ def test_taylor_of_exp_of_a_sum_against_its_series(capsys) -> None:
     want = [e / (math.factorial(i) * math.factorial(j)) for i, j in indices]
     assert np.allclose(r["coefficient"][0], want, rtol=1e-13)
     assert np.allclose(r["derivative"][0], e, rtol=1e-13)
-    status, out, _ = run(capsys, "taylor", "exp(sum(x))", "--at", "x=[0,0]", "--order", "2")
+    status, out, _ = cli("taylor", "exp(sum(x))", "--at", "x=[0,0]", "--order", "2")
     assert status == 0
     assert out.splitlines()[0] == "x[0],x[1],order,deg(x[0]),deg(x[1]),coefficient,derivative"
 
 
-def test_diff_by_a_component_and_of_an_array_value(capsys) -> None:
+def test_diff_by_a_component_and_of_an_array_value(cli) -> None:
     """∂³(x0²·x1)/∂x0²∂x1 = 2; x³ componentwise: ∂²/∂x0² is [6 x0, 0]."""
     r = ev("x[0]^2*x[1]", "diff", at={"x": [1.5, 2.0]}, wrt="x[0],x[0],x[1]")
     assert r["d3f/dx[0]2dx[1]"].tolist() == [2.0]
-    status, out, _ = run(capsys, "diff", "x^3", "--at", "x=[1,2]", "--wrt", "x[0]", "--order", "2")
+    status, out, _ = cli("diff", "x^3", "--at", "x=[1,2]", "--wrt", "x[0]", "--order", "2")
     assert out.splitlines() == ["x[0],x[1],f[0],f[1],d2f[0]/dx[0]2,d2f[1]/dx[0]2",
                                 "1.0,2.0,1.0,8.0,6.0,0.0"]
 
@@ -119,11 +118,11 @@ def test_a_vector_is_named_by_its_components_in_wrt_errors() -> None:
 
 # --- fields on vector variables ------------------------------------------------------------
 
-def test_critical_point_of_a_vector_variable_quadratic(capsys, tmp_path) -> None:
+def test_critical_point_of_a_vector_variable_quadratic(cli, tmp_path) -> None:
     """(v0-1)² + (v1-2)² + v0·v1: ∇ = 0 at (0, 2), f = 1, Hessian [[2, 1], [1, 2]]: 1, 3."""
     seeds = tmp_path / "seeds.csv"
     seeds.write_text("v[0],v[1]\n0,0\n3,-1\n")
-    status, out, _ = run(capsys, "critical", "sum((v-[1,2])^2) + v[0]*v[1]", "--points", str(seeds))
+    status, out, _ = cli("critical", "sum((v-[1,2])^2) + v[0]*v[1]", "--points", str(seeds))
     assert status == 0
     header, *rows = out.splitlines()
     assert header == ("v[0],v[1],f,|grad f|,eig[0],eig[1],vec[0][0],vec[0][1],vec[1][0],"
@@ -134,18 +133,18 @@ def test_critical_point_of_a_vector_variable_quadratic(capsys, tmp_path) -> None
     assert (float(e0), float(e1), kind) == (pytest.approx(1.0), pytest.approx(3.0), "minimum")
 
 
-def test_descend_on_a_vector_variable_halves_the_distance(capsys) -> None:
+def test_descend_on_a_vector_variable_halves_the_distance(cli) -> None:
     """SGD with lr 1/4 on |v - c|²: v ← v - (v - c)/2, so v_k = c·(1 - 2^-k)."""
-    status, out, _ = run(capsys, "descend", "sum((v-[1,2])^2)", "--from", "v=[0,0]", "--steps", "3",
+    status, out, _ = cli("descend", "sum((v-[1,2])^2)", "--from", "v=[0,0]", "--steps", "3",
                          "--lr", "0.25")
     lines = [ln for ln in out.splitlines() if ln and ln[0].isdigit()]
     last = [float(t) for t in lines[-1].split(",")[:3]]
     assert last == [3.0, 0.875, 1.75]
 
 
-def test_flow_of_a_vector_variable_is_rk4s_factor_per_step(capsys) -> None:
+def test_flow_of_a_vector_variable_is_rk4s_factor_per_step(cli) -> None:
     """v' = -v with RK4 step h multiplies v by 1 - h + h²/2 - h³/6 + h⁴/24 per step."""
-    status, out, _ = run(capsys, "flow", "-v", "--from", "v=[1,2]", "--t", "0:1:3")
+    status, out, _ = cli("flow", "-v", "--from", "v=[1,2]", "--t", "0:1:3")
     assert status == 0
     header, *rows = out.splitlines()
     assert header == "t,v[0],v[1],|F|"
@@ -260,13 +259,13 @@ def test_det_jet_refuses_large_matrices_by_name() -> None:
         ev("det(A)", "laplacian", at={"A": big})
 
 
-def test_a_primitive_beyond_its_jet_rule_is_an_error_naming_it(capsys) -> None:
+def test_a_primitive_beyond_its_jet_rule_is_an_error_naming_it(cli) -> None:
     """Every primitive of the language has a jet rule now (a primitive without one is the
     engine-level test in test_taylor_mode.py); det's stops at 10×10, and the
     command says so in one line, exit 2, before any output."""
     big = "[" + ",".join("[" + ",".join("2" if i == j else "0" for j in range(11)) + "]"
                          for i in range(11)) + "]"
-    status, out, err = run(capsys, "diff", "det(A)", "--at", f"A={big}", "--wrt",
+    status, out, err = cli("diff", "det(A)", "--at", f"A={big}", "--wrt",
                            "A[0][0],A[1][1]")
     assert status == 2 and out == "" and err.count("\n") == 1
     assert "the primitive 'det' has a Taylor-mode rule for matrices up to 10×10 only" in err

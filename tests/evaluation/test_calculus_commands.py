@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from test_cli_commands import ok, run
+from cli_rows import ok
 
 import gradcli
 
@@ -19,8 +19,8 @@ ev = gradcli.evaluate
 RNG = np.random.default_rng(15)
 
 
-def refused(capsys, *argv: str) -> str:
-    status, out, err = run(capsys, *argv)
+def refused(cli, *argv: str) -> str:
+    status, out, err = cli(*argv)
     assert status == 2 and out == "" and "Traceback" not in err, (status, out, err)
     return err
 
@@ -31,7 +31,7 @@ def points3(n: int = 40, lo: float = -1.5, hi: float = 1.5) -> dict[str, np.ndar
 
 # --- columns --------------------------------------------------------------------------------
 
-def test_columns_of_every_new_command(capsys) -> None:
+def test_columns_of_every_new_command(cli) -> None:
     cases = [
         (("div", "[x*y, x-y, z^2]", "--at", "x=1,y=2,z=3"),
          ["x", "y", "z", "f[0]", "f[1]", "f[2]", "div"], [1, 2, 3, 2, -1, 9, 7]),
@@ -59,13 +59,13 @@ def test_columns_of_every_new_command(capsys) -> None:
          ["x", "y", "f[0]", "f[1]", "d2f[0]/dxdy", "d2f[1]/dxdy"], [2, 1, 8, 2, 0, 1]),
     ]
     for argv, header, row in cases:
-        got_header, rows = ok(capsys, *argv)
+        got_header, rows = ok(cli, *argv)
         assert got_header == header, argv
         assert rows == [[float(v) for v in row]], argv
 
 
-def test_taylor_rows_in_graded_lexicographic_order(capsys) -> None:
-    header, rows = ok(capsys, "taylor", "exp(x)*sin(y)", "--at", "x=0,y=0", "--order", "3")
+def test_taylor_rows_in_graded_lexicographic_order(cli) -> None:
+    header, rows = ok(cli, "taylor", "exp(x)*sin(y)", "--at", "x=0,y=0", "--order", "3")
     assert header == ["x", "y", "order", "deg(x)", "deg(y)", "coefficient", "derivative"]
     degrees = [(r[3], r[4]) for r in rows]
     assert degrees == [(0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2), (3, 0), (2, 1),
@@ -80,8 +80,8 @@ def test_taylor_rows_in_graded_lexicographic_order(capsys) -> None:
                                      abs=1e-15)
 
 
-def test_taylor_of_several_points_repeats_each_point_per_row(capsys) -> None:
-    header, rows = ok(capsys, "taylor", "x^2", "--at", "x=1", "--at", "x=3", "--order", "2")
+def test_taylor_of_several_points_repeats_each_point_per_row(cli) -> None:
+    header, rows = ok(cli, "taylor", "x^2", "--at", "x=1", "--at", "x=3", "--order", "2")
     assert header == ["x", "order", "deg(x)", "coefficient", "derivative"]
     assert rows == [[1, 0, 0, 1, 1], [1, 1, 1, 2, 2], [1, 2, 2, 1, 2],
                     [3, 0, 0, 9, 9], [3, 1, 1, 6, 6], [3, 2, 2, 1, 2]]
@@ -216,8 +216,8 @@ def test_taylor_known_multivariate_series() -> None:
     assert len(idx) == math.comb(9, 6) == got["derivative"].shape[1]
 
 
-def test_taylor_order_12_in_one_variable_from_the_command_line(capsys) -> None:
-    header, rows = ok(capsys, "taylor", "1/(1 - x)", "--at", "x=0", "--order", "12")
+def test_taylor_order_12_in_one_variable_from_the_command_line(cli) -> None:
+    header, rows = ok(cli, "taylor", "1/(1 - x)", "--at", "x=0", "--order", "12")
     assert [r[header.index("coefficient")] for r in rows] == [1.0] * 13
     assert [r[header.index("derivative")] for r in rows] == [
         float(math.factorial(k)) for k in range(13)]
@@ -238,8 +238,8 @@ def test_taylor_matches_hessian_at_order_2() -> None:
         assert np.allclose(t["derivative"][:, i], want, rtol=1e-12, atol=1e-13), alpha
 
 
-def test_polynomial_reads_back(capsys) -> None:
-    status, out, _ = run(capsys, "taylor", "exp(x)*sin(y)", "--at", "x=1,y=-2", "--order", "4",
+def test_polynomial_reads_back(cli) -> None:
+    status, out, _ = cli("taylor", "exp(x)*sin(y)", "--at", "x=1,y=-2", "--order", "4",
                          "--polynomial")
     assert status == 0 and out.count("\n") == 1
     text = out.strip()
@@ -253,17 +253,17 @@ def test_polynomial_reads_back(capsys) -> None:
     assert np.allclose(ev(text, "eval", points=pts)["f"], want, rtol=1e-14)
     again = ev(text, "taylor", at={"x": 1, "y": -2}, order=4)["coefficient"][0]
     assert np.allclose(again, coef, rtol=1e-12, atol=1e-14)
-    status, out, _ = run(capsys, "taylor", "cos(x)", "--at", "x=0", "--order", "4",
+    status, out, _ = cli("taylor", "cos(x)", "--at", "x=0", "--order", "4",
                          "--polynomial")
     assert out == "1 - 0.5 * x ^ 2 + 0.041666666666666664 * x ^ 4\n"
-    status, out, _ = run(capsys, "taylor", "x*y - 3", "--at", "x=0,y=0", "--at", "x=2,y=1",
+    status, out, _ = cli("taylor", "x*y - 3", "--at", "x=0,y=0", "--at", "x=2,y=1",
                          "--polynomial")
     assert out.splitlines() == ["-3 + x * y", "-1 + (x - 2) + 2 * (y - 1) + (x - 2) * (y - 1)"]
 
 
-def test_polynomial_to_a_file(capsys, tmp_path) -> None:
+def test_polynomial_to_a_file(cli, tmp_path) -> None:
     target = tmp_path / "p.txt"
-    status, out, _ = run(capsys, "taylor", "exp(x)", "--at", "x=0", "--order", "2",
+    status, out, _ = cli("taylor", "exp(x)", "--at", "x=0", "--order", "2",
                          "--polynomial", "-o", str(target))
     assert status == 0 and out == ""
     assert target.read_text() == "1 + x + 0.5 * x ^ 2\n"
@@ -341,71 +341,71 @@ def test_laplacian_is_div_grad_two_ways(f: str) -> None:
 
 # --- pairing ----------------------------------------------------------------------------------
 
-def test_components_pair_with_variables_in_binding_order(capsys, tmp_path) -> None:
+def test_components_pair_with_variables_in_binding_order(cli, tmp_path) -> None:
     # [x, 2y, 3z]: div is 6 when x, y, z pair with the components in that order
     assert ev("[x, 2*y, 3*z]", "div", at={"x": 1, "y": 2, "z": 3})["div"][0] == 6.0
     # --at z,x,y pairs component 0 (x) with z, 1 (2y) with x, 2 (3z) with y: all 0
     assert ev("[x, 2*y, 3*z]", "div", at={"z": 3, "x": 1, "y": 2})["div"][0] == 0.0
     assert ev("[x, 2*y, 3*z]", "div", at={"z": 3, "x": 1, "y": 2}, wrt="x,y,z")["div"][0] == 6
-    header, rows = ok(capsys, "div", "[y, 2*x]", "--grid", "y=0:1:2", "--grid", "x=0:1:2")
+    header, rows = ok(cli, "div", "[y, 2*x]", "--grid", "y=0:1:2", "--grid", "x=0:1:2")
     assert header[:2] == ["y", "x"] and all(r[-1] == 3.0 for r in rows)  # ∂y/∂y + ∂(2x)/∂x
     pts = tmp_path / "p.csv"
     pts.write_text("y,x\n1,2\n")
-    header, rows = ok(capsys, "curl", "[x, y^2*x]", "-p", str(pts))
+    header, rows = ok(cli, "curl", "[x, y^2*x]", "-p", str(pts))
     assert rows[0][-1] == 3.0  # (P, Q) pair with (y, x): ∂(y²x)/∂y - ∂x/∂x = 2yx - 1
-    header, rows = ok(capsys, "curl", "[x, y^2*x]", "-p", str(pts), "--wrt", "x,y")
+    header, rows = ok(cli, "curl", "[x, y^2*x]", "-p", str(pts), "--wrt", "x,y")
     assert rows[0][-1] == 1.0  # ∂(y²x)/∂x - ∂x/∂y = y² = 1
-    header, rows = ok(capsys, "div", "[a*x, a*y]", "--at", "x=1,y=2,a=3", "--wrt", "x,y")
+    header, rows = ok(cli, "div", "[a*x, a*y]", "--at", "x=1,y=2,a=3", "--wrt", "x,y")
     assert rows == [[1, 2, 3, 3, 6, 6]]
 
 
-def test_count_mismatch_and_bad_fields_are_clear_errors(capsys) -> None:
-    err = refused(capsys, "div", "[x, y]", "--at", "x=1,y=2,z=3")
+def test_count_mismatch_and_bad_fields_are_clear_errors(cli) -> None:
+    err = refused(cli, "div", "[x, y]", "--at", "x=1,y=2,z=3")
     assert "2 components" in err and "3 variables" in err and "--wrt" in err
-    err = refused(capsys, "div", "[x, y]", "--at", "x=1,y=2", "--wrt", "x")
+    err = refused(cli, "div", "[x, y]", "--at", "x=1,y=2", "--wrt", "x")
     assert "2 components" in err and "1 variables" in err
-    assert "2 or 3 components" in refused(capsys, "curl", "[x, y, z, x]", "--at",
+    assert "2 or 3 components" in refused(cli, "curl", "[x, y, z, x]", "--at",
                                           "x=1,y=2,z=3")
-    assert "vector field" in refused(capsys, "div", "x*y", "--at", "x=1,y=2")
-    assert "not a bound variable" in refused(capsys, "laplacian", "x*y", "--at", "x=1,y=2",
+    assert "vector field" in refused(cli, "div", "x*y", "--at", "x=1,y=2")
+    assert "not a bound variable" in refused(cli, "laplacian", "x*y", "--at", "x=1,y=2",
                                              "--wrt", "z")
-    assert "--wrt" in refused(capsys, "diff", "x*y", "--at", "x=1,y=2")
+    assert "--wrt" in refused(cli, "diff", "x*y", "--at", "x=1,y=2")
     # a Laplacian sums each ∂²f/∂x_i² once: a variable named twice is refused, as in
     # div and taylor, not counted twice (x^2*y would give 8, not 4)
-    assert "twice" in refused(capsys, "laplacian", "x^2*y", "--at", "x=1,y=2", "--wrt", "x,x")
-    assert "twice" in refused(capsys, "laplacian", "sum(v^2)", "--at", "v=[1,2]",
+    assert "twice" in refused(cli, "laplacian", "x^2*y", "--at", "x=1,y=2", "--wrt", "x,x")
+    assert "twice" in refused(cli, "laplacian", "sum(v^2)", "--at", "v=[1,2]",
                               "--wrt", "v,v[0]")
-    assert "--wrt x --order 3" in refused(capsys, "diff", "x*y", "--at", "x=1,y=2",
+    assert "--wrt x --order 3" in refused(cli, "diff", "x*y", "--at", "x=1,y=2",
                                           "--wrt", "x,y", "--order", "3")
-    assert "scalar-valued" in refused(capsys, "taylor", "[x, y]", "--at", "x=1,y=2")
-    assert "scalar-valued" in refused(capsys, "hvp", "[x, y]", "--at", "x=1,y=2",
+    assert "scalar-valued" in refused(cli, "taylor", "[x, y]", "--at", "x=1,y=2")
+    assert "scalar-valued" in refused(cli, "hvp", "[x, y]", "--at", "x=1,y=2",
                                       "--direction", "x=1")
-    assert "direction" in refused(capsys, "jvp", "x*y", "--at", "x=1,y=2", "--direction",
+    assert "direction" in refused(cli, "jvp", "x*y", "--at", "x=1,y=2", "--direction",
                                   "x=0", "--unit")
-    assert "--order" in refused(capsys, "diff", "x", "--at", "x=1", "--order", "101")
+    assert "--order" in refused(cli, "diff", "x", "--at", "x=1", "--order", "101")
     assert ".csv, .json, .jsonl, .npz, .npy, .nc, .zarr, .parquet, .txt" in refused(
-        capsys, "taylor", "x", "--at", "x=1", "-o", "t.npx")
-    assert "--polynomial" in refused(capsys, "taylor", "x", "--at", "x=1", "--polynomial",
+        cli, "taylor", "x", "--at", "x=1", "-o", "t.npx")
+    assert "--polynomial" in refused(cli, "taylor", "x", "--at", "x=1", "--polynomial",
                                      "-f", "csv")
-    assert "--polynomial" in refused(capsys, "taylor", "x", "--at", "x=1", "-o", "t.txt")
-    assert "x[0], x[1]" in refused(capsys, "diff", "sum(x^2)", "--at", "x=[1,2]",
+    assert "--polynomial" in refused(cli, "taylor", "x", "--at", "x=1", "-o", "t.txt")
+    assert "x[0], x[1]" in refused(cli, "diff", "sum(x^2)", "--at", "x=[1,2]",
                                    "--wrt", "x")
-    assert "too many to combine" in refused(capsys, "taylor", "x*y*z*w", "--at",
+    assert "too many to combine" in refused(cli, "taylor", "x*y*z*w", "--at",
                                             "x=0,y=0,z=0,w=0", "--order", "13")
-    assert "100 rows" in refused(capsys, "taylor", "x*y", "--grid", "x=0:1:5", "--grid",
+    assert "100 rows" in refused(cli, "taylor", "x*y", "--grid", "x=0:1:5", "--grid",
                                  "y=0:1:2", "--order", "3", "--max-points", "99")
 
 
-def test_vector_variables(capsys) -> None:
-    header, rows = ok(capsys, "div", "[x[1], x[0]^2]", "--at", "x=[3,2]")
+def test_vector_variables(cli) -> None:
+    header, rows = ok(cli, "div", "[x[1], x[0]^2]", "--at", "x=[3,2]")
     assert header[-1] == "div" and rows[0][-1] == 0.0
-    header, rows = ok(capsys, "hvp", "sum(x^3)", "--at", "x=[1,2]", "--direction", "x=[1,1]")
+    header, rows = ok(cli, "hvp", "sum(x^3)", "--at", "x=[1,2]", "--direction", "x=[1,1]")
     assert header == ["x[0]", "x[1]", "f", "hvp/dx[0]", "hvp/dx[1]"]
     assert rows == [[1, 2, 9, 6, 12]]
-    header, rows = ok(capsys, "diff", "x[0]^2*x[1]^3", "--at", "x=[1,2]", "--wrt",
+    header, rows = ok(cli, "diff", "x[0]^2*x[1]^3", "--at", "x=[1,2]", "--wrt",
                       "x[0],x[1],x[1]")
     assert header[-1] == "d3f/dx[0]dx[1]2" and rows[0][-1] == pytest.approx(24.0, rel=1e-15)
-    header, rows = ok(capsys, "laplacian", "sum(x^2)", "--at", "x=[1,2,3]")
+    header, rows = ok(cli, "laplacian", "sum(x^2)", "--at", "x=[1,2,3]")
     assert rows[0][-1] == 6.0
     assert ev("sum(x^3)", "hvp", at={"x": [1, 2]}, direction={"x": [1, 1]})["hvp/dx"].shape \
         == (1, 2)
@@ -458,10 +458,10 @@ def test_direction_may_leave_out_a_vector_variable() -> None:
         == 10.0
 
 
-def test_gridded_file_of_a_new_command(capsys, tmp_path) -> None:
+def test_gridded_file_of_a_new_command(cli, tmp_path) -> None:
     xr = pytest.importorskip("xarray")
     target = tmp_path / "d.nc"
-    status, _, err = run(capsys, "div", "[x*y, x-y]", "--grid", "x=0:1:3", "--grid", "y=0:2:3",
+    status, _, err = cli("div", "[x*y, x-y]", "--grid", "x=0:1:3", "--grid", "y=0:2:3",
                          "-o", str(target))
     assert status == 0, err
     ds = xr.open_dataset(target)
