@@ -17,7 +17,7 @@ from gradcli import propagate
 from gradcli.evaluation import propagate as P
 from gradcli.evaluation.propagate import PropagationError, split_uncertainty
 
-HERE = os.path.dirname(__file__)
+HERE = os.path.dirname(os.path.dirname(__file__))  # tests/
 REFS = json.load(open(os.path.join(HERE, "reference", "propagate_refs.json"),
                       encoding="utf-8"))
 

@@ -223,7 +223,7 @@ def test_degenerate_range_is_refused_before_drawing_with_no_warning_leaking(tmp_
 
 
 def test_every_sample_is_listed_with_its_command_and_the_gif_is_small():
-    root = os.path.join(os.path.dirname(__file__), "..", "samples")
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "samples")
     readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
     pictures = sorted(f for f in os.listdir(root) if f.endswith((".png", ".gif")))
     for name in pictures:
