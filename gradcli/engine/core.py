@@ -76,7 +76,11 @@ def operand(v: Any) -> Any:
 
 
 def _operator(name: str, reflected: bool = False) -> Callable[[Tensor, Any], Tensor]:
-    """``Tensor.__add__`` and friends: the table's primitive ``name``."""
+    """``Tensor.__add__`` and friends: the table's primitive ``name``.
+
+    Looked up by name when the operator runs: Tensor's class body is built before the rule
+    table can be imported (the table is written with Tensor's operators), so the functions
+    themselves do not exist yet here."""
     if reflected:
         return lambda self, o: getattr(_R, name)(operand(o), self)
     return lambda self, o: getattr(_R, name)(self, operand(o))
