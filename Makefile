@@ -48,7 +48,7 @@ test-all: $(STAMP) dist
 # The installed form: `python -m build` makes the sdist, then the wheel from the sdist
 # (dist/); a second wheel straight from the tree (dist/from-tree/) lets the test check that
 # both carry the same files. test-dist installs the wheel with every extra into a fresh
-# venv and runs it from outside the checkout (tests/test_dist.py).
+# venv and runs it from outside the checkout (tests/story/test_dist.py).
 dist: $(STAMP)
 	$(PY) -m pip install --quiet 'build>=1.2'
 	rm -rf dist build  # a stale build/lib would leak deleted modules into the wheel
@@ -56,7 +56,7 @@ dist: $(STAMP)
 	$(PY) -m build --wheel --outdir dist/from-tree .
 
 test-dist: dist
-	$(PY) -m pytest -q -m dist tests/test_dist.py
+	$(PY) -m pytest -q -m dist tests/story/test_dist.py
 
 # The interactive page in a real browser: Debian's Chromium (installed with apt-get when
 # missing and this is root) driven by the Python playwright package (a test extra, so
@@ -71,7 +71,7 @@ browser-deps: $(STAMP)
 	fi
 
 test-browser: browser-deps
-	GRADCLI_REQUIRE_BROWSER=1 $(PY) -m pytest -q -rs tests/test_plot_browser.py
+	GRADCLI_REQUIRE_BROWSER=1 $(PY) -m pytest -q -rs tests/plot/test_plot_browser.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check gradcli tests benchmarks fuzz samples
@@ -81,7 +81,7 @@ samples: $(STAMP)
 	$(PY) samples/make_samples.py
 	$(MAKE) --no-print-directory browser-deps
 	GRADCLI_REQUIRE_BROWSER=1 GRADCLI_SCREENSHOT=samples/html_field.png \
-	  $(PY) -m pytest -q tests/test_plot_browser.py -k field_page
+	  $(PY) -m pytest -q tests/plot/test_plot_browser.py -k field_page
 
 # The documentation site: the pictures it shows (samples/, byte-stable), the generated
 # tables, then mkdocs build --strict into site/ (a broken link or a missing page fails).

@@ -16,7 +16,7 @@ Targets (round robin until the time is up, each round a fresh hypothesis run of
   nothing is executed (a sentinel file never appears) and nothing is written outside
   the temporary directory.
 
-The property code for the first three is the normal suite's (``tests/test_properties_lang.py``)
+The property code for the first three is the normal suite's (``tests/lang/test_properties_lang.py``)
 run with many more, random examples. Every example has a hard time limit (SIGALRM). A failed
 check is reported with hypothesis' shrunk example, then disabled for the rest of the run so
 the fuzzer keeps looking for other problems. Exit status: 0 if nothing was found, 1 if
@@ -57,7 +57,7 @@ def _load(name: str, path: Path) -> Any:
 
 
 grammar = _load("gradcli_fuzz_grammar", ROOT / "fuzz" / "grammar.py")
-props = _load("gradcli_fuzz_props", ROOT / "tests" / "test_properties_lang.py")
+props = _load("gradcli_fuzz_props", ROOT / "tests" / "lang" / "test_properties_lang.py")
 
 
 class Hang(Exception):

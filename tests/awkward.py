@@ -81,8 +81,8 @@ CLASSES = {
                      "reach on the way (x² underflows onto a kink, terms of 1e300 cancel): "
                      "gradcli gives torch's value, as the rule does where torch and JAX "
                      "disagree at a singular point",
-    "pow at exponent 0": "x^y keeps its exponent's derivative path at y = 0 (issue 11 item 1; "
-                         "torch cuts it to 0): gradcli gives JAX's value where mpmath cannot "
+    "pow at exponent 0": "x^y keeps its exponent's derivative path at y = 0 (torch "
+                         "cuts it to 0): gradcli gives JAX's value where mpmath cannot "
                          "tell (a huge x, or an inner function singular there)",
     "abs of a non-finite argument": "second derivatives of abs(u) where u is ±inf or nan "
                                     "(abs(x/y) at y = 0): torch's recorded sgn(u) makes them "

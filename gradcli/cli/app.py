@@ -1,4 +1,4 @@
-"""The typer application, generated from the declaration in ``declare.py``.
+"""The typer application, generated from the declaration in ``definition.py``.
 
 Each declared command becomes one typer command whose parameters are its declared options
 (typer reads them from a generated signature); its body imports the module that does the
@@ -19,7 +19,7 @@ import typer.main
 
 from .._version import __version__
 from .calling import call
-from .declare import Command, Option, all_commands
+from .definition import Command, Option, all_commands
 from .values import convert
 
 # text options naming files: any name the file system allows (control characters too)
@@ -133,7 +133,7 @@ def build(only: str | None = None, commands: Sequence[Command] | None = None
     app.suggest_commands = not hasattr(click.exceptions, "NoSuchCommand")
     app.callback()(_root)
     if commands is None:
-        from .declare import command as declared
+        from .definition import command as declared
 
         one = declared(only) if only is not None else None
         commands = (one,) if one is not None else all_commands()

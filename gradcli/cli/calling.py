@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .declare import Command
+from .definition import Command
 from .errors import UsageProblem
 from .files import allow_files
 

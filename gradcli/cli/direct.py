@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .declare import Command
+from .definition import Command
 
 
 def read(command: Command, args: list[str]) -> dict[str, Any] | None:

@@ -252,11 +252,11 @@ def report(exc: Exception) -> int:
 def option_words(parameter: str, key: str, text: str, python: str = "",
                  flags: Mapping[str, str] | None = None) -> str:
     """A library parameter reference in an error message, in the command line's words:
-    the option declared for that parameter (``cli/declare.py``, the one table of flags)
+    the option declared for that parameter (``cli/definition.py``, the one table of flags)
     and what was typed (``--grid x=0:1:0``, ``--wrt x``, ``--max-points``). ``flags``
     overrides the declaration for a command whose option of that parameter has another
     name (``critical``'s seeds are ``grid``; ``descend --from-grid`` parses grid specs)."""
-    from .declare import flag_of
+    from .definition import flag_of
 
     if parameter.startswith("-"):  # already an option's name
         flag = parameter

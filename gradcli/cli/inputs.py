@@ -16,9 +16,9 @@ import os
 import numpy as np
 
 from ..evaluation import EvaluationError
-from ..evaluation.allocator import keep_freed_memory
-from ..evaluation.runner import default_threads, ordered_map
 from ..lang import MAX_FILE, ProgramText
+from ..support.allocator import keep_freed_memory
+from ..support.threads import default_threads, ordered_map
 from .files import check_file
 from .points_file import quote_cell
 from .reading import BoundedReader, size_text

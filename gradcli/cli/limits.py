@@ -31,7 +31,7 @@ def limits() -> list[tuple[str, str, str]]:
         MAX_PIXELS_PER_SIDE,
         PICTURE_BYTES_PER_POINT,
     )
-    from .declare import BY_NAME
+    from .definition import BY_NAME
     from .inputs import MAX_ARRAY_BYTES
     from .reading import MAX_LINE
 

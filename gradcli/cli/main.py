@@ -12,7 +12,7 @@ import os
 import sys
 
 from . import errors
-from .declare import command as declared_command
+from .definition import command as declared_command
 from .errors import ExitStatus, guarded
 
 USAGE = """\
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
         interrupt.install()
     if not args and COMPLETE_VAR not in os.environ:
-        from .declare import all_commands
+        from .definition import all_commands
 
         sys.stdout.write(USAGE.format(names=" ".join(c.name for c in all_commands())))
         status = ExitStatus.OK

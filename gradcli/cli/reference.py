@@ -7,7 +7,7 @@ A generated table sits between a line ``<!-- generated: KIND [ARGUMENT] -->`` an
 next ``<!-- generated: end -->``; everything else in a page is left as it is. Kinds:
 
 * ``options GROUP``: the option table of a command group, from the declaration
-  (``cli/declare.py``);
+  (``cli/definition.py``);
 * ``functions``: the expression language's functions, aliases and constants, from the
   language's tables (which derive from the engine's rule table);
 * ``formats``: every output format, from the format table (``output/formats.py``).
@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .declare import Command, Option, all_commands
+from .definition import Command, Option, all_commands
 
 MARK = "<!-- generated: "
 END = "<!-- generated: end -->"

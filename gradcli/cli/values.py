@@ -1,4 +1,4 @@
-"""Option text to option values, by the kinds of ``declare.py``.
+"""Option text to option values, by the kinds of ``definition.py``.
 
 Numbers take gradcli's own constant syntax everywhere, as grid counts and point values
 do: ``--max-points 1e9``, ``--check-tol 2^-20``, ``--dpi 1.5e2``. A bad value is a
@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .declare import Option
+from .definition import Option
 
 
 def convert(option: Option, text: str) -> Any:

@@ -76,7 +76,11 @@ def operand(v: Any) -> Any:
 
 
 def _operator(name: str, reflected: bool = False) -> Callable[[Tensor, Any], Tensor]:
-    """``Tensor.__add__`` and friends: the table's primitive ``name``."""
+    """``Tensor.__add__`` and friends: the table's primitive ``name``.
+
+    Looked up by name when the operator runs: Tensor's class body is built before the rule
+    table can be imported (the table is written with Tensor's operators), so the functions
+    themselves do not exist yet here."""
     if reflected:
         return lambda self, o: getattr(_R, name)(operand(o), self)
     return lambda self, o: getattr(_R, name)(self, operand(o))
@@ -425,16 +429,8 @@ def _ops() -> Any:
     return ops
 
 
-class _Table:
-    """Stands for the rule table's module until first use, then replaces itself with it:
-    the table is written with Tensor's operators, which apply the table's primitives."""
-
-    def __getattr__(self, name: str) -> Any:
-        global _R
-        from . import rules
-
-        _R = rules
-        return getattr(rules, name)
-
-
-_R: Any = _Table()
+# The rule table is written with Tensor's operators, and Tensor's operators apply the table's
+# primitives: the two modules import each other. Importing it last, once Tensor and ``raw``
+# exist, lets ``rules`` import this module whichever of the two is imported first (its
+# names are looked up when an operator runs, never at import).
+from . import rules as _R  # noqa: E402

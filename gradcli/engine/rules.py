@@ -19,7 +19,7 @@ series arithmetic). A primitive without one is refused by Taylor mode, naming it
 Each function and operator also gives its derivative's expression form, ``form=``: the
 partial per input as text in the language over the rule's own names (``x``, or ``a`` and
 ``b``; ``y`` is the result), ``cos(x)`` for sin. The language reads it to print derivative
-formulas (``lang/formula.py``); it is text, so the engine never imports the language.
+formulas (``lang/symbolic.py``); it is text, so the engine never imports the language.
 
 Adding a function is one entry here plus its test: ``kind="function"`` makes it ``gc.NAME``,
 ``Tensor.NAME`` and a function of the expression language.
@@ -283,7 +283,7 @@ def _tanh(a: Any) -> Any:
     atanh(tanh(19)) has the derivative (1 - y²)/(1 - y²) = 0/0. For |a| ≥ 1, 1 - 2t/(1 + t)
     with t = e^(-2|a|) rounds once where it matters (the small term is exact to a few
     ulps of itself): correctly rounded against mpmath from |a| = 3 on, and more often
-    right than numpy from 1 (tests/test_engine_tanh.py).
+    right than numpy from 1 (tests/engine/test_engine_tanh.py).
     """
     a = np.asarray(a)
     y = np.tanh(a)

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from ..support.allocator import keep_freed_memory
 from .addresses import read_scheduler_file, scheduler_address
-from .allocator import keep_freed_memory
 from .binding import EvaluationError, count_text, ref
 from .blocks import Result
 from .runner import DEFAULT_BLOCK, ArraySink, Sink, block_values, blocks_for, own_arrays
@@ -62,7 +62,7 @@ class Job:
 
     def prepare(self, points: Mapping[str, Any] | None = None) -> Any:
         """Parse, bind and compile on this process (grid, or ``points``)."""
-        from . import prepare_request
+        from .evaluator import prepare_request
 
         request = self.request if points is None else \
             self.request.replace(grid=None, points=points)
@@ -357,7 +357,7 @@ def parse_local(spec: str) -> int | None:
         return None
     count = spec.partition(":")[2]
     if not count:
-        from .runner import default_threads
+        from ..support.threads import default_threads
 
         return default_threads()
     if not count.isdigit() or not 1 <= int(count) <= 1024:
@@ -381,7 +381,7 @@ def local_worker_limit() -> tuple[int, str]:
     only wait for a core, each with its own interpreter's memory; two on a one-core
     machine, so a cluster can be tried anywhere), and no more than the free memory holds
     at :data:`WORKER_MEMORY` each."""
-    from .runner import default_threads
+    from ..support.threads import default_threads
 
     cores = max(2, default_threads())
     try:

@@ -11,7 +11,7 @@ tolerance per dtype and difference step, and its help text.
 Everything that used to switch on the string ``what`` reads this table instead:
 ``Plan.blocks/order/sweeps`` and ``compute_block`` (``kernels.py``), the whole-grid
 decision (``runner.py``), the option and scalar checks of ``prepare``, ``check.py``'s
-step, the CLI's numeric commands and their check options (``cli/declare.py``), and
+step, the CLI's numeric commands and their check options (``cli/definition.py``), and
 the plot's colour quantities that are derivatives (``div``, ``curl``, ``laplacian``).
 
 Adding a computation is one :func:`register` call with its kernel (see docs/DESIGN.md,

@@ -1,6 +1,6 @@
 """``gradcli.formula``: each derivative a command computes, as an expression of its own.
 
-The derivatives come from ``lang/formula.py`` (the expression differentiated with the
+The derivatives come from ``lang/symbolic.py`` (the expression differentiated with the
 engine's rule forms, simplified); this module pairs them with the commands' columns, as
 ``evaluate`` names them: ``df/dx`` (grad), ``df[i]/dx`` (jacobian), ``d2f/dxdy``
 (hessian), ``d3f/dx2dy`` (diff), ``laplacian``, ``div``, ``curl``, ``jvp``, ``hvp/dx``. No
@@ -23,7 +23,7 @@ from ..lang import parse
 from ..lang.ast import Call as CallNode
 from ..lang.ast import Define as DefineNode
 from ..lang.ast import free_variables, walk
-from ..lang.formula import MAX_TEXT, Expr, FormulaError, Symbolic, _factors
+from ..lang.symbolic import MAX_TEXT, Expr, FormulaError, Symbolic, _factors
 from .binding import EvaluationError
 
 __all__ = ["FORMS", "WHATS", "TooLong", "formula"]
@@ -572,13 +572,13 @@ def _latex(e: Expr, memo: dict[int, str]) -> str:
 
 
 def _number(v: float) -> str:
-    from ..lang.formula import _num_text
+    from ..lang.symbolic import _num_text
 
     return ("-" if v < 0 else "") + _num_text(abs(v))
 
 
 def _latex_product(coef: float, factors: list[tuple[Expr, float]], memo: dict) -> str:
-    from ..lang.formula import _fraction, _num_text
+    from ..lang.symbolic import _fraction, _num_text
 
     ups = sum(x > 0 for _, x in factors) + (abs(coef) not in (1.0,) and 1)
     downs = sum(x < 0 for _, x in factors)

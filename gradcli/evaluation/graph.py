@@ -18,7 +18,8 @@ import numpy as np
 from ..engine.core import Tensor, raw
 from ..engine.forward import graph_nodes
 from ..engine.grad_mode import enable_grad, quiet
-from . import EvaluationError, prepare
+from .binding import EvaluationError
+from .evaluator import prepare
 
 Value = float | list[Any]
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from .binding import Binding, EvaluationError, parse_constant
 from .blocks import INPUT, RESULT, TEXT, Block, Layout, Result
-from .specs import _assignments, _value
+from .spec_text import _assignments, _value
 
 __all__ = ["propagate", "PropagationError", "Propagated", "split_uncertainty",
            "parse_estimates", "MAX_MONTE_CARLO", "MAX_CORRELATED", "MAX_SECOND_ORDER"]
@@ -484,7 +484,7 @@ def _point(inputs: Inputs) -> dict[str, Any]:
 
 
 def _first_order(expression: str, inputs: Inputs) -> FirstOrder:
-    from . import prepare
+    from .evaluator import prepare
 
     wrt = list(dict.fromkeys(inputs.var))
     what = "jacobian" if wrt else "eval"
@@ -711,7 +711,7 @@ def _ranks(count: int, coverage: float) -> tuple[int, int]:
 
 def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
                  coverage: float, seed: int) -> MonteCarlo:
-    from . import prepare
+    from .evaluator import prepare
     from .runner import run
 
     m, n = first.f.size, len(inputs.labels)

@@ -1,7 +1,7 @@
 """One request: what was asked, as one value that flows from the front end to the workers.
 
 ``gradcli.evaluate(...)`` and ``prepare(...)`` build a :class:`Request` from their keyword
-arguments; the CLI builds one from the command line (``cli/execute.py``). The same
+arguments; the CLI builds one from the command line (``cli/commands/numeric.py``). The same
 object is prepared (``prepare_request``), travels to Dask workers (``cluster.Job``), and
 describes itself for a file's ``history`` (:meth:`Request.call`). Its fields are the
 library's parameter names; the front end's own options (a command's output format, file,

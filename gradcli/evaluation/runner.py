@@ -4,22 +4,20 @@ The batch is cut along its first axis into row ranges of about ``block_size`` po
 enough that their temporaries stay in cache) and the ranges run on a thread pool: numpy
 releases the GIL inside its loops, so two cores really work in parallel. Each range writes
 its rows of every result block (``blocks.py``) into the sink, so memory stays bounded by
-the outputs. ``ordered_map`` is the same pool for any work whose results must come back in
-order (file streams, the CSV writer, the points reader).
+the outputs. The pools themselves are ``support/threads.py``.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
-from itertools import islice
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import numpy as np
 
-from .allocator import keep_freed_memory
+from ..support.allocator import keep_freed_memory
+from ..support.threads import default_threads, ordered_map, run_pool
 from .assemble import input_result, result_layout
 from .binding import Binding
 from .blocks import Layout, Result, rows_per_block
@@ -111,14 +109,6 @@ def _output_bound(plan: Plan, binding: Binding) -> bool:
 
 class Cancelled(Exception):
     """Raised inside workers once the run has been interrupted."""
-
-
-def default_threads() -> int:
-    """One worker per available core."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def blocks_for(shape: tuple[int, ...], block_size: int) -> list[tuple[int, int]]:
@@ -256,7 +246,7 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
                     if progress:
                         progress(i + 1, len(ranges))
         else:
-            _run_pool(ranges, work, n_threads, progress)
+            run_pool(ranges, work, n_threads, progress)
     except BaseException:
         stop.set()
         abort = getattr(sink, "abort", None)
@@ -299,59 +289,3 @@ def _hessian_by_rows(plan: Plan, binding: Binding, sink: Any, dtype: np.dtype, b
             sink.write_part(1 + a * n + b, i0 * sizes[b], piece)
         if progress:
             progress(done + 1, len(parts))
-
-
-def _run_pool(blocks: list[tuple[int, int]], work: Callable[[tuple[int, int]], None],
-              n_threads: int, progress: Callable[[int, int], None] | None) -> None:
-    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-
-    pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="gradcli")
-    try:
-        pending = {pool.submit(work, b) for b in blocks}
-        done_count = 0
-        while pending:
-            done, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
-            for fut in done:
-                fut.result()  # re-raise a worker's error here
-            done_count += len(done)
-            if progress and done:
-                progress(done_count, len(blocks))
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> Iterator[R]:
-    """``map(fn, items)`` on a pool of ``threads`` threads, results in order.
-
-    At most ``2 * threads`` items are in flight, so memory stays bounded by a few results
-    however many items there are; waiting is done in short steps so Ctrl-C is seen
-    promptly. With one thread, a plain ``map``.
-    """
-    if threads <= 1:
-        yield from map(fn, items)
-        return
-    from concurrent.futures import ThreadPoolExecutor, wait
-
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gradcli")
-    window = 2 * threads
-    it = iter(items)
-    try:
-        queue = [pool.submit(fn, x) for x in islice(it, window)]
-        while queue:
-            fut = queue.pop(0)
-            while not wait([fut], timeout=0.1)[0]:
-                pass
-            result = fut.result()
-            nxt = next(it, _END)
-            if nxt is not _END:
-                queue.append(pool.submit(fn, nxt))  # type: ignore[arg-type]
-            yield result
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-_END = object()

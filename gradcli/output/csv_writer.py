@@ -29,8 +29,8 @@ from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 
-from ..evaluation.allocator import keep_freed_memory
-from ..evaluation.runner import default_threads, ordered_map
+from ..support.allocator import keep_freed_memory
+from ..support.threads import default_threads, ordered_map
 from ._columns import CHUNK_ROWS, RowChunks
 from .atomic import atomic_open
 

@@ -13,7 +13,7 @@ command that produces rows writes every ``rows`` format), ``polynomial`` (taylor
 polynomial as text), ``graph`` (``gradcli graph``), ``picture`` and ``animation``
 (``gradcli plot``). A command declares the kinds it writes; its formats are the records
 holding one of them, in the order registered. Adding a format is one :func:`register`
-call with its writer (``tests/test_output_formats.py`` registers a toy one at run time).
+call with its writer (``tests/output/test_output_formats.py`` registers a toy one at run time).
 
 Writers are named ``"module:function"`` and imported when used, so a one-point CSV pays
 for no other writer. A rows writer is called as ``writer(columns, request)`` with a

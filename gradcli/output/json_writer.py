@@ -26,8 +26,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, BinaryIO, TextIO
 
-from ..evaluation.allocator import keep_freed_memory
-from ..evaluation.runner import default_threads, ordered_map
+from ..support.allocator import keep_freed_memory
+from ..support.threads import default_threads, ordered_map
 from ._columns import CHUNK_ROWS, RowChunks
 from .atomic import atomic_open
 from .csv_writer import RowFormatter, _writer

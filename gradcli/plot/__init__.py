@@ -29,7 +29,7 @@ from .options import (
     parse_options,
     parse_size,
 )
-from .run import PlotResult, run_plot_request, taylor_request
+from .pipeline import PlotResult, run_plot_request, taylor_request
 
 __all__ = ["plot_expression", "compute_field", "build_figure", "save_figure", "Field",
            "Drawn", "PlotOptions", "image_format", "parse_size", "lattice", "default_every",

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError, prepare
-from ..evaluation.specs import split_top
+from ..evaluation.spec_text import split_top
 from ..lang import Vector, parse
 from .options import COLOR_FIELDS, KERNEL_COLORS
 

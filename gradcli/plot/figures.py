@@ -62,6 +62,7 @@ from .layout import (
 )
 from .marks import wanted as marks_wanted
 from .marks import with_marks
+from .marks_draw import draw_basins, draw_critical, draw_flows, draw_legend, draw_paths
 from .options import MAX_CONTOUR_LEVELS, PlotOptions, contour_note
 
 __all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "check_texts", "OVERLAYS",
@@ -586,28 +587,18 @@ class Overlay:
     draw: Callable[[Canvas], None]
 
 
-def _marks(name: str) -> Callable[[Canvas], None]:
-    """An overlay of marks_draw.py, imported when first drawn."""
-    def draw(c: Canvas) -> None:
-        from . import marks_draw
-
-        getattr(marks_draw, name)(c)
-
-    return draw
-
-
 #: drawn in this order, each over the ones before (basins first: they recolour the heatmap
 #: that the arrows take their contrast from)
 OVERLAYS: list[Overlay] = [
-    Overlay("basins", "plane", lambda o: o.basins, _marks("draw_basins")),
+    Overlay("basins", "plane", lambda o: o.basins, draw_basins),
     Overlay("contour", "plane", lambda o: o.contour > 0, _contour),
     Overlay("stream", "plane", lambda o: o.stream, _stream),
     Overlay("arrows", "plane", lambda o: o.arrows and not o.stream, _plane_arrows),
     Overlay("derivative", "curve", lambda o: o.derivative, _derivative),
     Overlay("tangents", "curve", lambda o: o.arrows, _tangents),
     Overlay("taylor", "curve", lambda o: o.taylor is not None, _taylor),
-    Overlay("flows", "plane", lambda o: bool(o.flow_from), _marks("draw_flows")),
-    Overlay("paths", "any", lambda o: bool(o.path_from), _marks("draw_paths")),
-    Overlay("critical", "any", lambda o: o.mark_critical, _marks("draw_critical")),
-    Overlay("marks legend", "any", marks_wanted, _marks("draw_legend")),
+    Overlay("flows", "plane", lambda o: bool(o.flow_from), draw_flows),
+    Overlay("paths", "any", lambda o: bool(o.path_from), draw_paths),
+    Overlay("critical", "any", lambda o: o.mark_critical, draw_critical),
+    Overlay("marks legend", "any", marks_wanted, draw_legend),
 ]

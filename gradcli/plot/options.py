@@ -18,7 +18,7 @@ from ..evaluation import EvaluationError, parse_constant
 from ..evaluation.fields import defaults as fields_defaults
 from ..evaluation.fields.optim import parse_betas
 from ..evaluation.fields.starts import parse_times
-from ..evaluation.specs import parse_grid, parse_point, split_top
+from ..evaluation.spec_text import parse_grid, parse_point, split_top
 from ..output import formats as format_table
 
 __all__ = ["PlotOptions", "image_format", "parse_size", "parse_options", "FORMATS",

@@ -94,7 +94,7 @@ def plot(expression: str, grid: Mapping[str, Any] | None = None,
     ``title="..."``, ``size="7x5"``, ``animate="t=0:2pi:48"``, ``path_from=["x=1,y=1"]``);
     an unknown name is a TypeError. Returns a :class:`Picture`.
     """
-    from .run import run_plot_request
+    from .pipeline import run_plot_request
 
     if format not in PICTURE_FORMATS:
         raise EvaluationError(f"{ref('format', text=str(format), python=repr(format))}: a "

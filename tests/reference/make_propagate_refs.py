@@ -1,4 +1,5 @@
-"""Reference values for tests/test_evaluation_propagate.py from the `uncertainties` package.
+"""Reference values for tests/evaluation/test_evaluation_propagate.py from the
+`uncertainties` package.
 
 First-order propagation (the GUM's law of propagation, eq. 13) of a set of formulas, each
 written twice: in gradcli's language (what the test propagates) and as a Python function

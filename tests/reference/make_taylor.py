@@ -1,5 +1,5 @@
 """Generate tests/reference/taylor.json: Taylor coefficients of every function of the
-expression language, by mpmath, for the Taylor-mode tests (tests/test_taylor_mode.py).
+expression language, by mpmath, for the Taylor-mode tests (tests/engine/test_taylor_mode.py).
 
 Run from the repository root with any Python that has mpmath (the peers' venv has it):
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...engine.grad_mode import quiet
-from ..allocator import keep_freed_memory
+from ...support.allocator import keep_freed_memory
 from ..binding import EvaluationError, count_text, ref
 from .function import FieldFunction
 from .optim import Settings, make_optimizer

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.grad_mode import quiet
-from ..allocator import keep_freed_memory
+from ...support.allocator import keep_freed_memory
 from ..binding import EvaluationError, ref
 from .defaults import ATOL as DEFAULT_ATOL
 from .defaults import FLOW_METHODS as METHODS

@@ -25,9 +25,9 @@ from ...engine.rules_array import stack
 from ...engine.rules_axes import take
 from ...engine.trace import Traced, trace, with_derivatives
 from ...lang import ExpressionError, Var, parse, walk
-from .. import MAX_SWEEP_OPS, EvaluationError, prepare
-from ..binding import count_text, ref, unused_text, warn_unused
+from ..binding import EvaluationError, count_text, ref, unused_text, warn_unused
 from ..blocks import Block
+from ..evaluator import MAX_SWEEP_OPS, prepare
 
 __all__ = ["FieldFunction"]
 

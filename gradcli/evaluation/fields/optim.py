@@ -124,7 +124,7 @@ def each_settings(methods: Sequence[str], lrs: Sequence[float] = (),
 def parse_betas(value: Any) -> tuple[float, float]:
     """``"0.9,0.999"`` (gradcli's constant syntax) or two numbers -> ``(0.9, 0.999)``."""
     if isinstance(value, str):
-        from ..specs import parse_vector
+        from ..spec_text import parse_vector
 
         value = parse_vector(value)
     flat = value if isinstance(value, (list, tuple)) else [value]

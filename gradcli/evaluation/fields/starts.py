@@ -67,7 +67,7 @@ def parse_times(text: str) -> tuple[float, float, int]:
     """``0:20:2001`` -> ``(0.0, 20.0, 2001)``: a time grid of at least 2 times between
     two different finite ends (constant expressions: ``0:2pi:629``)."""
     from ..binding import parse_constant
-    from ..specs import split_top
+    from ..spec_text import split_top
     from .flow import MAX_TIMES
 
     parts = split_top(text, ":")

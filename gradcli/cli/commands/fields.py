@@ -1,0 +1,337 @@
+"""``gradcli critical``, ``descend`` and ``flow``: options in, the field's answer out.
+
+The work is ``gradcli.evaluation.fields``; this reads the start points, seeds and held
+values, hands them over, writes the rows through the output layer and says on stderr why
+the runs stopped. A descent or trajectory that stops being finite exits 1 (its rows up to
+and including the non-finite one are still written).
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from typing import Any
+
+import numpy as np
+
+from ...evaluation import EvaluationError
+from ...evaluation.fields.rows import critical_rows, descend_rows, flow_rows
+from ...evaluation.spec_text import parse_grid, parse_point
+from ...lang import free_variables, parse
+from ..definition import BY_NAME
+from ..errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
+from ..format_choice import choose_format
+from ..grid_option import resolve_grid
+from ..progress import RunProgress, wanted
+from .numeric import held_values
+
+
+def _starts(expression: str, start: list[str], start_grid: list[str], held: dict[str, Any],
+            max_points: int) -> Any:
+    """The starts of --from or --from-grid (``y=0`` there is an axis of one value: every
+    start has y = 0)."""
+    from ...evaluation.fields.starts import from_lattice, from_points
+
+    if start and start_grid:
+        raise UsageProblem("use --from (points) or --from-grid (a lattice), not both")
+    if start:
+        points = [parse_point(spec, "start") for spec in start]
+        clash = next((n for n in points[0] if n in held), None)
+        if clash is not None:
+            raise UsageProblem(f"'{clash}' is given by --from and by --at: give only one of "
+                               "them")
+        return from_points(points)
+    if not start_grid:
+        names = free_variables(parse(expression))
+        example = ",".join(f"{n}={i + 1}" for i, n in enumerate(names)) or "x=1"
+        raise UsageProblem(f"no start given: add --from {example} (repeat for more), or a "
+                           f"lattice with --from-grid {names[0] if names else 'x'}=-1:1:11")
+    axes: dict[str, tuple[float, float, int]] = {}
+    for spec in start_grid:
+        name, value = parse_grid(spec, "start_grid")
+        if value is None:
+            raise UsageProblem(f"--from-grid '{spec}': give start:stop:count, e.g. "
+                               f"--from-grid {name}=-1:1:11")
+        if name in axes or name in held:
+            raise UsageProblem(f"'{name}' is given twice (by --from-grid or --at)")
+        axes[name] = value if isinstance(value, tuple) else (value, value, 1)
+    return from_lattice(axes, max_points)
+
+
+def _format(command: str, fmt: str, output: str | None) -> str:
+    """The format ``command`` writes (``cli.format_choice``), its extra checked now: before the
+    work, not after it."""
+    from ...output import require_format
+
+    chosen = choose_format(BY_NAME[command], fmt, output)
+    require_format(chosen)
+    return chosen
+
+
+def _write(columns: dict[str, Any], req: dict[str, Any], command: str) -> None:
+    from ... import output
+
+    fmt = _format(command, req["fmt"], req["output"])
+    with writing_stdout():
+        notes = output.write(columns, fmt=fmt, path=req["output"],
+                             expression=req["expression"], variables=req["variables"],
+                             precision=req["precision"], stdout=sys.stdout,
+                             history=req.get("history", ""))
+    if not req["quiet"]:
+        for note in notes:
+            say(note)
+
+
+#: how each command binds a variable, for the unbound-variable message
+_UNBOUND = {
+    "critical": "sample it with --grid {name}=START:STOP:COUNT, or hold it fixed with "
+                "--at {name}=VALUE",
+    "starts": "give it a start in --from (...,{name}=VALUE) or --from-grid, or hold it "
+              "fixed with --at {name}=VALUE",
+}
+
+
+def _function(expression: str, variables: dict[str, Any], held: dict[str, Any],
+              how: str = "starts") -> Any:
+    from ...evaluation.fields.function import FieldFunction
+
+    return FieldFunction(expression, variables, held, unbound=_UNBOUND[how])
+
+
+def run_critical(what: str, expression: str, grid: list[str], points: str | None,
+                 at: list[str], fmt: str, output: str | None, precision: int, quiet: bool,
+                 max_points: int) -> int:
+    """Find, classify and write the critical points seeded by --grid or --points."""
+    from ...evaluation.fields.critical import find_critical
+
+    _format(what, fmt, output)
+    if grid and points:
+        raise UsageProblem("use only one of --grid and --points (--at beside either holds "
+                           "a variable fixed)")
+    held = held_values(at)
+    with expression_warnings(quiet):
+        if points:
+            from ..points_file import read_points
+
+            table = read_points(points, free_variables(parse(expression)), max_points)
+            if not table.variables:
+                raise UsageProblem(f"--points {points}: no column names a variable of the "
+                                   "formula")
+            first = {n: np.asarray(v)[0].tolist() for n, v in table.variables.items()}
+            function = _function(expression, first, held, "critical")
+            seeds = np.column_stack([np.asarray(v, dtype=float).reshape(len(v), -1)
+                                     for v in table.variables.values()])
+            box = None
+        else:
+            if not grid:
+                raise UsageProblem("no seeds given: add --grid x=-3:3:13 (one per variable: "
+                                   "its box is searched) or --points FILE.csv")
+            spec = resolve_grid(expression, grid, quiet, held=held)
+            axes = {n: v for n, v in spec.items() if isinstance(v, tuple)}
+            held |= {n: v for n, v in spec.items() if not isinstance(v, tuple)}
+            starts = _lattice(axes, max_points)
+            function = _function(expression, starts.variables, held, "critical")
+            seeds, box = starts.X, _box(axes)
+        found = find_critical(function, seeds, box)
+    columns = critical_rows(found, function.n)
+    if not len(found) and not quiet:
+        where = "inside the grid's box" if box is not None else "from these seeds"
+        say(f"no critical points found {where}")
+    _write(columns, _request(expression, fmt, output, precision, quiet, found.columns),
+           what)
+    return ExitStatus.OK
+
+
+def _lattice(axes: dict[str, Any], max_points: int) -> Any:
+    from ...evaluation.fields.starts import from_lattice
+
+    if not axes:
+        raise UsageProblem("critical needs at least one variable sampled by --grid "
+                           "(start:stop:count)")
+    return from_lattice(axes, max_points)
+
+
+def _box(axes: dict[str, tuple[float, float, int]]) -> tuple[np.ndarray, np.ndarray]:
+    ends = np.array([v[:2] for v in axes.values()], dtype=float)
+    return ends.min(axis=1), ends.max(axis=1)
+
+
+def _request(expression: str, fmt: str, output: str | None, precision: int, quiet: bool,
+             variables: list[str]) -> dict[str, Any]:
+    return {"expression": expression, "fmt": fmt, "output": output, "precision": precision,
+            "quiet": quiet, "variables": variables}
+
+
+def run_descend(what: str, expression: str, start: list[str], start_grid: list[str],
+                at: list[str], method: str, steps: int, tol: float | None, every: int,
+                fmt: str, output: str | None, precision: int, quiet: bool, max_points: int,
+                **hyper: Any) -> int:
+    """Descend from every start; write the path rows; report why the runs stopped."""
+    from ...evaluation.fields.descend import descend, row_limit
+    from ...evaluation.fields.optim import settings
+
+    _format(what, fmt, output)
+    held = held_values(at)
+    with expression_warnings(quiet):
+        starts = _starts(expression, start, start_grid, held, max_points)
+        chosen = settings(method, **hyper)
+        row_limit(len(starts), steps, every, max_points)
+        function = _function(expression, starts.variables, held)
+        if function.kind != "scalar":
+            raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "
+                                  f"{function.shape}: a vector field's trajectories are "
+                                  "gradcli flow")
+        many = len(starts) > 1 or starts.lattice
+        chosen_fmt = _format(what, fmt, output)
+        # one run's rows come in order: a stream to standard output gets each as it is made
+        stream = _JsonlRows(function.columns) if (chosen_fmt == "jsonl" and not output
+                                                  and not many) else None
+        with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar, \
+                writing_stdout() if stream is not None else nullcontext():
+            path = descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
+                           progress=bar.stage("descending"), recorded=stream)
+    if stream is None:
+        _write(descend_rows(path, many),
+               _request(expression, fmt, output, precision, quiet, path.columns), what)
+    diverged = path.stop == "diverged"
+    if not quiet or diverged.any():
+        say(_stop_line(path, tol, steps, "raises" if chosen.maximize else "lowers"))
+    return ExitStatus.FAIL if diverged.any() else ExitStatus.OK
+
+
+class _JsonlRows:
+    """Writes one descent's recorded rows (step, the variables, f, |grad f|) to standard
+    output as JSON Lines while it runs, flushed row by row."""
+
+    def __init__(self, columns: list[str]) -> None:
+        self.columns = columns
+
+    def __call__(self, rows: tuple) -> None:
+        from ...output.jsonl_writer import write_jsonl
+
+        ids, k, P, f, gn = rows
+        table: dict[str, Any] = {"step": np.full(len(ids), k, dtype=np.int64)}
+        table |= {c: np.asarray(P[j]) for j, c in enumerate(self.columns)}
+        table["f"], table["|grad f|"] = np.asarray(f), np.asarray(gn)
+        write_jsonl(sys.stdout, table)
+
+
+def _stop_line(path: Any, tol: float | None, steps: int, better: str = "lowers") -> str:
+    """One line: why the runs stopped (where, and |grad f| there); ``better`` is what a
+    step must do to f ("raises" with --maximize)."""
+    stops, where, gn = path.stop, path.stop_step, path.final_gnorm
+    if len(stops) == 1:
+        k, reason, g = int(where[0]), stops[0], gn[0]
+        if reason == "steps":
+            return f"stopped at step {k}: --steps {steps} reached (|grad f| = {g:.3g})"
+        if reason == "tol":
+            return f"stopped at step {k}: |grad f| = {g:.3g} <= --tol {tol:g}"
+        if reason == "stalled":
+            return f"stopped at step {k}: no step {better} f (|grad f| = {g:.3g})"
+        return f"diverged at step {k}: a value is no longer finite"
+    parts = []
+    for reason, text in (("tol", "reached --tol"), ("steps", f"ran --steps {steps}"),
+                         ("stalled", f"stopped where no step {better} f")):
+        pick = stops == reason
+        if pick.any():
+            parts.append(f"{int(pick.sum())} {text} (by step {int(where[pick].max())})")
+    bad = np.flatnonzero(stops == "diverged")
+    if bad.size:
+        first = bad[np.argmin(where[bad])]
+        parts.append(f"{bad.size} diverged (first: run {first} at step {int(where[first])}, "
+                     "a value no longer finite)")
+    return f"{len(stops)} runs: " + "; ".join(parts)
+
+
+def run_flow(what: str, expression: str, start: list[str], start_grid: list[str],
+             at: list[str], t: str | None, method: str, every: int, fmt: str,
+             output: str | None, precision: int, quiet: bool, max_points: int,
+             tol: float | None = None, box: str | None = None, rtol: float | None = None,
+             atol: float | None = None) -> int:
+    """Integrate from every start over the time grid; write the rows; say why runs ended
+    early and, for dopri5, the steps it took."""
+    from ...evaluation.fields import defaults
+    from ...evaluation.fields.flow import TimeGrid, integrate
+    from ...evaluation.fields.starts import parse_times
+
+    _format(what, fmt, output)
+    if method != "dopri5":
+        given = "--rtol" if rtol is not None else "--atol" if atol is not None else None
+        if given:
+            raise UsageProblem(f"{given} sets dopri5's tolerance: add --method dopri5")
+    held = held_values(at)
+    grid = TimeGrid.of(parse_times(t) if t is not None else defaults.TIMES)
+    bounds = _parse_box(box) if box is not None else None
+    with expression_warnings(quiet):
+        starts = _starts(expression, start, start_grid, held, max_points)
+        rows = len(starts) * ((grid.n - 1) // every + 2)
+        if rows > max_points:
+            raise EvaluationError(f"{len(starts):,} runs × {grid.n:,} times would write up "
+                                  f"to {rows:,} rows, over the limit of {max_points:,}: write "
+                                  "fewer with --every K, or raise --max-points")
+        function = _function(expression, starts.variables, held)
+        with RunProgress(wanted(quiet, len(starts) * grid.n * 4, False)) as bar:
+            paths = integrate(function, starts.X, grid, method=method, every=every,
+                              progress=bar.stage("integrating"), tol=tol, box=bounds,
+                              rtol=defaults.RTOL if rtol is None else rtol,
+                              atol=defaults.ATOL if atol is None else atol)
+    many = len(starts) > 1 or starts.lattice
+    _write(flow_rows(paths, many),
+           _request(expression, fmt, output, precision, quiet, paths.columns), what)
+    if not quiet:
+        if method == "dopri5":
+            say(f"dopri5: {paths.accepted:,} steps taken ({paths.rejected:,} rejected)")
+        line = _flow_stops(paths, tol, many)
+        if line:
+            say(line)
+    if paths.diverged.any():
+        runs = np.flatnonzero(paths.diverged)
+        first = runs[np.argmin(paths.t_end[runs] * np.sign(grid.t1 - grid.t0))]
+        who = f"run {first}" if many else "the trajectory"
+        say(f"diverged: {who} leaves the finite numbers at t = {paths.t_end[first]:g}"
+            + (f" (time step {int(paths.end[first])})" if method != "dopri5" else "")
+            + (f"; {runs.size} runs in all" if runs.size > 1 else ""))
+        return ExitStatus.FAIL
+    return ExitStatus.OK
+
+
+def _flow_stops(paths: Any, tol: float | None, many: bool) -> str:
+    """One line on the runs that ended before the last time for another reason than a
+    non-finite value (said on its own line), or '' when none did."""
+    texts = {"fixed": f"|F| <= --tol {tol:g}" if tol is not None else "",
+             "left": "left the --box",
+             "stalled": "dopri5's step became too small to advance"}
+    if not many:
+        why = paths.reason[0] if len(paths.reason) else "end"
+        if why not in texts:
+            return ""
+        return f"stopped at t = {paths.t_end[0]:g}: {texts[why]}"
+    parts = []
+    for why, text in texts.items():
+        pick = paths.reason == why
+        if pick.any():
+            parts.append(f"{int(pick.sum())} {text}")
+    return f"{len(paths.reason)} runs: " + "; ".join(parts) if parts else ""
+
+
+def _parse_box(text: str) -> dict[str, tuple[float, float]]:
+    """``--box x=-5:5,y=-5:5`` -> {"x": (-5.0, 5.0), "y": (-5.0, 5.0)}."""
+    from ...evaluation.binding import parse_constant
+    from ...evaluation.spec_text import split_top
+
+    out: dict[str, tuple[float, float]] = {}
+    for part in split_top(text, ","):
+        name, eq, rest = part.partition("=")
+        name = name.strip()
+        ends = split_top(rest, ":") if eq else []
+        if not name or len(ends) != 2:
+            raise UsageProblem(f"--box '{text}': expected NAME=LOW:HIGH per variable, e.g. "
+                               "--box x=-5:5,y=-5:5")
+        low, high = (parse_constant(e, f"--box {name}") for e in ends)
+        if not all(isinstance(v, float) and np.isfinite(v) for v in (low, high)) or \
+                low >= high:
+            raise UsageProblem(f"--box {name}={rest}: two finite bounds, the lower first")
+        if name in out:
+            raise UsageProblem(f"--box names '{name}' twice")
+        out[name] = (low, high)
+    return out

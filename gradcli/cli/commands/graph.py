@@ -1,0 +1,46 @@
+"""``gradcli graph``: the computation graph at one point as a table, JSON or DOT."""
+
+from __future__ import annotations
+
+import sys
+
+from ...evaluation.graph import build_graph
+from ...evaluation.spec_text import parse_point
+from ..definition import BY_NAME
+from ..errors import ExitStatus, UsageProblem, expression_warnings, writing_stdout
+from ..format_choice import choose_format
+
+
+def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
+              output: str | None, precision: int, quiet: bool) -> int:
+    """Build the graph at the single ``--at`` point and print or write it."""
+    from ...output import atomic_open, graph_view
+
+    if not at or len(at) != 1:
+        raise UsageProblem('graph needs exactly one point: --at "x=3"')
+    fmt = choose_format(BY_NAME[what], fmt, output)
+    from ..inputs import read_array
+
+    point = parse_point(at[0], files=read_array)
+    with expression_warnings(quiet):
+        nodes, out = build_graph(expression, point)
+    if fmt == "table":
+        from rich.console import Console
+
+        table = graph_view.graph_table(expression, nodes, out, precision)
+        if output:
+            with atomic_open(output, "w", encoding="utf-8") as fh:
+                Console(file=fh, width=10_000, no_color=True, force_terminal=False).print(table)
+            return ExitStatus.OK
+        with writing_stdout():
+            Console().print(table)
+        return ExitStatus.OK
+    text = (graph_view.graph_json(expression, point, nodes, out) if fmt == "json"
+            else graph_view.graph_dot(expression, nodes, out, precision))
+    if output:
+        with atomic_open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        with writing_stdout():
+            sys.stdout.write(text)
+    return ExitStatus.OK

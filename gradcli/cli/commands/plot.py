@@ -1,0 +1,68 @@
+"""Run ``gradcli plot``: resolve the grid, hand the options to ``gradcli.plot``, report.
+
+Every drawing option declared in ``declare.PLOT_DRAWING`` arrives here by name, as typed,
+and goes on to :func:`gradcli.plot.parse_options` under the same name: what each one means
+(parsing, checks, defaults) lives in ``gradcli.plot.options``, so a new one needs its
+declaration and its field there, nothing here. This only maps failures to exit statuses
+and prints the notes. matplotlib (through ``gradcli.plot``) is imported only inside
+:func:`run_plot`, and only by the writers that need it.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+from ...lang import ExpressionWarning
+from ..errors import ExitStatus, RuntimeProblem, UsageProblem, expression_warnings, say
+
+
+def run_plot(what: str, expression: str, output: str | None, grid: list[str] | None,
+             quiet: bool, max_points: int, at: list[str] | None = None,
+             **drawing: Any) -> int:
+    """Draw ``expression`` sampled on ``grid`` (bare or missing: the default grid) into
+    ``output`` (``-`` or None with --preview: the terminal); return the exit status.
+    ``at`` holds variables fixed, as beside any other command's --grid."""
+    from ...plot import parse_options, run_plot_request
+    from ...plot.options import check_target
+    from ..grid_option import resolve_grid
+    from .numeric import held_values
+
+    options = parse_options(**drawing)
+    if output is None and not options.preview:
+        raise UsageProblem("plot needs -o FILE (.png .svg .pdf .html .gif .mp4), or "
+                           "--preview (or -o -) for a preview in the terminal")
+    if output not in (None, "-"):
+        try:
+            check_target(output)
+        except OSError as exc:
+            raise RuntimeProblem(_cannot_write(output, exc)) from None
+    # matplotlib's own warnings (a glyph missing from the font, a layout it could not
+    # fit) would reach stderr as Python tracebacks-in-miniature: gradcli's stderr carries
+    # only its own lines. Expression warnings are still shown (the inner filter).
+    with warnings.catch_warnings(), expression_warnings(quiet):
+        warnings.filterwarnings("ignore")
+        warnings.filterwarnings("always", category=ExpressionWarning)
+        fixed = held_values(at or [])
+        grid_dict = resolve_grid(expression, grid or [], quiet, force_default=not grid,
+                                 held=fixed)
+        try:
+            result = run_plot_request(expression, grid_dict, output, options,
+                                      max_points=max_points, stdout=sys.stdout, fixed=fixed)
+        except OSError as exc:
+            raise RuntimeProblem(_cannot_write(output or "-", exc)) from None
+    if not quiet:
+        for note in result.notes:
+            say(f"note: {note}")
+        if result.nonfinite:
+            n = result.nonfinite
+            say(f"warning: {n:,} non-finite result value{'s' if n != 1 else ''} (nan or "
+                "inf) in the picture: drawn blank, without arrows")
+    return ExitStatus.OK
+
+
+def _cannot_write(path: str, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    where = f" ({exc.filename})" if exc.filename and exc.filename != path else ""
+    return f"cannot write '{path}': {reason.lower()}{where}"

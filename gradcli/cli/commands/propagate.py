@@ -1,0 +1,174 @@
+"""``gradcli propagate``: options in, ``gradcli.evaluation.propagate`` computes, rows out.
+
+This reads the option text (estimates with ``+-``, uncertainties, correlations, the
+covariance file, distributions), hands plain values to the library, writes its table
+through the output layer as ``critical`` does, and turns the library's errors, which
+name its parameters (``corr['V','I']``), into the options the user typed (``--corr
+V,I``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from ...evaluation.propagate import PropagationError, parse_estimates
+from ...evaluation.spec_text import parse_point
+from ..errors import ExitStatus, UsageProblem, expression_warnings, say
+from ..inputs import MAX_ARRAY_BYTES, read_array
+from .fields import _request, _write
+
+#: the option each library parameter comes from
+_FLAGS = {"at": "--at", "u": "--u", "corr": "--corr", "cov": "--cov", "dist": "--dist",
+          "order": "--order", "k": "--k", "budget": "--budget",
+          "monte_carlo": "--monte-carlo", "coverage": "--coverage", "seed": "--seed"}
+
+
+def _flag_error(exc: PropagationError, cov_path: str | None) -> UsageProblem:
+    """The library's error, said with the option the user typed."""
+    flag = _FLAGS.get(exc.param, exc.param)
+    key = exc.key
+    if exc.param == "cov" and cov_path:
+        where = f"{flag} {cov_path}"
+    elif isinstance(key, tuple):
+        where = f"{flag} {','.join(key)}"
+    elif key is not None:
+        where = f"{flag} {key}"
+    else:
+        where = flag
+    return UsageProblem(f"{where}: {exc.detail}")
+
+
+def _estimates(specs: list[str]) -> dict[str, tuple[Any, Any]]:
+    out: dict[str, tuple[Any, Any]] = {}
+    for spec in specs:
+        for name, pair in parse_estimates(spec, "--at", files=read_array).items():
+            if name in out:
+                raise UsageProblem(f"--at '{name}' is given twice")
+            out[name] = pair
+    return out
+
+
+def _merged(specs: list[str], option: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for spec in specs:
+        for name, value in parse_point(spec, option, files=read_array).items():
+            if name in out:
+                raise UsageProblem(f"{option} '{name}' is given twice")
+            out[name] = value
+    return out
+
+
+def _correlations(specs: list[str]) -> dict[tuple[str, ...], str]:
+    out: dict[tuple[str, ...], str] = {}
+    for spec in specs:
+        pair, sep, value = spec.rpartition("=")
+        names = tuple(n.strip() for n in pair.split(","))
+        if not sep or len(names) != 2 or not all(names) or not value.strip():
+            raise UsageProblem(f"--corr '{spec}': expected A,B=R, e.g. --corr V,I=-0.36")
+        if names in out:
+            raise UsageProblem(f"--corr {','.join(names)} is given twice")
+        out[names] = value
+    return out
+
+
+def _distributions(specs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        name = name.strip()
+        if not sep or not name or not value.strip():
+            raise UsageProblem(f"--dist '{spec}': expected NAME=uniform:A or "
+                               "NAME=triangular:A")
+        if name in out:
+            raise UsageProblem(f"--dist {name} is given twice")
+        out[name] = value
+    return out
+
+
+def read_cov(path: str) -> Any:
+    """The covariance of ``--cov FILE``: a ``.npy`` matrix (over the ``--at`` variables'
+    components in ``--at`` order), or a CSV whose header names the variables, as
+    ``(names, matrix)``. Read within :data:`~gradcli.cli.inputs.MAX_ARRAY_BYTES`."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".npy":
+        return read_array(path, "--cov")
+    if ext not in (".csv", ".txt"):
+        raise UsageProblem(f"--cov {path}: a covariance file is .csv (with a header naming "
+                           f"the variables) or .npy, not '{ext or path}'")
+    from ..reading import BoundedReader
+
+    with BoundedReader(path, label=f"--cov {path}", max_bytes=MAX_ARRAY_BYTES) as reader:
+        text = reader.read_text()
+    lines = [(i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip()]
+    if not lines:
+        raise UsageProblem(f"--cov {path}: the file is empty")
+    names = [n.strip() for n in lines[0][1].split(",")]
+    if any(not n for n in names):
+        raise UsageProblem(f"--cov {path}: line {lines[0][0]}: the header needs a name for "
+                           "every column")
+    rows = []
+    for number, line in lines[1:]:
+        fields = line.split(",")
+        if len(fields) != len(names):
+            raise UsageProblem(f"--cov {path}: line {number} has {len(fields)} values, the "
+                               f"header names {len(names)} variables")
+        try:
+            rows.append([float(f) for f in fields])
+        except ValueError:
+            bad = next(f for f in fields if not _is_number(f))
+            raise UsageProblem(f"--cov {path}: line {number}: '{bad.strip()}' is not a "
+                               "number") from None
+    if len(rows) != len(names):
+        raise UsageProblem(f"--cov {path}: {len(rows)} rows of values for {len(names)} "
+                           "variables: the matrix must be square")
+    return names, np.array(rows)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def run_propagate(what: str, expression: str, at: list[str], u: list[str],
+                  corr: list[str], cov: str | None, order: int, k: float, budget: bool,
+                  monte_carlo: int | None, dist: list[str], coverage: float,
+                  seed: int | None, fmt: str, output: str | None, precision: int,
+                  quiet: bool) -> int:
+    """Propagate the uncertainties; write the result rows (or the budget); say on stderr
+    whether Monte Carlo agrees with the law of propagation."""
+    from ...evaluation.propagate import propagate
+
+    if not at:
+        raise UsageProblem('no estimates given: add --at "x=1+-0.1" (NAME=VALUE+-U, one per '
+                           "variable of the formula)")
+    with expression_warnings(quiet):
+        estimates = _estimates(at)
+        kwargs: dict[str, Any] = {
+            "u": _merged(u, "--u") or None, "corr": _correlations(corr) or None,
+            "cov": read_cov(cov) if cov else None, "dist": _distributions(dist) or None}
+        try:
+            result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
+                               monte_carlo=monte_carlo, coverage=coverage, seed=seed,
+                               **kwargs)
+        except PropagationError as exc:
+            raise _flag_error(exc, cov) from None
+    names = [n for n in estimates]
+    _write(result, _request(expression, fmt, output, precision, quiet, names), what)
+    if not quiet:
+        for note in result.notes:
+            say(note)
+    from ...output import count_nonfinite
+
+    bad = count_nonfinite(result, results_only=True)
+    if bad and not quiet:
+        say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} (nan or "
+            "inf) in the output")
+    sys.stdout.flush()
+    return ExitStatus.OK

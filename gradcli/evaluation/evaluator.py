@@ -1,0 +1,432 @@
+"""``gradcli.evaluate`` and ``prepare``: an expression, where to look, what to compute ->
+named arrays.
+
+This is the one path from text to numbers; the CLI calls it too. A result is made of
+blocks (``blocks.py``), named as the CLI names them: ``f``, ``f[0]``, ``df/dx``,
+``df[0]/dy``, ``vjp/dx``, ``jvp``, ``d2f/dxdy``; a vector variable's derivative is one
+block with a trailing component axis. Grid results are grid-shaped (first grid variable on
+the first axis); the grid variables' own columns come back as broadcastable axes, as
+``numpy.ogrid`` gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..lang import ExpressionError, Var, parse, walk
+from ..lang.compile import Program, compile_expression
+from .assemble import input_result, result_layout
+from .binding import (
+    DEFAULT_MAX_POINTS,
+    Binding,
+    EvaluationError,
+    bind_grid,
+    bind_points,
+    bind_table,
+    check_limit,
+    count_text,
+    hold,
+    point_list,
+    real_array,
+    ref,
+    unused_text,
+    warn_unused,
+    wrt_names,
+)
+from .blocks import Block, Result
+from .computations import Computation, accepting, computation
+from .kernels import Plan
+from .origin import Evaluated, Origin, shape_notes, shown_rows
+from .request import Request
+from .runner import ArraySink, Sink, run
+
+# Sweeps x recorded operations bounds the Python-level work per point, and the values of
+# one point bound its memory: a hessian of a 20,000-vector is 4·10⁸ values per point, so
+# it is refused before any work starts.
+MAX_SWEEP_OPS = 100_000_000
+
+def output_names(shape: tuple[int, ...]) -> list[str]:
+    """``f`` for a scalar, ``f[i]`` for a vector, ``f[i][j]`` for a matrix (C order)."""
+    return ["f" + "".join(f"[{i}]" for i in idx) for idx in np.ndindex(*shape)]
+
+
+class Prepared:
+    """A parsed, bound and compiled request, ready to run (or to inspect, for ``graph``).
+
+    ``carry`` holds text columns (a points file's columns that name no variable) that the
+    result carries through unchanged, before the variables.
+    """
+
+    def __init__(self, expression: str, program: Program, binding: Binding, plan: Plan,
+                 dtype: np.dtype, carry: Mapping[str, Any] | None = None,
+                 request: Request | None = None) -> None:
+        self.expression, self.program, self.binding = expression, program, binding
+        self.plan, self.dtype = plan, dtype
+        self.carry = dict(carry or {})
+        #: what was asked (a Dask worker prepares the same evaluation from it)
+        self.request = request if request is not None else Request(expression, plan.what)
+        n = binding.size
+        for name, col in self.carry.items():
+            if binding.kind != "points" or len(col) != n:
+                raise EvaluationError(f"the carried column '{name}' needs one value per point")
+        self.layout = result_layout(plan)
+        results = {b.name for b in self.layout.blocks}
+        named = next((n for n in binding.names if n in results), None)
+        if named is not None:  # a variable f beside the value f: one name, two columns
+            raise EvaluationError(f"variable '{named}' has the name of a result column: "
+                                  "give the variable another name")
+        self.inputs = input_result(binding, self.carry)
+        variables = [b for b in self.inputs.blocks if b.name not in self.carry]
+        clash = [n for n in self.carry if self.layout.locate(n) is not None or
+                 any(b.component_of(n) is not None for b in variables)]
+        if clash:
+            raise EvaluationError(f"the points file's column '{clash[0]}' has the name of a "
+                                  "result column: rename it in the file")
+
+    def origin(self, call: str = "") -> Origin:
+        """How this result was asked for (dimension names and labels for .nc/.zarr)."""
+        binding = self.binding
+        inputs = [c for name, shape in self.plan.targets
+                  for c in Block.template([name, shape]).column_names()]
+        outputs = [c for name, shape in self.program.outputs
+                   for c in Block.template([name, shape]).column_names()]
+        return Origin(self.expression, self.plan.what, binding.kind, tuple(binding.axes),
+                      tuple((n, tuple(binding.shapes[n])) for n in binding.names),
+                      tuple(outputs), tuple(inputs), call,
+                      tuple(self.request.fixed or ()))
+
+    def run(self, sink: Sink | None = None, *, threads: int | None = None,
+            block_size: int | None = None,
+            progress: Callable[[int, int], None] | None = None,
+            client: Any = None, memory: Any = None) -> Result:
+        """Compute every block; return the carried columns, the variables, then the results
+        (a Result: a mapping of scalar columns whose ``arrays`` are the blocks).
+
+        With ``client`` (a ``distributed.Client``) every block is a task on its cluster
+        (``cluster.run_on_cluster``), computed by the same kernel. ``memory`` is the
+        working-memory budget (bytes, or a size such as ``"2G"``; ``budget.py``)."""
+        sink = sink or ArraySink()
+        if client is not None:
+            from .cluster import run_on_cluster
+
+            return run_on_cluster(self, sink, client, progress, memory)
+        run(self.plan, self.binding, sink, dtype=self.dtype, threads=threads,
+            block_size=block_size, progress=progress, layout=self.layout, inputs=self.inputs,
+            memory=memory)
+        return sink.result()
+
+
+def _quoted(text: str) -> str:
+    return '"' + text + '"'
+
+
+def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> ExpressionError:
+    from ..lang.names import split_suggestion
+
+    pos = next(n.pos for n in walk(tree) if isinstance(n, Var) and n.name == name)
+    reading = split_suggestion(name, binding.names)
+    if reading is not None:
+        return ExpressionError(f"variable '{name}' is not bound", expression, pos,
+                               hint=f"did you mean {reading}? names written together are "
+                               "one name")
+    how = (f"{ref('grid', text=f'{name}=0:1:11', python=f'{{{name!r}: (0, 1, 11)}}')} or "
+           f"{ref('grid', text=f'{name}=VALUE', python=f'{{{name!r}: VALUE}}')}"
+           if binding.kind == "grid" else
+           f"{ref('at', text=_quoted(f'...,{name}=VALUE'), python=f'{{..., {name!r}: VALUE}}')}"
+           f" or a {name} column in {ref('points', python='{...}')}")
+    free = set(_free(tree))
+    unused = [n for n in binding.names if n not in free]
+    also = f"; {unused_text(unused)}" if unused else ""
+    return ExpressionError(f"variable '{name}' is not bound", expression, pos,
+                           hint=f"give it a value with {how}{also}")
+
+
+def prepare(expression: str, what: str = "eval", *,
+            at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+            grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
+            fixed: Mapping[str, Any] | None = None, vector: Any = None,
+            direction: Mapping[str, Any] | None = None, dtype: Any = None,
+            max_points: int = DEFAULT_MAX_POINTS,
+            carry: Mapping[str, Any] | None = None, wrt: Any = None, order: Any = None,
+            norm: bool = False, unit: bool = False) -> Prepared:
+    """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests
+    (TypeError for an ``at=`` that is neither a point nor a list of points).
+
+    ``fixed``: variables held at one value for every point (see :func:`evaluate`).
+    ``carry``: text columns passed through to the result before the variables (a points
+    file's other columns), each as long as the point set. ``wrt``, ``order``, ``norm``
+    and ``unit``: see :func:`evaluate`. The arguments become one :class:`Request`
+    (``prepare_request``).
+    """
+    return prepare_request(Request(
+        expression, what, at=at, grid=grid, points=points, fixed=fixed, carry=carry,
+        vector=vector, direction=direction, dtype=dtype, max_points=max_points, wrt=wrt,
+        order=order, norm=norm, unit=unit))
+
+
+def prepare_request(request: Request) -> Prepared:
+    """Parse, bind and compile one :class:`Request` (see :func:`prepare`)."""
+    r = request
+    expression, what, at, grid, points = r.expression, r.what, r.at, r.grid, r.points
+    fixed, vector, direction, dtype = r.fixed, r.vector, r.direction, r.dtype
+    max_points, carry, wrt, order, norm, unit = (r.max_points, r.carry, r.wrt, r.order,
+                                                 r.norm, r.unit)
+    record = computation(what)
+    given = [a for a in (at, grid, points) if a is not None]
+    if len(given) != 1:
+        raise EvaluationError("give exactly one of at=, grid= or points=")
+    try:
+        dt = np.dtype(np.float64 if dtype is None else dtype)
+    except TypeError:
+        dt = None
+    if dt not in (np.float64, np.float32):
+        raise EvaluationError(f"dtype must be float64 or float32, got {dtype!r:.40}")
+    if isinstance(max_points, (float, np.floating)) and float(max_points).is_integer():
+        max_points = int(max_points)  # 1e9 is a whole number
+    if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)) \
+            or max_points < 0:
+        raise EvaluationError(f"max_points must be a whole number >= 0, got "
+                              f"{max_points!r:.40}")
+    tree = parse(expression)
+    if grid is not None:
+        binding = bind_grid(grid, dt, max_points)
+    elif at is not None:
+        binding = bind_points(point_list(at), dt)
+    else:
+        binding = bind_table(points or {}, dt)
+    binding = hold(binding, fixed or {}, dt)
+    check_limit(binding, max_points)
+    for name in _free(tree):
+        if name not in binding.shapes:
+            raise _unbound_error(expression, tree, name, binding)
+    program = compile_expression(tree, expression, binding.shapes)
+    step = next((n for n in binding.names if n in program.named), None)
+    if step is not None:
+        raise EvaluationError(f"'{step}' is a step of the program (it is assigned there), so "
+                              "it cannot also be given a value: rename one of them")
+    free = set(_free(tree))
+    warn_unused([n for n in binding.names if n not in free])
+    _check_options(record, wrt=wrt, order=order, norm=norm, unit=unit)
+    names = None if wrt is None or record.specify is not None else wrt_names(wrt)
+    plan = Plan(program, what, [(n, binding.shapes[n]) for n in binding.names],
+                wrt=_wrt(names, program, binding), norm=norm)
+    if record.scalar and program.shape != ():
+        hint = f": {record.scalar_hint}" if record.scalar_hint else ""
+        raise EvaluationError(f"{what} needs a scalar-valued expression, but this one has "
+                              f"shape {program.shape}{hint}")
+    if "vector" in record.parameters:
+        plan.vector = _vector(vector, program)
+    if "direction" in record.parameters:
+        plan.direction = _direction(direction, binding, what, unit)
+    if record.specify is not None:
+        plan.spec = record.specify(plan, wrt=wrt, order=order)
+    _check_work(plan, binding.size, max_points)
+    return Prepared(expression, program, binding, plan, dt, carry, request.replace(
+        fixed=dict(fixed or {}), dtype=dt.name, wrt=None if wrt is None else wrt_names(wrt)))
+
+
+def _check_work(plan: Plan, points: int, max_points: int) -> None:
+    """Refuse a request whose derivative work, result per point or rows (the record's
+    ``rows``: taylor's one per point and multi-index) are absurd, before any work starts."""
+    rows = plan.computation.rows
+    per_point, what = rows(plan) if rows is not None else (1, "")
+    if points * per_point > max_points:
+        raise EvaluationError(
+            f"{plan.what} here writes {count_text(points * per_point)} rows "
+            f"({count_text(points)} points × {per_point} {what}), over the limit "
+            f"of {max_points:,}; raise it with {ref('max_points')}")
+    work = plan.sweeps() * max(1, plan.program.op_count)
+    if work > MAX_SWEEP_OPS:
+        raise EvaluationError(
+            f"{plan.what} here needs {count_text(plan.sweeps())} derivative sweeps over "
+            f"{count_text(plan.program.op_count)} operations, over the limit of "
+            f"{MAX_SWEEP_OPS:,} operations per point: ask for a product instead "
+            f"(vjp {ref('vector')}, jvp {ref('direction')}) or use fewer vector components")
+    values = sum(b.size for b in plan.blocks())
+    if values > MAX_SWEEP_OPS:
+        raise EvaluationError(
+            f"{plan.what} here gives {count_text(values)} values per point, over the limit "
+            f"of {MAX_SWEEP_OPS:,}: ask for a product instead (vjp {ref('vector')}, jvp "
+            f"{ref('direction')}) or use fewer vector components")
+
+
+def _check_options(record: Computation, **given: Any) -> None:
+    """Refuse a parameter the computation does not take (the table says which do)."""
+    for name, value in given.items():
+        if value not in (None, False) and name not in record.parameters:
+            raise EvaluationError(f"{name}= is for {', '.join(accepting(name))}, not "
+                                  f"{record.name}")
+
+
+def _wrt(wrt: list[str] | None, program: Program,
+         binding: Binding) -> list[tuple[str, tuple[int, ...]]] | None:
+    """The variables and steps named by ``wrt`` (grad, jacobian, vjp), with their
+    component shapes."""
+    if wrt is None:
+        return None
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for name in wrt:
+        if any(name == n for n, _ in out):
+            raise EvaluationError(f"{ref('wrt')} names '{name}' twice")
+        if name in binding.shapes:
+            out.append((name, binding.shapes[name]))
+            continue
+        step = program.named.get(name)
+        if step is None:
+            known = [*binding.names, *program.named]
+            raise EvaluationError(f"{ref('wrt', text=name)}: not a variable or a step of the "
+                                  "program "
+                                  f"(these are: {', '.join(known) or 'none'})")
+        if not step.deps:
+            raise EvaluationError(f"{ref('wrt', text=name)}: the step '{name}' does not "
+                                  "depend on any variable; make it a variable "
+                                  f"({ref('at', text=f'{name}=...', python=f'{{{name!r}: ...}}')})"
+                                  " to differentiate by it")
+        if step.shape != () and not step.array:
+            raise EvaluationError(f"{ref('wrt', text=name)}: the step '{name}' is a bracket "
+                                  "literal; "
+                                  "name its components as steps to differentiate by them")
+        out.append((name, step.shape))
+    return out
+
+
+def _free(tree: Any) -> list[str]:
+    from ..lang import free_variables
+
+    return free_variables(tree)
+
+
+def _vector(vector: Any, program: Program) -> list[Any]:
+    """v for vjp, shaped like f: one entry per output block."""
+    if vector is None:
+        raise EvaluationError("vjp needs a vector v shaped like f: "
+                              f"{ref('vector', text=chr(34) + '1,0' + chr(34), python='[1, 0]')}")
+    try:
+        arr = real_array(vector, "the vector")
+    except EvaluationError:
+        raise
+    except ValueError:
+        raise EvaluationError("the vector is ragged: every row needs the same length") \
+            from None
+    if arr.shape != program.shape:
+        raise EvaluationError(f"the vector has shape {arr.shape} but f has shape "
+                              f"{program.shape}: v must have one entry per component of f")
+    if len(program.outputs) == 1:
+        return [arr if arr.shape else float(arr)]
+    return [float(v) for v in arr.reshape(-1)]
+
+
+def _direction(direction: Mapping[str, Any] | None, binding: Binding, what: str = "jvp",
+               unit: bool = False) -> dict[str, Any]:
+    """u for jvp and hvp: one array per variable, shaped like it (missing variables:
+    zero); ``unit`` scales it to length 1 over every component."""
+    if not direction:
+        example = ref("direction", text='"x=1,y=0"', python='{"x": 1, "y": 0}')
+        raise EvaluationError(f"{what} needs a direction u: {example}")
+    out = {}
+    for name, value in direction.items():
+        if name not in binding.shapes:
+            raise EvaluationError(f"the direction names '{name}', which is not a variable "
+                                  f"here (variables: {', '.join(binding.names)})")
+        try:
+            arr = real_array(value, f"the direction for '{name}'")
+        except EvaluationError:
+            raise
+        except ValueError:
+            raise EvaluationError(f"the direction for '{name}' is ragged") from None
+        want = binding.shapes[name]
+        if arr.shape != want:
+            if arr.size != int(np.prod(want)):
+                raise EvaluationError(f"the direction for '{name}' has {arr.size} entries, "
+                                      f"the variable has {int(np.prod(want))}")
+            raise EvaluationError(f"the direction for '{name}' has shape {arr.shape}, the "
+                                  f"variable {want}")
+        out[name] = arr if arr.shape else float(arr)
+    if unit:
+        parts = [np.abs(np.asarray(u, dtype=float)).reshape(-1) for u in out.values()]
+        length = float(np.hypot.reduce(np.concatenate(parts))) if parts else 0.0
+        if not np.isfinite(length) or length == 0.0:
+            raise EvaluationError(f"{ref('unit')}: the direction has length {length:g}, so it "
+                                  "cannot be made a unit vector")
+        out = {name: u / length for name, u in out.items()}
+    return out
+
+
+def evaluate(expression: str, what: str = "eval", *,
+             at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+             grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
+             fixed: Mapping[str, Any] | None = None, vector: Any = None,
+             direction: Mapping[str, Any] | None = None, dtype: Any = None,
+             max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
+             block_size: int | None = None, wrt: Any = None, order: Any = None,
+             norm: bool = False, unit: bool = False, scheduler: Any = None,
+             scheduler_timeout: float = 10.0, memory: Any = None) -> dict[str, Any]:
+    """Evaluate ``expression`` and its derivatives; return ``{name: array}``, one array per
+    block.
+
+    ``what`` is one of eval, grad (``norm=True`` adds ``|grad f|``), jacobian, vjp (needs
+    ``vector``), jvp (needs ``direction``; ``unit=True`` makes it a unit vector), hessian,
+    div, curl, laplacian, hvp (needs ``direction``; ``unit=`` too), diff, taylor.
+    ``wrt`` (``"x,y"`` or a list of names) means what the command needs: the variables or
+    named steps to differentiate by (grad, jacobian, vjp: a step's derivative holds its
+    inputs fixed, as PyTorch's ``retain_grad``); the variables a field's components pair
+    with (div, curl); the variables summed over or expanded in (laplacian, taylor); a
+    partial's variables (diff: ``"x,x,y"``, or ``"x"`` with ``order=3``). A vector
+    variable stands for its components in turn, ``x[1]`` names one (calculus commands).
+    ``order`` is a diff's or taylor's order.
+    taylor returns blocks ``coefficient`` and ``derivative`` of shape ``(..., M)``, one
+    entry per multi-index α (|α| ≤ order) in graded lexicographic order
+    (``gradcli.engine.interpolate.graded``). Give the points as ``at={"x": 1.0}`` (one point) or
+    ``at=[{"x": 1.0}, ...]``, as ``grid={"x": (start, stop, count), "z": value}`` or as
+    ``points={"x": array}``; ``fixed={"y": 2.0}`` holds more variables at one value for
+    every point. Values may be constant expressions given as strings (``"pi/2"``); a
+    variable's value may be a number, a vector or a matrix (``{"A": [[1, 2], [3, 4]]}``,
+    ``points={"A": array (N, r, c)}``).
+
+    Shapes, with ``...`` the batch (``(N,)`` for N points, the grid's shape for a grid;
+    grid variables come back as broadcastable ``ogrid`` axes), for a variable v of
+    component shape s (``()``, ``(n,)`` or ``(r, c)``):
+
+    - ``v`` itself, ``df/dv``, ``vjp/dv``: ``(...) + s``;
+    - the value: ``f`` ``(...)`` for a scalar; one array per component of a bracket literal
+      (``f[0]``, ``f[1]``: ``(...)``); one array ``f`` of shape ``(...) + t`` for any other
+      value of shape t (``x^2``, ``softmax(x)``, ``A @ x``); ``jvp`` likewise;
+    - ``jacobian``: ``df[i]/dv`` ``(...) + s`` per component of a literal, else one
+      ``df/dv`` of shape ``(...) + t + s``;
+    - Hessian blocks ``d2f/dadb``: ``(...) + s_a + s_b``.
+
+    CSV, JSON and tables show each component as its own column: ``df/dx[k]`` is
+    ``result["df/dx"][..., k]``, ``d2f/dx[i]dy[j]`` is ``result["d2f/dxdy"][..., i, j]``,
+    ``df/dA[i][j]`` is ``result["df/dA"][..., i, j]``.
+
+    ``scheduler`` (a Dask scheduler's address ``tcp://host:8786``, ``"local:N"`` for a
+    LocalCluster of N processes kept until exit, or a ``distributed.Client``) makes the
+    results lazy dask arrays, one task per block, of the same names and shapes (needs
+    ``pip install 'gradcli[dask]'``); ``scheduler_timeout`` bounds the wait for it.
+    ``gradcli.to_xarray(result)`` labels any result as a dataset. ``memory`` bounds the
+    working memory (bytes, or ``"512M"``, ``"2G"``; default ``$GRADCLI_MEMORY``, else
+    1 GiB): blocks of points are sized so that every thread's block fits in it.
+    """
+    return evaluate_request(Request(
+        expression, what, at=at, grid=grid, points=points, fixed=fixed, vector=vector,
+        direction=direction, dtype=dtype, max_points=max_points, wrt=wrt, order=order,
+        norm=norm, unit=unit, threads=threads, block_size=block_size, scheduler=scheduler,
+        scheduler_timeout=scheduler_timeout, memory=memory))
+
+
+def evaluate_request(request: Request) -> dict[str, Any]:
+    """Evaluate one :class:`Request` (what :func:`evaluate` does with its arguments)."""
+    prepared = prepare_request(request)
+    if request.scheduler is not None:  # checked and compiled above: errors come before any task
+        from .cluster import lazy_result, shared_client
+
+        shared_client(request.scheduler, request.scheduler_timeout)
+        result = lazy_result(prepared)
+    else:
+        result = prepared.run(threads=request.threads, block_size=request.block_size,
+                              memory=request.memory)
+    return Evaluated(result.arrays, result, prepared.origin(request.call()),
+                     shape_notes(prepared), shown_rows(prepared, result))

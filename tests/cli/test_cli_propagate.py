@@ -1,0 +1,212 @@
+"""`gradcli propagate` on the command line: the issue's example against the `uncertainties`
+package's values (tests/reference/propagate_refs.json), the option syntax (+-, ±, --u,
+--corr, --cov CSV and .npy, --dist), one-line errors with exit status 2, byte-identical
+output for a --seed, and the how-to page's examples printing exactly what it shows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).parents[2]
+REFS = json.loads((ROOT / "tests" / "reference" / "propagate_refs.json").read_text("utf-8"))
+H2 = ["propagate", "[V/I*cos(phi), V/I*sin(phi), V/I]", "--at",
+      "V=4.9990+-0.0032, I=19.6610e-3+-0.0095e-3, phi=1.04446+-0.00075",
+      "--corr", "V,I=-0.36", "--corr", "V,phi=0.86", "--corr", "I,phi=-0.65"]
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_the_issue_example_equals_the_uncertainties_package(cli):
+    """The H.2 command of the issue: f, u(f) and r(f[i],f[j]) as uncertainties 3.2.3
+    computes them from the same rounded data (1e-12), U(f) = 2·u(f), k = 2."""
+    ref = next(c for c in REFS["cases"] if c["expression"] == H2[1])
+    status, out, err = cli([*H2, "-f", "csv"])
+    assert status == 0 and err == ""
+    rows = _rows(out)
+    assert [r["output"] for r in rows] == ["f[0]", "f[1]", "f[2]"]
+    for i, row in enumerate(rows):
+        assert float(row["f"]) == pytest.approx(ref["f"][i], rel=1e-12)
+        assert float(row["u(f)"]) == pytest.approx(ref["u(f)"][i], rel=1e-12)
+        assert float(row["U(f)"]) == 2 * float(row["u(f)"])
+        assert float(row["k"]) == 2.0
+        assert float(row["r(f[0],f[1])"]) == pytest.approx(ref["r"][0][1], rel=1e-12)
+        assert float(row["r(f[1],f[2])"]) == pytest.approx(ref["r"][1][2], rel=1e-12)
+
+
+def test_plus_minus_is_arithmetic_in_the_other_commands(cli):
+    """`1+-0.1` stays 0.9 in eval; in propagate it is 1 with u = 0.1, as is `1±0.1`."""
+    status, out, _ = cli(["eval", "x", "--at", "x=1+-0.1", "-f", "csv"])
+    assert status == 0 and _rows(out)[0]["f"] == "0.9"
+    for spec in ("x=1+-0.1", "x=1±0.1"):
+        status, out, _ = cli(["propagate", "3x", "--at", spec, "-f", "csv"])
+        row = _rows(out)[0]
+        assert (row["f"], row["u(f)"]) == ("3.0", repr(3 * 0.1))
+
+
+def test_u_option_and_k(cli):
+    """--u gives the uncertainties by name; --k scales U(f)."""
+    status, out, _ = cli(["propagate", "x + y", "--at", "x=1,y=2", "--u",
+                                   "x=0.3,y=0.4", "--k", "3", "-f", "csv"])
+    row = _rows(out)[0]
+    assert status == 0
+    assert float(row["u(f)"]) == pytest.approx(0.5, rel=1e-15)
+    assert float(row["U(f)"]) == pytest.approx(1.5, rel=1e-15)
+
+
+def test_cov_file_csv_in_any_order_and_npy(cli, tmp_path):
+    """A CSV covariance with its header in another order, and a .npy in --at order, give
+    what the same correlations give by --corr."""
+    s = {"V": 0.0032, "I": 0.0095e-3, "phi": 0.00075}
+    r = {("V", "I"): -0.36, ("V", "phi"): 0.86, ("I", "phi"): -0.65}
+    names = ["phi", "I", "V"]
+
+    def c(a, b):
+        return s[a] * s[b] * (1.0 if a == b else r.get((a, b), r.get((b, a))))
+
+    path = tmp_path / "cov.csv"
+    path.write_text(",".join(names) + "\n" + "".join(
+        ",".join(repr(c(a, b)) for b in names) + "\n" for a in names))
+    at = "V=4.9990, I=19.6610e-3, phi=1.04446"
+    _, by_corr, _ = cli([*H2, "-f", "csv"])
+    status, by_csv, err = cli([*H2[:2], "--at", at, "--cov", str(path), "-f", "csv"])
+    assert status == 0, err
+    order = ["V", "I", "phi"]
+    np.save(tmp_path / "cov.npy", np.array([[c(a, b) for b in order] for a in order]))
+    _, by_npy, _ = cli([*H2[:2], "--at", at, "--cov", str(tmp_path / "cov.npy"),
+                                 "-f", "csv"])
+    for got in (by_csv, by_npy):
+        for want, row in zip(_rows(by_corr), _rows(got), strict=True):
+            assert float(row["u(f)"]) == pytest.approx(float(want["u(f)"]), rel=1e-13)
+
+
+def test_vector_uncertainties_from_files(cli, tmp_path):
+    """x=@x.npy+-@u.npy: a vector's estimates and uncertainties from files."""
+    np.save(tmp_path / "x.npy", np.array([1.0, 2.0, 3.0]))
+    np.save(tmp_path / "u.npy", np.array([0.1, 0.1, 0.2]))
+    status, out, _ = cli(["propagate", "sum(x^2)", "--at",
+                                   f"x=@{tmp_path / 'x.npy'}+-@{tmp_path / 'u.npy'}",
+                                   "-f", "csv"])
+    row = _rows(out)[0]
+    assert status == 0 and row["x[2]"] == "3.0"
+    assert float(row["u(f)"]) == pytest.approx(np.sqrt(0.04 + 0.16 + 1.44), rel=1e-14)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["x*y", "--at", "x=1+-0.1,y=2+-0.1", "--corr", "x,y=1.2"],
+     "gradcli: error: --corr x,y: the correlation 1.2 is outside [-1, 1]"),
+    (["x*y+z", "--at", "x=1+-0.3,y=2+-0.1,z=1+-1", "--corr", "x,y=0.9", "--corr", "x,z=0.9",
+      "--corr", "y,z=-0.9"],
+     "gradcli: error: --corr: the correlation matrix of x, y, z is not positive "
+     "semi-definite (its smallest eigenvalue is -0.8): no joint distribution has these "
+     "correlations"),
+    (["x", "--at", "x=1+--0.3"],
+     "gradcli: error: --at x: the uncertainty -0.3 is negative: a standard uncertainty "
+     "is >= 0"),
+    (["x", "--at", "x=1", "--u", "x=-2"],
+     "gradcli: error: --u x: the uncertainty -2 is negative: a standard uncertainty is >= 0"),
+    (["x", "--at", "x=1+-0.3", "--dist", "x=uniform:0.1"],
+     "gradcli: error: --dist x: uniform:0.1 means u = 0.057735 (a/√3), but the uncertainty "
+     "given is 0.3: give one of them"),
+    (["x", "--at", "x=1+-0.3", "--corr", "x=0.3"],
+     "gradcli: error: --corr 'x=0.3': expected A,B=R, e.g. --corr V,I=-0.36"),
+    (["x", "--at", "x=1+-0.3", "--dist", "x=gauss:1"],
+     "gradcli: error: --dist x: unknown distribution 'gauss': choose uniform or triangular"),
+    (["x", "--at", "x=1+-0.3", "--budget", "--monte-carlo", "10"],
+     "gradcli: error: --budget: the budget is the law of propagation's; ask for it or for "
+     "monte_carlo, not both"),
+    (["x", "--at", "x=1+-"], "gradcli: error: --at 'x=1+-': no uncertainty for 'x' after "
+     "its +-"),
+    (["x", "--at", "x=1+-0.1", "--cov", "c.txt2"],
+     "gradcli: error: --cov c.txt2: a covariance file is .csv (with a header naming the "
+     "variables) or .npy, not '.txt2'"),
+])
+def test_bad_input_is_one_line_and_exit_2(cli, args, message):
+    """Each bad input: exit 2, one line on stderr naming the option, nothing on stdout."""
+    status, out, err = cli(["propagate", *args])
+    assert (status, out, err) == (2, "", message + "\n")
+
+
+def test_the_same_seed_writes_the_same_bytes(tmp_path, cli):
+    """--seed: the same command writes the same file; another seed another one. The
+    agreement line goes to stderr."""
+    paths = [tmp_path / f"{i}.csv" for i in range(3)]
+    for path, seed in zip(paths, ("4", "4", "5"), strict=True):
+        status, _, err = cli(["propagate", "x*exp(y)", "--at", "x=1+-0.1,y=0+-0.2",
+                                       "--monte-carlo", "2e5", "--seed", seed, "-o",
+                                       str(path)])
+        assert status == 0
+        assert re.fullmatch(r"f: the law of propagation (agrees|does NOT agree) with Monte "
+                            r"Carlo to JCGM 101 §8's tolerance: .*\n", err)
+    assert paths[0].read_bytes() == paths[1].read_bytes() != paths[2].read_bytes()
+    header = paths[0].read_text().splitlines()[0]
+    assert header == "x,y,f,u(f),U(f),k,mean,sd,low,high"
+
+
+def test_budget_csv_shares_add_up(cli):
+    """--budget's CSV: one row per output and input, shares adding up to 100."""
+    status, out, _ = cli([*H2, "--budget", "-f", "csv"])
+    rows = _rows(out)
+    assert status == 0 and list(rows[0]) == ["output", "input", "value", "u(x)", "c",
+                                             "u_i(f)", "share"]
+    for k in range(3):
+        assert sum(float(r["share"]) for r in rows[3 * k:3 * k + 3]) == pytest.approx(100.0)
+
+
+def test_help_explains_the_plus_minus_rule(cli):
+    """--help says that +- separates the estimate and its uncertainty here."""
+    status, out, _ = cli(["propagate", "--help"])
+    assert status == 0
+    text = " ".join(out.split())
+    assert "the first +- or ± outside brackets separates the two" in text
+    assert "x=[1,2]+-[0.1,0.2]" in text
+
+
+PAGE = (ROOT / "docs" / "how-to" / "propagate.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```console\n\$ (gradcli [^\n]*)\n(.*?)```", PAGE, flags=re.DOTALL)
+
+
+def test_the_page_has_its_examples():
+    """The how-to shows the H.2 example, its budget and the end gauge's second order."""
+    commands = [c for c, _ in BLOCKS]
+    assert any("--budget" in c and "V/I*cos(phi)" in c for c in commands)
+    assert any("--order 2" in c for c in commands)
+    assert len(BLOCKS) >= 4
+
+
+@pytest.mark.parametrize("command, shown", BLOCKS, ids=lambda v: str(v)[:50])
+def test_the_page_examples_print_what_it_shows(cli, monkeypatch, command, shown):
+    """Each console block prints exactly its lines (`...` stands for any lines)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    status, out, _ = cli(shlex.split(command)[1:])
+    assert status == 0
+    want = shown.splitlines()
+    got = out.splitlines()
+    if "..." in want:
+        cut = want.index("...")
+        assert got[:cut] == want[:cut]
+        tail = want[cut + 1:]
+        assert got[len(got) - len(tail):] == tail if tail else True
+    else:
+        assert got == want
+
+
+def test_output_file_is_written_atomically_where_asked(tmp_path, cli):
+    """-o FILE.json writes the table there (nothing on stdout)."""
+    path = tmp_path / "u.json"
+    status, out, _ = cli(["propagate", "x^2", "--at", "x=3+-0.1", "-o", str(path)])
+    assert status == 0 and out == ""
+    data = json.loads(path.read_text())
+    assert data["columns"][:3] == ["x", "f", "u(f)"]
+    assert data["rows"][0][2] == pytest.approx(0.6, rel=1e-14)
+    assert not [p for p in os.listdir(tmp_path) if p != "u.json"]
