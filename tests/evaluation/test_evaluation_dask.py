@@ -11,6 +11,7 @@ server, a silent listener) within the timeout, and addresses of other transports
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -26,8 +27,8 @@ import pytest
 
 import gradcli
 
-pytest.importorskip("distributed")
-xr = pytest.importorskip("xarray")
+importlib.import_module("distributed")
+xr = importlib.import_module("xarray")
 
 PY = sys.executable
 needs_linux = pytest.mark.skipif(sys.platform != "linux", reason="needs Linux")

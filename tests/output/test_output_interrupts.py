@@ -8,6 +8,7 @@ patched to send the signal at the exact moment, so the timing is not left to cha
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import subprocess
@@ -67,7 +68,7 @@ def test_a_signal_after_the_final_rename_keeps_exit_0(tmp_path, signum):
 
 
 def test_a_signal_after_a_zarr_store_is_renamed_keeps_exit_0(tmp_path):
-    pytest.importorskip("zarr")
+    importlib.import_module("zarr")
     patch = """
         import os, signal
         real = os.rename
@@ -85,7 +86,7 @@ def test_a_signal_after_a_zarr_store_is_renamed_keeps_exit_0(tmp_path):
 def test_an_interrupt_swallowed_by_a_del_during_a_nc_write_is_130_and_no_file(tmp_path):
     """h5py closes objects in ``__del__``; a SIGINT landing there used to print an
     'Exception ignored' fragment and exit 0. Now: 130, one line, no file."""
-    pytest.importorskip("h5netcdf")
+    importlib.import_module("h5netcdf")
     patch = """
         import os, signal, gc
         import xarray
@@ -147,7 +148,7 @@ def test_a_signal_while_zarr_makes_the_metadata_is_one_line_and_no_store(tmp_pat
     """zarr works in its own event-loop thread; a SIGTERM while it makes the store's
     metadata ends the run after that work has finished (143, one line, nothing left),
     never while it runs on unattended (which printed zarr's warnings)."""
-    pytest.importorskip("zarr")
+    importlib.import_module("zarr")
     patch = """
         import asyncio, os, signal
         from zarr.storage import LocalStore
@@ -183,7 +184,7 @@ def test_an_interrupt_a_c_extension_turns_into_an_error_is_still_an_interrupt(tm
     """matplotlib's compiled conversions catch a KeyboardInterrupt and raise ValueError
     ('Invalid affine transformation matrix') instead: the run is still interrupted (130,
     one line, no file), not an internal error."""
-    pytest.importorskip("matplotlib")
+    importlib.import_module("matplotlib")
     patch = """
         import os, signal, time
         import matplotlib.figure

@@ -12,6 +12,7 @@ saves its screenshot there (``make samples`` uses it for samples/html_field.png)
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ import pytest
 
 from gradcli.cli.main import main
 
-pytest.importorskip("plotly", reason="the html extra: pip install 'gradcli[html]'")
+importlib.import_module("plotly")
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",

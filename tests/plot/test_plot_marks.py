@@ -7,6 +7,7 @@ step; the rotation field's trajectory is the unit circle (to RK4's error).
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from pathlib import Path
@@ -188,7 +189,7 @@ def test_fields_and_paths_that_do_not_fit(capsys):
 
 
 def test_the_command_line_and_the_page(capsys, tmp_path):
-    pytest.importorskip("plotly")
+    importlib.import_module("plotly")
     png, page = tmp_path / "b.png", tmp_path / "b.html"
     argv = ["plot", H_TEXT, "--grid", "x=-5:5:41", "--grid", "y=-5:5:41", "--basins",
             "--mark-critical", "--path-from", "x=0,y=0", "--method", "adam", "--lr", "0.1",

@@ -5,6 +5,7 @@ here; the real browser moves the slider in test_plot_browser.py)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 
@@ -13,7 +14,7 @@ import pytest
 
 from gradcli.cli.main import main
 
-pytest.importorskip("plotly", reason="the html extra: pip install 'gradcli[html]'")
+importlib.import_module("plotly")
 
 WAVE = ["sin(x-t)*cos(y)", "--grid", "x=0:2pi:12", "--grid", "y=0:2pi:10", "--animate",
         "t=0:2pi:6"]

@@ -3,6 +3,8 @@ variables fixed, numbers, vectors and matrices alike."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -54,7 +56,7 @@ def test_plot_at_and_grid_naming_one_variable_is_refused(capsys, tmp_path) -> No
 
 def test_held_vector_is_shown_in_the_interactive_page(capsys, tmp_path) -> None:
     """The html hover text names the held vector's value."""
-    pytest.importorskip("plotly")
+    importlib.import_module("plotly")
     out = tmp_path / "a.html"
     assert main(["plot", "sum(v)*x*y", "--grid", "x=-1:1:5", "--grid", "y=-1:1:5", "--at",
                  "v=[1,2]", "-o", str(out)]) == 0
