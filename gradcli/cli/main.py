@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from . import errors
 from .definition import command as declared_command
@@ -71,6 +72,21 @@ def _completing() -> str | None:
     return None
 
 
+def _quiet_deprecations() -> None:
+    """A library's deprecation notices are for its developers: gradcli's stderr carries only
+    gradcli's own lines. Dropped where they are shown, not by a filter, since a library may
+    put its own filter first (numcodecs does, for its crc32c notice, on import)."""
+    import warnings
+
+    show = warnings.showwarning
+
+    def shown(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if not issubclass(category, (DeprecationWarning, PendingDeprecationWarning)):
+            show(message, category, *args, **kwargs)
+
+    warnings.showwarning = shown
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return (or, as a console script, exit with) its status."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -78,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         from ..output import interrupt
 
         interrupt.install()
+        _quiet_deprecations()
     if not args and COMPLETE_VAR not in os.environ:
         from .definition import all_commands
 
