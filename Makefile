@@ -109,12 +109,13 @@ bench: $(STAMP)
 	$$py -m compileall -q gradcli; \
 	echo "$$py -m benchmarks.run $(BENCH_ARGS)"; $$py -m benchmarks.run $(BENCH_ARGS)
 
-# Peers live in their own venv; torch is pinned to the CPU build (an unpinned torch pulls
+# Peers live in their own venv (with the data extra: the points reader uses pyarrow when it
+# is there); torch is pinned to the CPU build (an unpinned torch pulls
 # a multi-GB GPU build).
 $(BENCH_STAMP): pyproject.toml
 	test -d $(BENCH_VENV) || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[html]' torch==2.13.0 jax jaxlib autograd polars \
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[html,data]' torch==2.13.0 jax jaxlib autograd polars \
 	  uncertainties
 	touch $(BENCH_STAMP)
 
