@@ -162,3 +162,27 @@ def test_spreadsheet_safe_cells():
     assert [spreadsheet_safe(t) for t in ["=1+1", "+A1", "-A1", "@x", "\tx", "\rx", "-2",
                                           "+1e3", "-inf", "a=b", "", "x"]] == [
         "'=1+1", "'+A1", "'-A1", "'@x", "'\tx", "'\rx", "-2", "+1e3", "-inf", "a=b", "", "x"]
+
+
+def test_no_files_refuses_a_scheduler_file(cli, tmp_path) -> None:
+    """--scheduler-file names a file too: under --no-files it is refused unread, exit 2,
+    one line naming the option (no cluster is contacted)."""
+    path = tmp_path / "scheduler.json"
+    path.write_text('{"address": "tcp://127.0.0.1:1"}')
+    status, out, err = cli("grad", "x", "--grid", "x=0:1:3", "--scheduler-file", str(path),
+                           "--no-files")
+    assert status == 2 and out == ""
+    assert err.startswith(f"gradcli: error: --scheduler-file {path}: reading files is "
+                          "turned off") and len(err.splitlines()) == 1
+
+
+def test_no_files_refuses_a_covariance_file(cli, tmp_path) -> None:
+    """propagate --cov names a file: under --no-files it is refused unread (exit 2)."""
+    path = tmp_path / "cov.csv"
+    path.write_text("x,y\n0.01,0\n0,0.04\n")
+    status, out, err = cli("propagate", "x+y", "--at", "x=1,y=2", "--cov", str(path),
+                           "--no-files")
+    assert status == 2 and out == ""
+    assert err.startswith(f"gradcli: error: --cov {path}: reading files is turned off")
+    status, out, _ = cli("propagate", "x+y", "--at", "x=1,y=2", "--cov", str(path))
+    assert status == 0 and out.splitlines()[1].split(",")[3] == repr(0.05 ** 0.5)

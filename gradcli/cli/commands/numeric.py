@@ -231,6 +231,10 @@ def _scheduler(scheduler: str | None, scheduler_file: str | None) -> str | None:
     Dask's own scheduler-address ($DASK_SCHEDULER_ADDRESS); None: this process."""
     if scheduler and scheduler_file:
         raise UsageProblem("use only one of --scheduler and --scheduler-file")
+    if scheduler_file:  # a file an argument names: refused under --no-files like the rest
+        from ..files import check_file
+
+        check_file(f"--scheduler-file {scheduler_file}", scheduler_file)
     from ...evaluation.addresses import scheduler_address
 
     return scheduler_address(scheduler, scheduler_file, os.environ)

@@ -93,6 +93,9 @@ def read_cov(path: str) -> Any:
     """The covariance of ``--cov FILE``: a ``.npy`` matrix (over the ``--at`` variables'
     components in ``--at`` order), or a CSV whose header names the variables, as
     ``(names, matrix)``. Read within :data:`~gradcli.cli.inputs.MAX_ARRAY_BYTES`."""
+    from ..files import check_file
+
+    check_file(f"--cov {path}", path)  # refused unread under --no-files, like every file
     ext = os.path.splitext(path)[1].lower()
     if ext == ".npy":
         return read_array(path, "--cov")
