@@ -327,35 +327,6 @@ def _check(tol: dict[str, float]) -> tuple[Option, Option]:
     )
 
 
-VECTOR = Option(
-    "vector", ("--vector", "-v"), "text", None, required=True, metavar="V",
-    help='v shaped like f: "1,0", or "[[1,0],[0,1]]" for a matrix, or @v.npy.',
-    example='--vector "1,0"')
-DIRECTION = Option(
-    "direction", ("--direction", "-d"), "text", None, required=True, metavar="U",
-    help="The tangent u; variables not named get 0; a vector may come from a file "
-    "(x=@u.npy).", example='--direction "x=1,y=0"')
-
-
-def _wrt(help: str, example: str) -> Option:  # noqa: A002 - the declaration's field name
-    """The one --wrt option: names, comma-separated or repeated; what they mean is the
-    command's (its help says)."""
-    return Option("wrt", ("--wrt", "-w"), "text", None, repeat=True, metavar="NAMES",
-                  help=help, example=example)
-
-
-WRT = _wrt("Differentiate by these variables or named steps only (comma-separated, or "
-           "repeat); by a step m, df/dm holds m's inputs fixed (PyTorch's retain_grad).",
-           'gradcli grad "m = x^2; y = m + x; p = 4*y" --at x=3 --wrt m')
-UNIT = Option(
-    "unit", ("--unit",), "flag", False,
-    help="Normalise the direction to unit length: jvp is then the directional derivative "
-    "(hvp: H·u for the unit u).", example='--direction "x=3,y=4" --unit')
-NORM = Option(
-    "norm", ("--norm",), "flag", False,
-    help="Also write |grad f|, the Euclidean norm of the gradient, after the partials.",
-    example="--norm")
-
 FORMULA = Option(
     "formula", ("--formula",), "choice", None, choices=("expr", "program"), bare="expr",
     metavar="FORM",
@@ -371,26 +342,27 @@ FORMULA = Option(
 PAIRING = ("Components pair with the variables in the order the command line binds them: "
            "grid order, --at order, or points-file column order; --wrt x,y,z states the "
            "pairing and takes precedence.")
-FIELD_WRT = _wrt(
-    "The variables the field's components pair with, in order (default: the bound "
+# each computation parameter's option is made from its declaration (the parameter table,
+# ``gradcli.evaluation.parameters``); a command words it for itself here
+FIELD_WRT = dict(
+    help="The variables the field's components pair with, in order (default: the bound "
     "variables in binding order; a vector or matrix variable gives its components in "
-    "turn, v[0], v[1]...).", "--wrt x,y,z")
-LAPLACIAN_WRT = _wrt("Sum over these variables only (default: every bound variable; a "
-                     "vector variable is all its components, x[1] one of them).", "--wrt x,y")
-DIFF_WRT = _wrt(
-    "The variables of the partial: x,x,y is the third partial d3f/dx2dy; one variable "
+    "turn, v[0], v[1]...).", example="--wrt x,y,z")
+LAPLACIAN_WRT = dict(help="Sum over these variables only (default: every bound variable; a "
+                     "vector variable is all its components, x[1] one of them).",
+                     example="--wrt x,y")
+DIFF_WRT = dict(
+    help="The variables of the partial: x,x,y is the third partial d3f/dx2dy; one variable "
     "with --order k is d^k f/dx^k (default: the only bound variable; x[1] names a "
-    "component).", "--wrt x,x,y")
-DIFF_ORDER = Option(
-    "order", ("--order", "-k"), "whole", None, low=1, high=100, metavar="K",
-    shown_default="1, or the number of --wrt names",
+    "component).", example="--wrt x,x,y")
+DIFF_ORDER = dict(
+    low=1, shown_default="1, or the number of --wrt names",
     help="The order k of the pure partial d^k f/dx^k of the one --wrt variable (1 to 100).",
     example="--wrt x --order 3")
-TAYLOR_WRT = _wrt("The variables of the polynomial (default: every bound variable; the "
-                  "others keep their values).", "--wrt x,y")
-TAYLOR_ORDER = Option(
-    "order", ("--order", "-k"), "whole", 2, low=0, high=100, metavar="K",
-    help="The total order K: every multi-index with |alpha| <= K (0 to 100).",
+TAYLOR_WRT = dict(help="The variables of the polynomial (default: every bound variable; the "
+                  "others keep their values).", example="--wrt x,y")
+TAYLOR_ORDER = dict(
+    default=2, help="The total order K: every multi-index with |alpha| <= K (0 to 100).",
     example="--order 8")
 POLYNOMIAL = Option(
     "polynomial", ("--polynomial",), "flag", False,
@@ -793,11 +765,9 @@ NUMERIC_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {
          'gradcli taylor "sqrt(1+x+y)" --at x=0,y=0 --order 2 -o coefficients.csv')),
 }
 
-#: the one map from a computation's parameter names to the CLI's options (per command
-#: where the option's help says what the parameter means for it)
-PARAMETER_OPTIONS: dict[str, Option] = {
-    "norm": NORM, "vector": VECTOR, "direction": DIRECTION, "unit": UNIT, "wrt": WRT}
-COMMAND_OPTIONS: dict[tuple[str, str], Option] = {
+#: how a command words one of its computation's parameters (changes to the option made
+#: from the parameter's declaration)
+COMMAND_OPTIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("div", "wrt"): FIELD_WRT, ("curl", "wrt"): FIELD_WRT, ("laplacian", "wrt"): LAPLACIAN_WRT,
     ("diff", "wrt"): DIFF_WRT, ("diff", "order"): DIFF_ORDER, ("taylor", "wrt"): TAYLOR_WRT,
     ("taylor", "order"): TAYLOR_ORDER}
@@ -809,14 +779,26 @@ EXTRA_OPTIONS: dict[str, tuple[Option, ...]] = {
 #: what a numeric command writes, where not rows, and the -f/-o variants that say so
 NUMERIC_WRITES_OF: dict[str, tuple[str, ...]] = {"taylor": TAYLOR_WRITES}
 NUMERIC_VARIANTS_OF: dict[str, tuple[Option, ...]] = {"taylor": (TAYLOR_FORMAT, TAYLOR_OUTPUT)}
-#: the option a parameter without a declared one gets (a run-time computation's order)
-GENERIC_ORDER = Option("order", ("--order", "-k"), "whole", None, low=0, high=100,
-                       metavar="K", help="The order.", example="--order 2")
+#: the CLI's value kind of each kind of parameter
+_PARAMETER_KINDS = {"names": "text", "whole": "whole", "flag": "flag", "array": "text",
+                    "point": "text"}
+
+
+def parameter_option(parameter: Any) -> Option:
+    """The option of a computation parameter, made from its declaration
+    (``gradcli.evaluation.parameters.Parameter``: name, flags, help, example, bounds)."""
+    kind = _PARAMETER_KINDS[parameter.kind]
+    return Option(parameter.name, parameter.flags, kind, False if kind == "flag" else None,
+                  help=parameter.help, example=parameter.example, metavar=parameter.metavar,
+                  repeat=parameter.repeat, required=parameter.required, low=parameter.low,
+                  high=parameter.high)
 
 
 def _parameter_option(command: str, parameter: str) -> Option:
-    option = COMMAND_OPTIONS.get((command, parameter)) or PARAMETER_OPTIONS.get(parameter)
-    return option if option is not None else GENERIC_ORDER
+    from ..evaluation.parameters import TABLE
+
+    return replace(parameter_option(TABLE[parameter]),
+                   **COMMAND_OPTIONS.get((command, parameter), {}))
 
 
 def numeric_command(record: Any) -> Command:
@@ -992,6 +974,10 @@ def command(name: str) -> Command | None:
 def flag_of(parameter: str) -> str:
     """The option a library parameter is given with on the command line: the first flag
     of the declared option of that name (``max_points`` -> ``--max-points``)."""
+    from ..evaluation.parameters import TABLE
+
+    if parameter in TABLE:  # a computation parameter: its declared flags
+        return TABLE[parameter].flags[0]
     for c in all_commands():
         for o in c.options:
             if o.name == parameter:

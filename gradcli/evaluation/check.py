@@ -70,7 +70,7 @@ def finite_difference_check(prepared: Any, columns: Result) -> CheckResult:
                               f"step of the program (drop {ref('check')}, or "
                               f"{ref('wrt')} the variables)")
     eps = plan.computation.check_step
-    base = replace(plan, what=plan.computation.check_differences, vector=None)
+    base = replace(plan, what=plan.computation.check_differences, params={})
     outs = len(base.outputs)
     # the differenced computation's derivative blocks (the gradient), or its values
     differenced = base.blocks()[outs:] if base.computation.records else \

@@ -2,8 +2,8 @@
 
 A :class:`Computation` says everything the rest of gradcli needs to know about a
 computation, in one place: its name (``what=``, and the CLI command of that name), the
-parameters it accepts besides the points (``wrt``, ``order``, ``norm``, ``unit``,
-``vector``, ``direction``), whether it needs a scalar-valued expression, how it checks a
+parameters it accepts besides the points (names of the parameter table,
+``parameters.py``), whether it needs a scalar-valued expression, how it checks a
 request and fills ``Plan.spec`` (``specify``), its result blocks, its cost in sweeps, its
 column order, its kernel, whether a grid must be cut into blocks, its ``check``
 tolerance per dtype and difference step, and its help text.
@@ -25,10 +25,6 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .binding import EvaluationError
-
-#: the parameters a computation may accept, besides the points and the common ones
-#: (dtype, max_points, threads, block_size, scheduler)
-PARAMETERS = ("wrt", "order", "norm", "unit", "vector", "direction")
 
 
 def _one_sweep(plan: Any) -> int:
@@ -90,10 +86,13 @@ TABLE: dict[str, Computation] = {}
 def register(computation: Computation) -> Computation:
     """Add (or replace) a computation: it becomes a ``what=`` of ``gradcli.evaluate`` and,
     in a process whose CLI is built after this call, a command."""
+    from .parameters import TABLE as PARAMETERS
+
     unknown = [p for p in computation.parameters if p not in PARAMETERS]
     if unknown:
         raise ValueError(f"computation '{computation.name}': unknown parameter "
-                         f"'{unknown[0]}' (known: {', '.join(PARAMETERS)})")
+                         f"'{unknown[0]}' (known: {', '.join(PARAMETERS)}; declare a new one "
+                         "with parameters.declare)")
     _builtins()
     TABLE[computation.name] = computation
     return computation

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...evaluation import Prepared, Request, prepare_request
-from ...evaluation.spec_text import parse_point, parse_vector
+from ...evaluation.spec_text import parse_point
 from ...lang import free_variables, parse
 from ..definition import BY_NAME, check_tolerance
 from ..errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
@@ -103,18 +103,27 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
         raise UsageProblem(_no_points_message(expression))
     else:
         where["at"] = [{}]  # a constant needs no point: evaluate it once
-    if o.get("vector") is not None:
-        where["vector"] = parse_vector(o["vector"], files=read_array)
-    if o.get("direction") is not None:
-        where["direction"] = parse_point(o["direction"], "--direction", files=read_array)
-    if o.get("wrt"):
-        where["wrt"] = [name.strip() for spec in o["wrt"] for name in spec.split(",")]
+    parameters = read_parameters(what, o)
     scheduler = _scheduler(o.get("scheduler"), o.get("scheduler_file"))
     return Request(expression, what, dtype=o.get("dtype"), max_points=o["max_points"],
-                   order=o.get("order"), norm=o.get("norm", False),
-                   unit=o.get("unit", False), scheduler=scheduler,
-                   scheduler_timeout=o.get("scheduler_timeout", 10.0),
+                   parameters=parameters, scheduler=scheduler,
+                   scheduler_timeout=o.get("scheduler_timeout", 10.0), threads=o.get("threads"),
                    memory=o.get("memory"), options={"expression": expression, **o}, **where)
+
+
+def read_parameters(what: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The computation's parameters from their options' text, each read by its declaration
+    (``parameters.Parameter.read``: ``--vector "1,0"``, ``--direction x=1``, ``--wrt x,y``)."""
+    from ...evaluation.computations import computation
+    from ...evaluation.parameters import TABLE
+
+    out: dict[str, Any] = {}
+    for name in computation(what).parameters:
+        p, text = TABLE[name], options.get(name)
+        if not p.given(text) or text == []:
+            continue
+        out[name] = p.read(text, read_array) if p.read is not None else text
+    return out
 
 
 def build(req: Request) -> Prepared:
@@ -150,6 +159,7 @@ def run_request(req: Request) -> int:
         to_stdout = stream is not None and not req.option("output")
         with writing_stdout() if to_stdout else nullcontext():
             columns = prepared.run(stream, progress=bar.stage("computing"), client=client,
+                                   threads=req.threads, block_size=req.block_size,
                                    memory=budget)
         status = _run_check(prepared, columns, req) if req.option("check") else ExitStatus.OK
         if stream is not None:
@@ -187,7 +197,8 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
         raise UsageProblem("a .txt file holds the Taylor polynomial: add --polynomial")
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
     with _cluster(req.scheduler, req.scheduler_timeout, req.option("quiet")) as client:
-        result = prepared.run(client=client, memory=req.memory)
+        result = prepared.run(client=client, memory=req.memory, threads=req.threads,
+                                    block_size=req.block_size)
     bad = output.count_nonfinite(result, results_only=True)
     if req.option("polynomial"):
         lines = polynomials(result, prepared.plan)
