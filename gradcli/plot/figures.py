@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator
 
 from ..evaluation import EvaluationError
+from ..evaluation.binding import ref
 from . import breaks
 from .arrows import CURVE_ARROWS, clip_note, fit_plane, plane_lattice
 from .colors import (
@@ -63,7 +64,7 @@ from .layout import (
 from .marks import wanted as marks_wanted
 from .marks import with_marks
 from .marks_draw import draw_basins, draw_critical, draw_flows, draw_legend, draw_paths
-from .options import MAX_CONTOUR_LEVELS, PlotOptions, contour_note
+from .options import MAX_CONTOUR_LEVELS, PlotOptions, contour_note, typed
 
 __all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "check_texts", "OVERLAYS",
            "Canvas", "plane_box", "CLIPPED"]
@@ -135,8 +136,7 @@ def check_cmap(name: str) -> None:
 
 
 #: the options whose text matplotlib draws, and so reads as mathtext between $ signs
-TEXTS = {"title": "--title", "xlabel": "--xlabel", "ylabel": "--ylabel",
-         "colorbar_label": "--colorbar-label"}
+TEXTS = ("title", "xlabel", "ylabel", "colorbar_label")
 
 
 def check_texts(opts: PlotOptions) -> None:
@@ -145,7 +145,7 @@ def check_texts(opts: PlotOptions) -> None:
     from matplotlib.cbook import is_math_text
     from matplotlib.mathtext import MathTextParser
 
-    for name, flag in TEXTS.items():
+    for name in TEXTS:
         text = getattr(opts, name)
         if text is None or not is_math_text(text):
             continue
@@ -153,8 +153,8 @@ def check_texts(opts: PlotOptions) -> None:
             MathTextParser("path").parse(text)
         except ValueError as exc:
             reason = str(exc).strip().splitlines()[-1].split(" (at char")[0].strip()
-            raise EvaluationError(f"{flag} '{text}': the text between $ signs is not "
-                                  f"valid mathtext ({reason}); write \\$ for a dollar "
+            raise EvaluationError(f"{ref(name, text=typed(text))}: the text between $ signs "
+                                  f"is not valid mathtext ({reason}); write \\$ for a dollar "
                                   "sign") from None
 
 
@@ -403,7 +403,7 @@ def _tangents(c: Canvas) -> None:
     show on the line; clipped ones (near poles) in magenta."""
     fl, opts, ax = c.field, c.opts, c.ax
     if opts.log:
-        c.drawn.notes.append("no tangent arrows on a --log axis (they are straight "
+        c.drawn.notes.append(f"no tangent arrows on a {ref('log')} axis (they are straight "
                              "only on linear axes)")
         return
     (px, py), fit, every, note = _tangent_fit(fl, opts, c.box, ax.get_ylim())

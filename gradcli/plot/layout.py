@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.grad_mode import quiet
+from ..evaluation.binding import ref
 
 __all__ = ["ARROW_FILL", "Box", "ArrowFit", "fit_arrows", "default_every", "lattice",
            "normalized", "place", "clamp_every", "choose_aspect", "y_range", "ASPECT_LIMIT",
@@ -102,12 +103,14 @@ def clamp_every(every: int, counts: tuple[int, ...]) -> tuple[int, str | None]:
     if every < least:
         arrows = int(np.prod([-(-n // every) for n in counts]))
         chosen = min(least, most)
-        return chosen, (f"--every {every} would draw {arrows:,} arrows: using --every "
-                        f"{chosen} (at most {MAX_ARROWS_PER_AXIS} per axis)")
+        return chosen, (f"{ref('every', text=str(every))} would draw {arrows:,} arrows: using "
+                        f"{ref('every', text=str(chosen))} (at most {MAX_ARROWS_PER_AXIS} per "
+                        "axis)")
     if every <= most:
         return every, None
-    return most, (f"--every {every} is more than the grid allows ({min(counts)} points "
-                  f"along its shortest axis): using --every {most}")
+    return most, (f"{ref('every', text=str(every))} is more than the grid allows "
+                  f"({min(counts)} points along its shortest axis): using "
+                  f"{ref('every', text=str(most))}")
 
 
 def choose_aspect(names: tuple[str, ...], spans: tuple[float, float],
@@ -120,8 +123,9 @@ def choose_aspect(names: tuple[str, ...], spans: tuple[float, float],
     xr, yr = spans
     if max(xr, yr) > ASPECT_LIMIT * min(xr, yr):
         return "auto", (f"{names[0]} spans {xr:.4g} and {names[1]} spans {yr:.4g}, more "
-                        f"than {ASPECT_LIMIT:g}x apart: drawn with --aspect auto "
-                        "(--aspect equal forces equal axes)")
+                        f"than {ASPECT_LIMIT:g}x apart: drawn with "
+                        f"{ref('aspect', text='auto')} ({ref('aspect', text='equal')} forces "
+                        "equal axes)")
     return "equal", None
 
 
@@ -191,7 +195,8 @@ def y_range(arrays: list[np.ndarray], asked: tuple[float, float] | None = None,
         cut = (max(lo, q_lo - span / 4), min(hi, q_hi + span / 4))
         big = float(np.abs(vals).max())
         return cut, (f"|f| reaches {big:.3g}: the y-range {cut[0]:.4g} to {cut[1]:.4g} "
-                     "comes from the 5th-95th percentiles; --ylim LOW:HIGH sets it")
+                     f"comes from the 5th-95th percentiles; {ref('ylim', text='LOW:HIGH')} "
+                     "sets it")
     if hi <= lo:
         return (lo - 1.0, hi + 1.0), None
     pad = 0.08 * (hi - lo)

@@ -21,6 +21,7 @@ from typing import Any
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
 from ..evaluation.binding import ref
 from ..lang import ExpressionWarning
+from ..lang.errors import render_references
 from .options import FORMATS, parse_options
 
 __all__ = ["Picture", "plot", "PICTURE_FORMATS"]
@@ -118,4 +119,5 @@ def plot(expression: str, grid: Mapping[str, Any] | None = None,
                                     max_points=max_points, fixed=dict(at or {}))
         with open(path, "rb") as fh:
             data = fh.read()
-    return Picture(data, format, expression, done.notes, done.nonfinite)
+    notes = [render_references(note) for note in done.notes]  # in the library's words
+    return Picture(data, format, expression, notes, done.nonfinite)
