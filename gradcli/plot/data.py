@@ -38,7 +38,7 @@ class Field:
     expression: str
     names: tuple[str, ...]  # the sampled variables, one per axis of the picture
     coords: tuple[np.ndarray, ...]
-    held: dict[str, Any]  # values held fixed: numbers, or vectors and matrices (--at)
+    held: dict[str, Any]  # values held fixed: numbers, or vectors and matrices (at)
     kind: str  # "curve" (one variable), "scalar" or "vector" (two or three)
     values: tuple[np.ndarray, ...]  # (f,) or one per component: curves, [u, v], [u, v, w]
     grad: tuple[np.ndarray, ...] = ()  # curves: df[i]/dx per component; scalars: per axis
@@ -66,12 +66,12 @@ class Field:
     pairs: tuple[str, ...] = ()
 
     def divergence(self) -> np.ndarray:
-        """div F, by the ``div`` computation's kernel (``--color divergence``)."""
+        """div F, by the ``div`` computation's kernel (``color divergence``)."""
         return self.columns["div"]
 
     def curl(self) -> np.ndarray:
         """The curl across the drawn plane, by the ``curl`` computation's kernel
-        (``--color curl``): ∂v/∂x − ∂u/∂y."""
+        (``color curl``): ∂v/∂x − ∂u/∂y."""
         return self.columns["curl"]
 
     def laplacian(self) -> np.ndarray:
@@ -105,7 +105,7 @@ class Field:
 
 def _grid_ref(name: str, text: str, python: str) -> str:
     """A reference to the grid parameter with one variable's value (``ref``): the CLI
-    shows ``--grid x=0:1:11``, the library ``grid={'x': (0, 1, 11)}``."""
+    shows ``grid x=0:1:11``, the library ``grid={'x': (0, 1, 11)}``."""
     return ref("grid", text=f"{name}={text}", python=f"{{{name!r}: {python}}}")
 
 
@@ -192,7 +192,7 @@ def _kind(shape: tuple[int, ...], n: int, sliced: bool) -> str:
                           f"field {want} here, but this one has shape {shape}")
 
 
-#: which --color each kind of field takes (from the one list, ``options.COLOR_FIELDS``)
+#: which color each kind of field takes (from the one list, ``options.COLOR_FIELDS``)
 FIELD_COLORS = {kind: tuple(c for c, kinds in COLOR_FIELDS.items() if kind in kinds)
                 for kind in ("vector", "scalar")}
 
@@ -213,7 +213,7 @@ def _check_color(color: str | None, kind: str) -> None:
 def _kernel_color(expression: str, grid: Mapping[str, Any], fixed: Mapping[str, Any],
                   color: str, names: list[str], sampled: list[str],
                   slice_: tuple[str, float] | None, max_points: int) -> dict[str, Any]:
-    """The --color quantity by its computation (the kernel ``gradcli div``, ``curl`` or
+    """The color quantity by its computation (the kernel ``gradcli div``, ``curl`` or
     ``laplacian`` runs), over the drawn axes: the field's components pair with the drawn
     variables (all three for a slice of a 3-D field, whose curl is then the component
     across the plane). The Laplacian adds its pure second partials (``d2f/dx2``), the
@@ -257,7 +257,7 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
                   max_points: int = DEFAULT_MAX_POINTS,
                   fixed: Mapping[str, Any] | None = None) -> Field:
     """Sample ``expression`` on ``grid`` with every derivative the plot can show; raise
-    EvaluationError/ExpressionError for what cannot be drawn. ``--color laplacian`` adds the
+    EvaluationError/ExpressionError for what cannot be drawn. ``color laplacian`` adds the
     pure second partials along the drawn axes (``d2f/dx2``, ...: ∇²f is their sum); a
     ``taylor`` of (variable, point, order) adds a curve's Taylor coefficients there.
     ``fixed`` holds more variables at one value each, as ``evaluate``'s (numbers, vectors

@@ -70,7 +70,7 @@ __all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "check_texts", "OVER
            "Canvas", "plane_box", "CLIPPED"]
 
 CURVE_SIZE, PLANE_SIZE = (8.0, 4.5), (7.0, 5.4)
-#: a plane without --size: its axes take about this many square inches in the data's own
+#: a plane without size: its axes take about this many square inches in the data's own
 #: shape (equal aspect), at most MAX_AXES inches wide and high, so the figure follows the
 #: data instead of framing a strip in a blank canvas
 PLANE_AREA, MAX_AXES, AUTO_AXES = 22.0, (10.0, 7.0), (5.6, 4.2)
@@ -98,7 +98,7 @@ class Drawn:
     caption: Any = None
     caption_text: str | None = None  # says which arrows were clipped, under the axes
     legend: Any = None  # the legend (inside the axes, or the figure's below them)
-    crop: bool = False  # saved cropped to its content (no --size: the figure is the data's)
+    crop: bool = False  # saved cropped to its content (no size: the figure is the data's)
     notes: list[str] = field(default_factory=list)  # for stderr
 
 
@@ -193,7 +193,7 @@ def build_figure(field_: Field, options: PlotOptions | None = None,
         if overlay.kind in ("any", base) and overlay.wanted(opts):
             overlay.draw(canvas)
     drawn = canvas.drawn
-    # cropped to its content, unless --size asked for an exact canvas
+    # cropped to its content, unless size asked for an exact canvas
     drawn.crop = opts.size is None
     title = opts.title or canvas.full_label
     if title:
@@ -214,7 +214,7 @@ def _wrap(text: str, width: float) -> str:
 
 
 def plane_size(fl: Field, opts: PlotOptions, caption: bool = False) -> tuple[float, float]:
-    """The figure size of a plane drawn without --size: axes of PLANE_AREA square inches in
+    """The figure size of a plane drawn without size: axes of PLANE_AREA square inches in
     the data's shape (equal aspect; AUTO_AXES on auto aspect), within MAX_AXES, plus the
     margins, the colour bar and a title or caption line."""
     (x, y) = fl.coords[:2]
@@ -257,7 +257,7 @@ def _label_cut(fl: Field, opts: PlotOptions, height: float) -> bool:
 
 
 def put_legend(c: Canvas) -> float:
-    """Place the legend of everything labelled (--legend): ``auto`` puts a curve's on its
+    """Place the legend of everything labelled (legend): ``auto`` puts a curve's on its
     emptiest spot (matplotlib's "best") and a plane's below the axes, since a heatmap
     has no empty spot; ``outside`` puts it below the axes, growing the figure by its
     height; ``none`` draws none. Returns the inches added below."""
@@ -377,7 +377,7 @@ def _derivative(c: Canvas) -> None:
 
 def _tangent_fit(fl: Field, opts: PlotOptions, box: Box, ylim: tuple[float, float]
                  ) -> tuple[tuple[np.ndarray, np.ndarray], Any, int, str | None]:
-    """Tangent arrow positions and their fit, every, and the --every note."""
+    """Tangent arrow positions and their fit, every, and the every note."""
     x = fl.coords[0]
     every, note = clamp_every(opts.every or default_every(len(x), CURVE_ARROWS), (len(x),))
     idx = lattice(len(x), every)
@@ -424,7 +424,7 @@ def _tangents(c: Canvas) -> None:
 
 
 def _taylor(c: Canvas) -> None:
-    """The Taylor polynomials at the --taylor point, dashed, over f; the y-range stays f's
+    """The Taylor polynomials at the taylor point, dashed, over f; the y-range stays f's
     (their blow-up away from the point is cut at the axes), and the point is marked."""
     fl, name = c.field, c.field.names[0]
     assert fl.taylor is not None
@@ -487,8 +487,8 @@ def _draw_plane(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
 
 
 def _cbar_label(c: Canvas, label: str) -> str:
-    """The colour bar's label (--colorbar-label, else ``label``) cut to what fits along
-    it; when cut (and there is no --title) the title shows it whole."""
+    """The colour bar's label (colorbar_label, else ``label``) cut to what fits along
+    it; when cut (and there is no title) the title shows it whole."""
     text = c.opts.colorbar_label if c.opts.colorbar_label is not None else label
     fits = max(8, int(c.box.height / LABEL_INCH))
     if len(text) > fits and not c.opts.title:

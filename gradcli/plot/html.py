@@ -139,12 +139,12 @@ def _arrow_lines(x: np.ndarray, y: np.ndarray, u: np.ndarray, v: np.ndarray,
 
 
 def _axis_label(asked: str | None, default: str) -> str:
-    """--xlabel/--ylabel as typed, else the default; escaped (plotly renders HTML)."""
+    """xlabel/ylabel as typed, else the default; escaped (plotly renders HTML)."""
     return html.escape(asked if asked is not None else default)
 
 
 def _legend(layout: dict[str, Any], opts: PlotOptions) -> None:
-    """--legend: none hides it, outside puts it below the plot (auto: plotly's place)."""
+    """legend: none hides it, outside puts it below the plot (auto: plotly's place)."""
     if opts.legend == "none":
         layout["showlegend"] = False
     elif opts.legend == "outside":
@@ -267,7 +267,7 @@ def _curve(fl: Field, opts: PlotOptions, limits: Any = None
                            "line": {"color": PALETTE[i % 10],
                                     "dash": dash, "width": 2 if dash == "solid" else 1.5},
                            "text": hover.tolist(), "hovertemplate": "%{text}<extra></extra>"})
-    if fl.taylor is not None:  # the --taylor polynomials, dashed; the y-range stays f's
+    if fl.taylor is not None:  # the taylor polynomials, dashed; the y-range stays f's
         at = fl.taylor[0]
         for i, order in enumerate(opts.taylor_orders()):
             traces.append({"type": "scatter", "mode": "lines", "x": _json_numbers(x),

@@ -3,7 +3,7 @@
 The axes are placed by hand in inches rather than by a layout engine (which could move
 them after the arrows are scaled): knowing the axes size up front lets the arrows be
 scaled exactly (a full-length arrow fills ARROW_FILL of the arrow spacing, as seen on
-screen, whatever the aspect). Without --size the figure is sized to the data's shape
+screen, whatever the aspect). Without size the figure is sized to the data's shape
 (figures.plane_size) and the saved picture is then cropped to its content, which costs
 one extra draw (about 0.1 s) and leaves no blank band. Every backend uses these numbers,
 so the picture, the interactive page and the terminal preview agree on the arrows.
@@ -90,12 +90,12 @@ def lattice(n: int, every: int) -> np.ndarray:
 
 
 #: the most arrows drawn along one axis: past this they overlap (and a 1000² grid at
-#: --every 1 wrote a 249 MB SVG)
+#: every 1 wrote a 249 MB SVG)
 MAX_ARROWS_PER_AXIS = 100
 
 
 def clamp_every(every: int, counts: tuple[int, ...]) -> tuple[int, str | None]:
-    """``--every`` clamped so that at least two arrows fit along the shortest axis (one
+    """``every`` clamped so that at least two arrows fit along the shortest axis (one
     arrow a whole range long says nothing) and at most :data:`MAX_ARROWS_PER_AXIS` along
     the longest, with a note saying so."""
     most = max(1, min(counts) // 2)
@@ -132,12 +132,12 @@ def choose_aspect(names: tuple[str, ...], spans: tuple[float, float],
 @dataclass
 class ArrowFit:
     """How the arrows are drawn: ``full`` is the length (as displayed, in x data units
-    per unit of ``--scale``) drawn at full length; longer arrows are ``clipped`` to it."""
+    per unit of ``scale``) drawn at full length; longer arrows are ``clipped`` to it."""
 
     u: np.ndarray  # the drawn vectors (clipped ones shortened to full length)
     v: np.ndarray
     clipped: np.ndarray  # bool, one per arrow
-    full: float  # the magnitude drawn at full length (the --scale value)
+    full: float  # the magnitude drawn at full length (the scale value)
     quiver_scale: float  # matplotlib quiver ``scale``: arrow units per x data unit
     by: str  # "--scale", "longest" or "95th pct.": what set ``full``
 

@@ -5,11 +5,11 @@ numpy only: the numbers come from ``gradcli.evaluation.fields`` (the same code a
 the Field (``Field.marks``) for every backend to draw: the overlays of ``figures.py``
 (``marks_draw.py``) and the interactive page (``marks_page.py``).
 
-* ``--mark-critical``: seeds are the plot's grid (at most 50 per axis, 400 along a curve),
+* ``mark_critical``: seeds are the plot's grid (at most 50 per axis, 400 along a curve),
   the box is the plot's.
-* ``--path-from``: one descent per point and ``--method``, every step kept.
-* ``--flow-from``: RK4 over ``--t`` (a scalar f flows along −∇f).
-* ``--basins``: a descent from every grid point (newton unless ``--method`` says
+* ``path_from``: one descent per point and ``method``, every step kept.
+* ``flow_from``: RK4 over ``t`` (a scalar f flows along −∇f).
+* ``basins``: a descent from every grid point (newton unless ``method`` says
   otherwise); each point takes the label of the critical point nearest its end, when that
   is within 2 % of the box's diagonal (else it has none: drawn blank). The critical
   points come from the grid's seeds and the descents' ends, so a minimum just outside

@@ -2,7 +2,7 @@
 
 Every plot option is declared here once: its parsing (``parse_options`` turns the
 command line's raw values into a ``PlotOptions``), its default and its checks. Everything a
-user can get wrong (a size like ``7by5``, a dpi of 0, ``--ylim 3:1``, an unknown file
+user can get wrong (a size like ``7by5``, a dpi of 0, ``ylim 3:1``, an unknown file
 extension) is rejected with one clear EvaluationError, so a bad command fails fast and
 leaves no file behind.
 """
@@ -48,23 +48,23 @@ def typed(text: Any) -> str:
 
 
 def contour_note(asked: int) -> str:
-    """The note when --contour asks for more levels than are drawn."""
+    """The note when contour asks for more levels than are drawn."""
     return (f"{ref('contour', text=f'{asked:,}')}: drawing {MAX_CONTOUR_LEVELS} levels, the "
             "most a picture shows (closer lines run together)")
-#: --color, the one list of its quantities and the fields each is for: a vector field's
+#: color, the one list of its quantities and the fields each is for: a vector field's
 #: magnitude, divergence or curl; a scalar's |∇f| or ∇²f (the CLI's choices and the
 #: plot's checks read this; ``colors.HEATS`` draws each)
 COLOR_FIELDS = {"magnitude": ("vector", "scalar"), "divergence": ("vector",),
                 "curl": ("vector",), "laplacian": ("scalar",)}
 COLORS = tuple(COLOR_FIELDS)
-#: the --color quantities that are computations of the table (``plot/data.py`` runs
+#: the color quantities that are computations of the table (``plot/data.py`` runs
 #: them: the numbers the commands print), by colour name
 KERNEL_COLORS = {"divergence": "div", "curl": "curl", "laplacian": "laplacian"}
-LEGENDS = ("auto", "outside", "none")  # --legend
-MAX_TAYLOR, MAX_POLYNOMIALS = 30, 8  # --taylor: the highest order drawn, how many polynomials
+LEGENDS = ("auto", "outside", "none")  # legend
+MAX_TAYLOR, MAX_POLYNOMIALS = 30, 8  # taylor: the highest order drawn, how many polynomials
 
 
-#: frames per second of an --animate movie when --fps is not given
+#: frames per second of an animate movie when fps is not given
 DEFAULT_FPS = 12.0
 
 
@@ -96,18 +96,18 @@ class PlotOptions:
     ylim: tuple[float, float] | None = None
     slice: tuple[str, float] | None = None  # (variable, value): a plane of a 3-D field
     animate: tuple[str, tuple[float, float, int]] | None = None  # (variable, (a, b, n))
-    fps: float | None = None  # an --animate movie's frame rate (None: DEFAULT_FPS)
+    fps: float | None = None  # an animate movie's frame rate (None: DEFAULT_FPS)
     preview: bool = False
     taylor: tuple[str, float] | None = None  # (variable, point): Taylor polynomials of f
     order: tuple[int, ...] | None = None  # their orders (default 1, 2, 3)
 
     # where the field leads (drawn by plot/marks.py): critical points, paths, flows, basins
     mark_critical: bool = False
-    path_from: tuple[dict[str, Any], ...] = ()  # parsed --path-from points
+    path_from: tuple[dict[str, Any], ...] = ()  # parsed path_from points
     flow_from: tuple[dict[str, Any], ...] = ()
     basins: bool = False
-    # the optimisers: gd for paths, newton for basins by default; several --method give
-    # each --path-from start a path per method, the k-th --lr going with the k-th method
+    # the optimisers: gd for paths, newton for basins by default; several method give
+    # each path_from start a path per method, the k-th lr going with the k-th method
     method: tuple[str, ...] = ()
     lr: tuple[float, ...] = ()
     momentum: float | None = None
@@ -125,26 +125,26 @@ class PlotOptions:
     t: tuple[float, float, int] | None = None  # the flows' time grid
 
     def taylor_orders(self) -> tuple[int, ...]:
-        """The orders of the --taylor polynomials (1, 2 and 3 unless --order says)."""
+        """The orders of the taylor polynomials (1, 2 and 3 unless order says)."""
         return self.order or (1, 2, 3)
 
     def descents(self, default_method: str) -> list[Any]:
-        """The optimiser settings of --path-from (default gd) or --basins (newton): one
-        per --method."""
+        """The optimiser settings of path_from (default gd) or basins (newton): one
+        per method."""
         from ..evaluation.fields.optim import each_settings
 
         return each_settings(self.method or (default_method,), self.lr,
                              **{name: getattr(self, name) for name in HYPER if name != "lr"})
 
     def descent(self, default_method: str) -> Any:
-        """The one optimiser of --basins."""
+        """The one optimiser of basins."""
         if len(self.method) > 1:
             raise EvaluationError(f"{ref('basins')} colours by one descent: give one "
                                   f"{ref('method')}")
         return self.descents(default_method)[0]
 
     def times(self) -> Any:
-        """The flows' time grid (--t) as (start, stop, count): never built as an array."""
+        """The flows' time grid (t) as (start, stop, count): never built as an array."""
         return tuple(self.t or fields_defaults.TIMES)
 
     def check(self, n_vars: int | None = None) -> None:
@@ -257,7 +257,7 @@ HYPER = ("lr", "momentum", "dampening", "nesterov", "weight_decay", "betas", "ep
          "alpha", "centered", "maximize")
 _FIELD_DEFAULTS = {f.name: f.default for f in fields(PlotOptions)}
 #: the command line's option values as typed, before parse_options (the CLI's defaults):
-#: PlotOptions' own, with --arrows spelled as on the command line and the repeatable
+#: PlotOptions' own, with arrows spelled as on the command line and the repeatable
 #: start points as not given
 OPTION_DEFAULTS: dict[str, Any] = _FIELD_DEFAULTS | {
     "arrows": "arrows", "path_from": None, "flow_from": None, "method": None, "lr": None}
@@ -265,8 +265,8 @@ OPTION_DEFAULTS: dict[str, Any] = _FIELD_DEFAULTS | {
 
 def parse_options(**raw: Any) -> PlotOptions:
     """A checked PlotOptions from the command line's raw values (strings as typed for
-    ``--size 7x5``, ``--ylim -5:5``, ``--slice z=0``, ``--animate t=0:2pi:48``,
-    ``--arrows arrows|none``); any option not given takes ``OPTION_DEFAULTS``."""
+    ``size 7x5``, ``ylim -5:5``, ``slice z=0``, ``animate t=0:2pi:48``,
+    ``arrows arrows|none``); any option not given takes ``OPTION_DEFAULTS``."""
     unknown = set(raw) - set(OPTION_DEFAULTS)
     if unknown:
         raise TypeError(f"unknown plot options: {', '.join(sorted(unknown))}")
@@ -305,7 +305,7 @@ def parse_options(**raw: Any) -> PlotOptions:
 
 
 def parse_orders(text: Any) -> tuple[int, ...]:
-    """``"2,4,6"`` -> ``(2, 4, 6)``: the orders of the --taylor polynomials."""
+    """``"2,4,6"`` -> ``(2, 4, 6)``: the orders of the taylor polynomials."""
     if isinstance(text, (tuple, list)):
         text = ",".join(str(t) for t in text)
     parts = [p.strip() for p in str(text).split(",")]
@@ -395,7 +395,7 @@ def image_format(path: str) -> str:
 
 
 def output_kind(fmt: str, options: PlotOptions) -> str:
-    """Check that ``fmt`` suits the options: a movie needs --animate and vice versa."""
+    """Check that ``fmt`` suits the options: a movie needs animate and vice versa."""
     if options.animate is not None and fmt not in (*MOVIES, "html"):
         raise EvaluationError(f"{ref('animate')} writes a movie or a page with a slider: use "
                               f"-o NAME.gif, NAME.mp4 or NAME.html, not .{fmt}")

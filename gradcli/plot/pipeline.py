@@ -43,7 +43,7 @@ def nonfinite_count(fl: Field) -> int:
 
 
 def taylor_request(options: PlotOptions) -> tuple[str, float, int] | None:
-    """(variable, point, highest order) of ``--taylor`` and ``--order``, or None."""
+    """(variable, point, highest order) of ``taylor`` and ``order``, or None."""
     if options.taylor is None:
         return None
     name, at = options.taylor
