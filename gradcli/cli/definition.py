@@ -114,6 +114,8 @@ class Command:
     writes: tuple[str, ...] = ()
     auto: tuple[str, str] = ("table", "csv")
     takes_expression: bool = True  # False: ``gradcli NAME [OPTIONS]`` (repl)
+    #: its rows of the docs' "Commands and their columns": (shown, columns, notes)
+    columns: tuple[tuple[str, str, str], ...] = ()
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)
@@ -296,8 +298,10 @@ MEMORY = Option(
     help="Working memory to stay within (512M, 2G: powers of 1024): blocks of points are "
     "sized so every thread's fits; the interpreter and results kept whole are extra.",
     example="--memory 2G")
-#: the numeric commands' -f: their rows' formats, and with --formula the formulas' ones
-NUMERIC_FORMAT = replace(FORMAT, choices=Choices(ROWS + (format_table.FORMULA,)),
+#: the numeric commands' -f: their rows' formats, and where the command has --formula (its
+#: computation's record has formulas) the formulas' ones
+NUMERIC_FORMAT = replace(FORMAT, choices=Choices(ROWS), help=_format_help(ROWS))
+FORMULA_FORMAT = replace(FORMAT, choices=Choices(ROWS + (format_table.FORMULA,)),
                          help=lambda: _format_help(ROWS)() + " With --formula: "
                          + " ".join(f.name for f in format_table.holding((format_table.FORMULA,)))
                          + ".")
@@ -765,17 +769,94 @@ NUMERIC_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {
          'gradcli taylor "sqrt(1+x+y)" --at x=0,y=0 --order 2 -o coefficients.csv')),
 }
 
+#: the docs' table "Commands and their columns" (``cli/reference.py``): per row the
+#: command as shown, its columns after the variables, and notes. A computation registered
+#: elsewhere is listed with its record's help.
+NUMERIC_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    'eval': (
+        ('eval',
+         '`f` (scalar), `f[i]` (vector), `f[i][j]` (matrix)',
+         'values only'),
+    ),
+    'grad': (
+        ('grad',
+         '`f`, `df/dx` for each variable (`df/dx[k]`, `df/dA[i][j]` for vector '
+         'and matrix variables); `--norm` adds `|grad f|` after them',
+         'scalar-valued expressions only; `--wrt m` by a named step; `|grad f|`'
+         ' is the Euclidean norm of the gradient'),
+    ),
+    'jacobian': (
+        ('jacobian',
+         'the values, then `df[i]/dx` for each component and variable, '
+         'components slowest',
+         '`df/dx` for a scalar f, `df[i][j]/dx` for a matrix, `df[i]/dx[k]` for'
+         ' a vector variable'),
+    ),
+    'vjp': (
+        ('vjp --vector V',
+         'the values, then `vjp/dx` for each variable: vᵀJ',
+         "PyTorch's `backward(gradient=v)`; v is shaped like f"),
+    ),
+    'jvp': (
+        ('jvp --direction U',
+         'the values, then `jvp` (scalar f) or `jvp[i]`: J·u by forward mode',
+         'variables not named in U get 0; `--unit` normalises u to length 1: '
+         'the directional derivative'),
+    ),
+    'hessian': (
+        ('hessian',
+         '`f`, then `d2f/dadb` for every ordered pair of variables',
+         'scalar-valued only'),
+    ),
+    'hvp': (
+        ('hvp --direction U',
+         '`f`, then `hvp/dx` for each variable: H·u',
+         'forward over reverse (the values of `torch.autograd.functional.hvp`);'
+         ' scalar-valued only; `--unit` as for jvp'),
+    ),
+    'div': (
+        ('div "[P, Q, ...]"',
+         '`f[i]`..., `div` = ∑ ∂f[i]/∂x_i',
+         'any dimension; components pair with variables (below)'),
+    ),
+    'curl': (
+        ('curl "[P, Q]"',
+         '`f[0]`, `f[1]`, `curl` = ∂Q/∂x − ∂P/∂y',
+         '2-D'),
+        ('curl "[P, Q, R]"',
+         '`f[0..2]`, `curl[0]`, `curl[1]`, `curl[2]`',
+         '3-D; any other dimension is an error'),
+    ),
+    'laplacian': (
+        ('laplacian',
+         '`f`, `laplacian` = ∑ ∂²f/∂x_i²; for a vector f: `f[i]`, '
+         '`laplacian[i]`',
+         'over the bound variables, or over `--wrt`'),
+    ),
+    'diff': (
+        ('diff --wrt x --order 3',
+         '`f`, `d3f/dx3`',
+         '`--wrt x,x,y` gives `d3f/dx2dy`; `f[i]` and `d3f[i]/dx2dy` for a '
+         'vector f'),
+    ),
+    'taylor': (
+        ('taylor --order K',
+         'one row per multi-index α, |α| ≤ K: the point, `order`, `deg(x)`..., '
+         '`coefficient` = ∂^αf/α!, `derivative` = ∂^αf',
+         'graded lexicographic order; `--polynomial` prints the polynomial '
+         'instead'),
+    ),
+}
+
 #: how a command words one of its computation's parameters (changes to the option made
 #: from the parameter's declaration)
 COMMAND_OPTIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("div", "wrt"): FIELD_WRT, ("curl", "wrt"): FIELD_WRT, ("laplacian", "wrt"): LAPLACIAN_WRT,
     ("diff", "wrt"): DIFF_WRT, ("diff", "order"): DIFF_ORDER, ("taylor", "wrt"): TAYLOR_WRT,
     ("taylor", "order"): TAYLOR_ORDER}
-#: options a numeric command has besides its computation's parameters (how it is shown)
-EXTRA_OPTIONS: dict[str, tuple[Option, ...]] = {
-    "taylor": (POLYNOMIAL,),
-    **dict.fromkeys(("grad", "jacobian", "hessian", "diff", "laplacian", "div", "curl", "jvp",
-                     "hvp"), (FORMULA,))}
+#: options a numeric command has besides its computation's parameters and --formula (which
+#: every computation whose record has formulas gets)
+EXTRA_OPTIONS: dict[str, tuple[Option, ...]] = {"taylor": (POLYNOMIAL,)}
 #: what a numeric command writes, where not rows, and the -f/-o variants that say so
 NUMERIC_WRITES_OF: dict[str, tuple[str, ...]] = {"taylor": TAYLOR_WRITES}
 NUMERIC_VARIANTS_OF: dict[str, tuple[Option, ...]] = {"taylor": (TAYLOR_FORMAT, TAYLOR_OUTPUT)}
@@ -808,14 +889,18 @@ def numeric_command(record: Any) -> Command:
     help_text, examples = NUMERIC_WORDS.get(record.name, (record.help, record.examples))
     first = [p for p in record.parameters if p not in ("wrt", "order")]
     last = [p for p in ("wrt", "order") if p in record.parameters]
-    common = _with(NUMERIC, *NUMERIC_VARIANTS_OF.get(record.name, ()))
+    formulas = record.formula is not None
+    common = _with(NUMERIC, *((FORMULA_FORMAT,) if formulas else ()),
+                   *NUMERIC_VARIANTS_OF.get(record.name, ()))
     options = (*common, *(_parameter_option(record.name, p) for p in first),
                *(_check(record.check) if record.check else ()),
                *(_parameter_option(record.name, p) for p in last),
-               *EXTRA_OPTIONS.get(record.name, ()), NO_FILES)
+               *EXTRA_OPTIONS.get(record.name, ()), *((FORMULA,) if formulas else ()),
+               NO_FILES)
+    columns = NUMERIC_COLUMNS.get(record.name, ((record.name, record.help, ""),))
     return Command(name=record.name, help=help_text, run=RUN_NUMERIC, options=options,
                    group="numeric", examples=examples,
-                   writes=NUMERIC_WRITES_OF.get(record.name, ROWS))
+                   writes=NUMERIC_WRITES_OF.get(record.name, ROWS), columns=columns)
 
 
 def check_tolerance(command: str, dtype: str) -> float:
@@ -948,6 +1033,41 @@ NO_FILES = Option(
     example="GRADCLI_NO_FILES=1 (the same, from the environment)")
 for _command in OTHER_COMMANDS:  # every command is handed text that may name a file
     _command.options = (*_command.options, NO_FILES)
+
+
+#: the same rows for the other commands
+OTHER_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    'graph': (
+        ('graph',
+         'a node table: operation, inputs, value, adjoint ∂f/∂node',
+         'one point; `-f table|json|dot`'),
+    ),
+    'plot': (
+        ('plot',
+         'a picture (PNG/SVG/PDF), an interactive page (HTML), an animation '
+         '(GIF/MP4) or a terminal preview',
+         'see [Pictures](plot.md)'),
+    ),
+    'critical': (
+        ('critical',
+         '`f`, `|grad f|`, `eig[0]`..`eig[n-1]`, `type`; for a field `[P, Q, '
+         '...]`: `|F|`, `re[i]`, `im[i]`, `type`',
+         'where ∇f = 0 (F = 0); see [Where the field leads](fields.md)'),
+    ),
+    'descend': (
+        ('descend',
+         '`[run,] step`, the variables, `f`, `|grad f|` (the variables come '
+         'after `step`)',
+         "torch.optim's optimisers, iterate for iterate"),
+    ),
+    'flow': (
+        ('flow',
+         '`[run,] t`, the variables, `|F|` (the variables come after `t`)',
+         'RK4 or Euler trajectories of a field'),
+    ),
+}
+for _command in OTHER_COMMANDS:
+    _command.columns = OTHER_COLUMNS.get(_command.name, ())
 
 
 def all_commands() -> tuple[Command, ...]:

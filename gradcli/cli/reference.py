@@ -10,7 +10,9 @@ next ``<!-- generated: end -->``; everything else in a page is left as it is. Ki
   (``cli/definition.py``);
 * ``functions``: the expression language's functions, aliases and constants, from the
   language's tables (which derive from the engine's rule table);
-* ``formats``: every output format, from the format table (``output/formats.py``).
+* ``formats``: every output format, from the format table (``output/formats.py``);
+* ``columns``: every command's columns, one row per computation record (in the table's
+  order, the built-ins in the CLI's words) and per other command.
 
 So a list a user reads can never drift from the code: a test checks every page.
 """
@@ -142,8 +144,20 @@ def render_formats() -> str:
     return "\n".join([*lines, ""])
 
 
+def render_columns() -> str:
+    """"Commands and their columns": each command's rows (``Command.columns``)."""
+    lines = ["| command | columns after the variables | notes |", "|---|---|---|"]
+    for command in all_commands():
+        for shown, columns, notes in command.columns:
+            cells = (f"`{shown}`", columns, notes)
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join([*lines, ""])
+
+
 def render(kind: str, argument: str = "") -> str:
     """The markdown of one generated block, by its kind."""
+    if kind == "columns":
+        return render_columns()
     if kind == "options":
         return render_options(argument)
     if kind == "functions":

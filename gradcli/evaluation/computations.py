@@ -27,6 +27,19 @@ from typing import Any, NamedTuple
 from .binding import EvaluationError
 
 
+class Axes(NamedTuple):
+    """One data variable of a gridded file made of a computation's blocks: ``name``,
+    its ``long_name`` (for a scalar f, and for a vector f: templates naming the axes in
+    braces), its axes (of ``component``: f's components, dropped for a scalar f; ``wrt``
+    and ``wrt2``: the variables), and ``column(component=, wrt=, wrt2=)`` the scalar column
+    at one label of each."""
+
+    name: str
+    long_name: tuple[str, str]
+    dims: tuple[str, ...]
+    column: Callable[..., str]
+
+
 def _one_sweep(plan: Any) -> int:
     return 1
 
@@ -53,7 +66,17 @@ class Computation(NamedTuple):
     rows one point's results make when more than one, and what they are (taylor: one per
     multi-index, "coefficients"), bounded with the points by ``max_points``. ``help`` and
     ``examples`` describe it (the CLI shows them; the CLI's own words for the built-in
-    commands take precedence). A NamedTuple: immutable, and cheap to define at start-up.
+    commands take precedence). ``formula(columns, asked)``: its derivatives as formulas
+    (``gradcli.formula`` and ``--formula``; ``evaluation/formula.py``), None: it has none.
+    ``shown(result, plan)``: the table a front end shows instead of the blocks' columns
+    (taylor's long table, one row per multi-index). ``axes``: what the component axes of
+    its blocks mean, for gridded files (:class:`Axes`; read by the NetCDF/Zarr plan).
+    ``streams``: its column order is made only when asked (one entry per scalar column:
+    the Hessian's rows are streamed). ``pairs(plan)``: for ``--check``, (derivative block,
+    differenced block, variable) per derivative block, the block differenced being one of
+    ``check_differences``' own and the variable an index of ``plan.targets`` (default:
+    one derivative block per (differenced block, variable), in that order).
+    A NamedTuple: immutable, and cheap to define at start-up.
     """
 
     name: str
@@ -72,6 +95,11 @@ class Computation(NamedTuple):
     check_differences: str = "eval"
     rows: Callable[[Any], tuple[int, str]] | None = None
     examples: tuple[str, ...] = ()
+    formula: Callable[[Any, Any], list] | None = None
+    shown: Callable[[Any, Any], Any] | None = None
+    axes: tuple[Axes, ...] = ()
+    streams: bool = False
+    pairs: Callable[[Any], list[tuple[int, int, int]]] | None = None
 
     @property
     def records(self) -> bool:

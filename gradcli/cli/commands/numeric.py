@@ -139,8 +139,8 @@ def run_request(req: Request) -> int:
     budget = memory_budget(req.memory)  # a bad size is refused before any work
     prepared = build(req)
     fmt = choose_format(BY_NAME[req.what], req.option("fmt"), req.option("output"))
-    if req.what == "taylor":
-        return run_taylor(req, prepared, fmt)
+    if prepared.plan.computation.shown is not None:  # its own table (taylor's long one)
+        return run_shown(req, prepared, fmt)
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
     scheduler = req.scheduler
     if scheduler and req.option("check"):
@@ -182,11 +182,12 @@ def run_request(req: Request) -> int:
     return _nonfinite_status(bad, req) or status
 
 
-def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
-    """``taylor``: the per-point coefficients as one row per multi-index, or (with
-    ``--polynomial``) the polynomial at each point as text, one line per point."""
+def run_shown(req: Request, prepared: Prepared, fmt: str) -> int:
+    """A computation that shows its own table (its record's ``shown``: taylor's
+    per-point coefficients as one row per multi-index), or (taylor's ``--polynomial``)
+    the polynomial at each point as text, one line per point."""
     from ... import output
-    from ...evaluation.taylor_table import long_table, polynomials
+    from ...evaluation.taylor_table import polynomials
     from ...lang import MAX_LENGTH
 
     to_text = (fmt != "text" if req.option("output")
@@ -214,7 +215,7 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
             say(f"note: the polynomial is {longest:,} characters long, over the "
                 f"{MAX_LENGTH:,} gradcli reads back as an expression")
     else:
-        table = long_table(result, prepared.plan)
+        table = prepared.plan.computation.shown(result, prepared.plan)
         with writing_stdout():
             notes = output.write(table, fmt=fmt, path=req.option("output"),
                                  expression=req.expression,
