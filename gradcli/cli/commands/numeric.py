@@ -204,12 +204,8 @@ def run_shown(req: Request, prepared: Prepared, fmt: str) -> int:
     if req.option("polynomial"):
         lines = polynomials(result, prepared.plan)
         text = "".join(line + "\n" for line in lines)
-        if req.option("output"):
-            with output.atomic_open(req.option("output"), "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            with writing_stdout():
-                sys.stdout.write(text)
+        with writing_stdout() if not req.option("output") else nullcontext():
+            output.write_text(text, fmt="text", path=req.option("output"), stdout=sys.stdout)
         longest = max((len(line) for line in lines), default=0)
         if longest > MAX_LENGTH and not req.option("quiet"):
             say(f"note: the polynomial is {longest:,} characters long, over the "
