@@ -89,7 +89,7 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
             from ..points_file import read_points  # its parser's tables: only for --points
 
             table = read_points(points or "", free_variables(parse(expression)),
-                                o["max_points"])
+                                o["max_points"], check_carried=_carried_bound(what, o))
             where["points"] = table.variables
             where["carry"] = _spreadsheet_safe(table.carried) if o.get("csv_safe") else \
                 table.carried
@@ -115,6 +115,21 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
                    unit=o.get("unit", False), scheduler=scheduler,
                    scheduler_timeout=o.get("scheduler_timeout", 10.0),
                    memory=o.get("memory"), options={"expression": expression, **o}, **where)
+
+
+def _carried_bound(what: str, options: Mapping[str, Any]) -> Any:
+    """The output's bound on carried columns, checked from the points file's header: a
+    dataset (.nc, .zarr) holds at most ``cf.MAX_CARRIED``; other formats any number."""
+    from ...output.cf import DATASET_FORMATS, check_carried
+
+    if what == "taylor":  # writes its own long table, not the points' rows
+        return None
+    try:
+        fmt = choose_format(BY_NAME[what], options.get("fmt") or "auto",
+                            options.get("output"))
+    except UsageProblem:  # a bad -f/-o is said where the format is chosen for the write
+        return None
+    return check_carried if fmt in DATASET_FORMATS else None
 
 
 def build(req: Request) -> Prepared:
