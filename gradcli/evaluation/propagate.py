@@ -187,8 +187,12 @@ class Inputs:
         return c @ self.cov
 
 
-def _labels(name: str, shape: tuple[int, ...]) -> list[str]:
+def component_labels(name: str, shape: tuple[int, ...]) -> list[str]:
+    """A variable's components as ``corr``/``cov`` name them: ``V``; ``x[0]``, ``x[1]``."""
     return [name + "".join(f"[{i}]" for i in idx) for idx in np.ndindex(*shape)]
+
+
+_labels = component_labels
 
 
 def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
@@ -336,7 +340,7 @@ def _read_cov(cov: Any, values: dict[str, np.ndarray]) -> tuple[list[str], np.nd
     return names, m
 
 
-def _component_of(label: str, values: Mapping[str, np.ndarray]) -> tuple[str, int] | None:
+def component_of(label: str, values: Mapping[str, Any]) -> tuple[str, int] | None:
     """``"x[1]"`` -> ("x", 1); ``"V"`` -> ("V", 0) for a scalar; None if not a component."""
     name, bracket, rest = label.partition("[")
     name = name.strip()
@@ -423,7 +427,7 @@ def _corr_cov(corr: Mapping[Any, Any], inputs: Inputs, covered: dict[str, int],
         if len(pair) != 2 or not all(pair):
             raise PropagationError("corr", key, "name two variables: corr[('A', 'B')] = R")
         for label in pair:
-            comp = _component_of(label, values)
+            comp = component_of(label, values)
             if comp is None:
                 if label in values:
                     raise PropagationError("corr", pair, f"'{label}' is a vector: name one "
