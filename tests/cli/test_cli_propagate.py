@@ -127,6 +127,13 @@ def test_vector_uncertainties_from_files(cli, tmp_path):
      "monte_carlo, not both"),
     (["x", "--at", "x=1+-"], "gradcli: error: --at 'x=1+-': no uncertainty for 'x' after "
      "its +-"),
+    (["x*y", "--at", "x=1+-0.1,y=2+-0.1", "--corr", "x,y=1.0000001"],
+     "gradcli: error: --corr x,y: the correlation 1.0000001 is outside [-1, 1]"),
+    (["x", "--at", "x=1+-0.1+-0.2"],
+     "gradcli: error: --at x: the uncertainty 0.1+-0.2 (= -0.1) is negative: a standard "
+     "uncertainty is >= 0"),
+    (["x", "--at", "x=1", "--dist", "x=uniform:-0.30"],
+     "gradcli: error: --dist x: the half-width -0.30 is negative"),
     (["x", "--at", "x=1+-0.1", "--cov", "c.txt2"],
      "gradcli: error: --cov c.txt2: a covariance file is .csv (with a header naming the "
      "variables) or .npy, not '.txt2'"),
@@ -308,3 +315,85 @@ def test_a_large_covariance_file_is_refused_without_reading_it(tmp_path, header,
     # the interpreter with numpy and gradcli is about 60 MB; a few 4 MiB reads on top
     assert peak < 200e6, peak
     assert took < 15, took  # a hang guard: the run is well under a second of work
+
+
+def test_numbers_in_notes_are_said_as_given(cli):
+    """--coverage 0.9999999999 is said as such in the agreement note, not rounded to 1."""
+    status, _, err = cli(["propagate", "x", "--at", "x=1+-0.1", "--monte-carlo", "1000",
+                          "--seed", "1", "--coverage", "0.9999999999", "-f", "csv"])
+    assert status == 0
+    assert err.rstrip("\n").endswith("for 0.9999999999)"), err
+
+
+def test_overflow_is_a_result_without_numpy_warnings(tmp_path):
+    """x=1+-1e308: u(f)² overflows to inf, which is a result: written, counted in the one
+    warning line; no RuntimeWarning with a source path reaches stderr (also with
+    correlations, second order and Monte Carlo, whose threads draw the samples)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for extra in ([], ["--corr", "x,y=0.5"], ["--order", "2"],
+                  ["--monte-carlo", "1000", "--seed", "1"]):
+        done = subprocess.run([sys.executable, "-m", "gradcli", "propagate", "x*y", "--at",
+                               "x=1+-1e308, y=1+-0.1", *extra, "-f", "csv"],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert _rows(done.stdout)[0]["u(f)"] == "inf"
+        lines = done.stderr.splitlines()
+        assert lines and lines[-1].startswith("warning: ") and "non-finite" in lines[-1]
+        assert not [line for line in lines if "Warning" in line or ".py" in line], lines
+
+
+# --- a vector's layout: one row per output component, linear in the vector -------------
+
+def _vector_files(folder: Path, n: int) -> str:
+    x = np.linspace(-2.0, 3.0, n)
+    np.save(folder / f"x{n}.npy", x)
+    np.save(folder / f"u{n}.npy", np.full(n, 0.25))
+    return f"x=@{folder / f'x{n}.npy'}+-@{folder / f'u{n}.npy'}"
+
+
+def test_a_vector_result_has_one_row_per_component_and_no_repeated_inputs(cli, tmp_path):
+    """f = x^2 of an n-vector: n rows, columns output, f, u(f), U(f), k (the estimates are
+    not repeated on every row: that made the table n × (n + 5)); u(f[i]) = 2|x_i|·u_i."""
+    for n in (2_000, 4_000):
+        status, out, err = cli(["propagate", "x^2", "--at", _vector_files(tmp_path, n),
+                                "-o", str(tmp_path / f"f{n}.csv")])
+        assert status == 0, err
+    for n in (2_000, 4_000):
+        rows = _rows((tmp_path / f"f{n}.csv").read_text())
+        assert list(rows[0]) == ["output", "f", "u(f)", "U(f)", "k"]
+        assert len(rows) == n and rows[-1]["output"] == f"f[{n - 1}]"
+        x = np.linspace(-2.0, 3.0, n)
+        np.testing.assert_allclose([float(r["u(f)"]) for r in rows], 2 * np.abs(x) * 0.25,
+                                   rtol=1e-15, atol=0)
+    small, large = ((tmp_path / f"f{n}.csv").stat().st_size for n in (2_000, 4_000))
+    assert large < 2.2 * small  # linear in n (quadratic was 4 x)
+
+
+def test_a_vector_result_is_computed_in_memory_linear_in_the_vector(tmp_path):
+    """An 8,000-vector (out of memory before, even to .npz): the Jacobian is taken a
+    block of rows at a time, so the peak stays near the interpreter's own."""
+    import sys
+
+    at = _vector_files(tmp_path, 8_000)
+    peak, took, status, err = _peak(sys.executable, "-m", "gradcli", "propagate", "x^2",
+                                    "--at", at, "-o", str(tmp_path / "f.npz"), "-q",
+                                    cwd=tmp_path)
+    assert status == 0, err
+    with np.load(tmp_path / "f.npz") as got:
+        assert got["u(f)"].shape == (8_000,) and "x" not in got.files
+    # a dense 8,000² Jacobian is 512 MB; blocks of 2^20 values (8 MB) need far less
+    assert peak < 250e6, peak
+
+
+def test_a_jacobian_past_the_bound_is_refused_with_what_propagate_offers(cli, tmp_path):
+    """Output components × uncertain inputs past 10^8: one line naming the bound and what
+    to do, never advice to use vjp --vector (which propagate does not have)."""
+    status, out, err = cli(["propagate", "x", "--at", _vector_files(tmp_path, 20_000)])
+    assert (status, out) == (2, "")
+    assert err == ("gradcli: error: --at: the law of propagation needs ∂f/∂x of every "
+                   "output component and uncertain input: 20,000 × 20,000 = 400,000,000 "
+                   "derivatives, over the limit of 100,000,000: use fewer components\n")
+    assert "vjp" not in err
