@@ -1036,7 +1036,8 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
     inputs = _read_inputs(at or {}, u, corr, cov, dist)
     first = _first_order(expression, inputs, budget=budget)
     if budget:
-        return Propagated(_table(_budget(first, inputs), []))
+        table = _table(_budget(first, inputs), [])
+        return Propagated(table, _nonfinite(table))
     u1 = np.sqrt(np.clip(first.var_f, 0.0, None))
     m = first.f.size
     vector = first.outputs != ["f"]
@@ -1077,7 +1078,18 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
                          "interval is not defined")
         notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, coverage, what)
                   for j, name in enumerate(first.outputs)]
-    return Propagated(_table(cols, blocks), notes)
+    table = _table(cols, blocks)
+    return Propagated(table, notes + _nonfinite(table))
+
+
+def _nonfinite(table: Result) -> list[str]:
+    """The warning of nan or inf among the result columns (the estimates are inputs)."""
+    from .origin import nonfinite_notes
+
+    bad = sum(int(np.size(v) - np.count_nonzero(np.isfinite(v)))
+              for b in table.blocks if b.kind == RESULT
+              for v in (np.asarray(table.arrays[b.name], dtype=np.float64),))
+    return nonfinite_notes(bad)
 
 
 def _table(cols: dict[str, Any], blocks: list[Block]) -> Result:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...evaluation.propagate import PropagationError, parse_estimates
 from ...evaluation.spec_text import parse_point
-from ..errors import ExitStatus, UsageProblem, expression_warnings, say
+from ..errors import ExitStatus, UsageProblem, expression_warnings, note
 from ..inputs import MAX_ARRAY_BYTES, read_array
 from .fields import _request, _write
 
@@ -264,15 +264,11 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str],
         except PropagationError as exc:
             raise _flag_error(exc, cov) from None
     names = [n for n in estimates]
-    _write(result, _request(expression, fmt, output, precision, quiet, names), what)
-    if not quiet:
-        for note in result.notes:
-            say(note)
-    from ...output import count_nonfinite
-
-    bad = count_nonfinite(result, results_only=True)
-    if bad and not quiet:
-        say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} (nan or "
-            "inf) in the output")
+    # the library's notes (Monte Carlo's verdict, its non-finite values, the result's) are
+    # the command's: in a JSON output's notes, and on stderr once the output is written
+    _write(result, _request(expression, fmt, output, precision, quiet, names), what,
+           result.notes)
+    for line in result.notes:
+        note(line, quiet)
     sys.stdout.flush()
     return ExitStatus.OK
