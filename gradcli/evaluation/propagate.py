@@ -960,9 +960,9 @@ def agreement(name: str, f: float, u: float, mc: MonteCarlo, j: int, coverage: f
 class Propagated(Result):
     """The table ``gradcli propagate`` writes, read as ``{column name: array}`` (one row
     per output component or, with ``budget``, per output component and input; a vector
-    variable's components are columns ``x[0]``... of one block, as in every result);
-    ``notes`` are the lines it says on stderr (Monte Carlo's agreement with the law of
-    propagation). ``gradcli.propagate`` returns it as ``output.display.PropagatedView``,
+    variable's estimates, in a one-row table only, are columns ``x[0]``... of one block,
+    as in every result); ``notes`` are the lines it says on stderr (Monte Carlo's
+    agreement with the law of propagation, non-finite values). ``gradcli.propagate`` returns it as ``output.display.PropagatedView``,
     which shows it in Jupyter as every other result."""
 
     def __init__(self, result: Result, notes: list[str] | None = None) -> None:
