@@ -98,6 +98,9 @@ class Typed(float):
         made.text = text
         return made
 
+    def __reduce__(self) -> tuple[Any, ...]:  # a copy keeps its text
+        return (Typed, (float(self), self.text))
+
 
 def number_text(value: Any, text: str | None = None) -> str:
     """A number for a message, never rounded: the text it was typed as when that reads
@@ -962,8 +965,9 @@ class Propagated(Result):
     per output component or, with ``budget``, per output component and input; a vector
     variable's estimates, in a one-row table only, are columns ``x[0]``... of one block,
     as in every result); ``notes`` are the lines it says on stderr (Monte Carlo's
-    agreement with the law of propagation, non-finite values). ``gradcli.propagate`` returns it as ``output.display.PropagatedView``,
-    which shows it in Jupyter as every other result."""
+    agreement with the law of propagation, non-finite values). ``gradcli.propagate``
+    returns it as ``output.display.PropagatedView``, which shows it in Jupyter as every
+    other result."""
 
     def __init__(self, result: Result, notes: list[str] | None = None) -> None:
         super().__init__(result.layout, result.arrays, result.batch_shape)
