@@ -62,6 +62,15 @@ def test_json_notes_are_what_stderr_says(cli, tmp_path: Path, case: str) -> None
         assert err_quiet == ("" if case != "check" else err)
 
 
+def test_the_graphs_json_holds_its_notes(cli) -> None:
+    """gradcli graph -f json: the expression's warning said on stderr is in its notes."""
+    status, out, err = cli(["graph", "x/2pi", "--at", "x=1", "-f", "json"])
+    assert status == 0 and err.startswith("warning: '/2pi' divides by 2 only")
+    assert _json_notes(out) == err.splitlines()
+    _, out, err = cli(["graph", "x^2", "--at", "x=1", "-f", "json"])
+    assert err == "" and _json_notes(out) == []
+
+
 def test_notes_of_a_session_line_are_its_own(cli) -> None:
     """Commands run one after another in a process (a session) keep their own notes."""
     _, out, _ = cli(["grad", "log(x)", "--at", "x=-1", "-f", "json"])
