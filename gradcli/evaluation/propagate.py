@@ -123,6 +123,7 @@ def number_text(value: Any, text: str | None = None) -> str:
         pass
     return f"{text} (= {shown})"
 
+
 def split_uncertainty(text: str) -> tuple[str, str | None]:
     """``"4.999+-0.0032"`` -> ``("4.999", "0.0032")``: the first ``+-`` or ``±`` outside
     brackets and parentheses separates an estimate from its standard uncertainty (inside
@@ -550,8 +551,8 @@ def _point(inputs: Inputs) -> dict[str, Any]:
 def _first_order(expression: str, inputs: Inputs, budget: bool = False) -> FirstOrder:
     """f at the estimates and u(f)² = diag(J Σ Jᵀ), J a block of output rows at a time:
     memory grows with the outputs and inputs, not with their product (the whole J is
-    kept only when ``keep`` asks for it: the budget, bounded by ``MAX_BUDGET_ROWS``, and
-    f's covariance for at most ``MAX_CORRELATED_OUTPUTS`` components)."""
+    kept only for the ``budget``, bounded by ``MAX_BUDGET_ROWS``, and for f's covariance
+    of at most ``MAX_CORRELATED_OUTPUTS`` components)."""
     from .evaluator import MAX_SWEEP_OPS, prepare
 
     prepared = prepare(expression, "eval", at=[_point(inputs)])
@@ -620,7 +621,7 @@ def _jacobian_rows(program: Any, inputs: Inputs, m: int) -> Any:
                     env[name] = base
                     continue
                 a = first_col[name]
-                part = z[:, a:a + max(1, value.size)].reshape((rows,) + value.shape)
+                part = z[:, a:a + value.size].reshape((rows,) + value.shape)
                 env[name] = Tensor._make(base) + part
             total = None
             col = 0
