@@ -741,11 +741,9 @@ function start() {
   }, true);
   window.addEventListener("mouseup", (ev) => {
     if (dragging) { dragging = false; ev.stopPropagation(); return; }
-    if (downAt && Math.hypot(ev.clientX - downAt[0], ev.clientY - downAt[1]) < 4 &&
-        plotDiv.contains(ev.target)) onClick(ev);
+    if (downAt && Math.hypot(ev.clientX - downAt[0], ev.clientY - downAt[1]) < 4) onClick(ev);
     downAt = null;
   }, true);
-  plotDiv.addEventListener("plotly_relayout", () => {}, false);
   let zoomTimer = null;
   const zoomed = (ev) => {
     if (!field) return;
@@ -765,8 +763,6 @@ function start() {
     });
     if (changed) { clearTimeout(zoomTimer); zoomTimer = setTimeout(draw, 150); }
   };
-  window.addEventListener("load", () => {});
-  plotDiv.on ? null : null;
   draw().then(() => {
     plotDiv.on("plotly_relayout", zoomed);
     document.body.dataset.ready = "1";
