@@ -95,9 +95,8 @@ def command_function(command: Command) -> Callable[..., int]:
         return call(command, options)
 
     expression = _EXPRESSION if command.expression_default is None else _EXPRESSION.replace(
-        annotation=Annotated[str | None, typer.Argument(
-            help=f"The formula (default: {command.expression_default}).",
-            metavar="[EXPRESSION]", show_default=False)], default=None)
+        annotation=Annotated[str, typer.Argument(
+            help="The formula.", metavar="[EXPRESSION]")], default=command.expression_default)
     params = [*([expression] if command.takes_expression else []),
               *map(_parameter, command.options)]
     run.__signature__ = inspect.Signature(params, return_annotation=int)  # type: ignore

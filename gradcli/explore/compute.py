@@ -66,6 +66,15 @@ def _whole(payload: Mapping[str, Any], key: str, default: int, low: int, high: i
     return value
 
 
+def _max_points(payload: Mapping[str, Any]) -> int:
+    """--max-points, as the server sets it on every request."""
+    from ..evaluation import DEFAULT_MAX_POINTS
+
+    value = payload.get("max_points", DEFAULT_MAX_POINTS)
+    return value if isinstance(value, int) and not isinstance(value, bool) \
+        else DEFAULT_MAX_POINTS
+
+
 def _point(payload: Mapping[str, Any], key: str = "point") -> dict[str, float]:
     value = payload.get(key)
     if not isinstance(value, dict) or not value:
@@ -159,7 +168,7 @@ def field(payload: Mapping[str, Any]) -> dict[str, Any]:
         raise EvaluationError("the formula has no variable to draw: give it one, e.g. "
                               "sin(x)")
     fl = compute_field(expression, grid, color=color, fixed=held,
-                       max_points=int(payload.get("max_points") or 10**7))
+                       max_points=_max_points(payload))
     out: dict[str, Any] = {
         "kind": fl.kind, "names": list(fl.names),
         "coords": [b64(c) for c in fl.coords],
@@ -283,7 +292,8 @@ def descend(payload: Mapping[str, Any]) -> dict[str, Any]:
     hyper: dict[str, Any] = {}
     if payload.get("lr") is not None:
         hyper["lr"] = _number(payload["lr"], "lr")
-    table = run(expression, start, at=held, method=method, steps=steps, **hyper)
+    table = run(expression, start, at=held, method=method, steps=steps,
+                max_points=_max_points(payload), **hyper)
     return {"columns": {k: b64(np.asarray(v, dtype=float)) for k, v in table.items()},
             "notes": table.notes}
 
@@ -309,7 +319,8 @@ def flow(payload: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(value, tuple):
             raise Refused("'box' specs are NAME=LOW:HIGH:COUNT")
         box[name] = value[:2]
-    table = run(expression, start, at=held, t=t, box=box or None)
+    table = run(expression, start, at=held, t=t, box=box or None,
+                max_points=_max_points(payload))
     return {"columns": {k: b64(np.asarray(v, dtype=float)) for k, v in table.items()},
             "notes": table.notes}
 
@@ -326,7 +337,7 @@ def critical(payload: Mapping[str, Any]) -> dict[str, Any]:
     for spec in _texts(payload, "grid"):
         name, value = parse_grid(spec)
         grid[name] = value
-    table = run(expression, grid=grid, at=held)
+    table = run(expression, grid=grid, at=held, max_points=_max_points(payload))
     columns = {k: (b64(np.asarray(v, dtype=float)) if k != "type" else
                    [str(t) for t in v]) for k, v in table.items()}
     return {"columns": columns, "notes": table.notes}

@@ -49,8 +49,13 @@ class Engine:
     most ``timeout`` seconds; a newer request of the same page cancels the older one (the
     worker is ended and a new one started)."""
 
-    def __init__(self, timeout: float, memory: int, cap: bool = True) -> None:
+    def __init__(self, timeout: float, memory: int, max_points: int | None = None,
+                 cap: bool = True) -> None:
+        from ..evaluation import DEFAULT_MAX_POINTS
+
         self.timeout, self.memory, self.cap = timeout, memory, cap
+        #: --max-points: set here for every request (a page cannot raise it)
+        self.max_points = DEFAULT_MAX_POINTS if max_points is None else max_points
         self._lock = threading.Lock()      # held while a computation runs
         self._book = threading.Lock()      # guards the tickets and the worker handle
         self._latest: dict[str, int] = {}  # page -> its newest request's ticket
@@ -126,6 +131,8 @@ class Engine:
             if not self._newest(page, ticket):
                 return _superseded()
             process, connection = self._ensure()
+            if isinstance(payload, dict):
+                payload = payload | {"max_points": self.max_points}
             connection.send((kind, payload))
             started = time.monotonic()
             while True:

@@ -16,8 +16,8 @@ from typing import Any
 
 from ..errors import RuntimeProblem, UsageProblem, expression_warnings, say, writing_stdout
 
-#: the formula of ``gradcli explore`` without one
-DEFAULT_EXPRESSION = "sin(x)*cos(y)"
+#: contour lines drawn when they are asked for (the page draws as many)
+CONTOURS = 14
 
 
 def _loopback(host: str) -> bool:
@@ -59,8 +59,10 @@ def _save(view: dict[str, Any], path: str, max_points: int, quiet: bool) -> int:
         raise UsageProblem(f"--save writes a page: give a name ending in .html, not '{path}'")
     held = _held(view["at"])
     grid, _, _ = _layout(view["expression"], view["grid"], held)
-    options = parse_options(color=view["color"] or None,
-                            contour=14 if view["contour"] else None)
+    drawing: dict[str, Any] = {"color": view["color"] or None}
+    if view["contour"]:
+        drawing["contour"] = CONTOURS
+    options = parse_options(**drawing)
     try:
         result = run_plot_request(view["expression"], grid, path, options,
                                   max_points=max_points, fixed=held)
@@ -73,14 +75,13 @@ def _save(view: dict[str, Any], path: str, max_points: int, quiet: bool) -> int:
     return 0
 
 
-def run_explore(what: str, expression: str | None, grid: list[str], at: list[str],
+def run_explore(what: str, expression: str, grid: list[str], at: list[str],
                 point: str | None, color: str | None, contour: bool, port: int,
                 host: str | None, no_browser: bool, request_timeout: float,
                 save: str | None, memory: str | None, max_points: int, quiet: bool) -> int:
     """Check the view, then write it (``--save``) or serve it until a signal."""
     from ...evaluation.budget import memory_budget
 
-    expression = expression if expression is not None else DEFAULT_EXPRESSION
     with expression_warnings(quiet):
         view = _initial(expression, grid, at, point, color, contour)
     view["max_points"] = max_points
@@ -96,7 +97,7 @@ def run_explore(what: str, expression: str | None, grid: list[str], at: list[str
             "who has the address with its token can run computations on this one")
     from ...explore.server import Engine, Explorer, make_token, serve_until_stopped
 
-    engine = Engine(request_timeout, budget)
+    engine = Engine(request_timeout, budget, max_points)
     try:
         server = Explorer(address, port, make_token(), engine, view,
                           extra_host=None if host is None else host)
