@@ -159,11 +159,16 @@ def field(payload: Mapping[str, Any]) -> dict[str, Any]:
     from ..plot.options import COLOR_FIELDS
 
     expression = _text(payload, "expression")
-    held = _held(_texts(payload, "at"))
+    grid_specs, at_specs = _texts(payload, "grid"), _texts(payload, "at")
+    if payload.get("loose"):  # a new formula: keep the ranges and values of its variables
+        names = set(free_variables(parse(expression)))
+        grid_specs = [g for g in grid_specs if g.split("=")[0].strip() in names]
+        at_specs = [a for a in at_specs if a.split("=")[0].strip() in names]
+    held = _held(at_specs)
     color = payload.get("color") or None
     if color is not None and color not in COLOR_FIELDS:
         raise EvaluationError(f"--color '{color}': choose one of {', '.join(COLOR_FIELDS)}")
-    grid, sampled, sliders = _layout(expression, _texts(payload, "grid"), held)
+    grid, sampled, sliders = _layout(expression, grid_specs, held)
     if not sampled:
         raise EvaluationError("the formula has no variable to draw: give it one, e.g. "
                               "sin(x)")
@@ -176,7 +181,7 @@ def field(payload: Mapping[str, Any]) -> dict[str, Any]:
                  zip(fl.names, fl.coords, strict=True)],
         "held": {n: _finite(v) if np.ndim(v) == 0 else _finite(np.asarray(v).tolist())
                  for n, v in fl.held.items()},
-        "sliders": sliders, "labels": list(fl.labels),
+        "sliders": sliders, "labels": list(fl.labels), "at": at_specs,
         "columns": {name: b64(np.broadcast_to(a, tuple(len(c) for c in fl.coords)))
                     for name, a in fl.columns.items()},
         "color": color}

@@ -122,14 +122,15 @@ function showError(body) {
 function status(text) { $("status").textContent = text; }
 
 // --- the field --------------------------------------------------------------------------
-async function draw() {
+async function draw(loose) {
   const body = await ask("field", {expression: state.e, grid: state.g, at: state.at,
-    color: state.c || null});
+    color: state.c || null, loose: !!loose});
   if (body._status === 409) return;
   if (body._status !== 200) { showError(body); return; }
   showError(null);
   field = decode(body);
   state.g = body.grid.slice();
+  state.at = body.at.slice();
   if (!home || home.e !== state.e) home = {e: state.e, g: body.grid.slice()};
   // variables the server held at 0 get a slider, as --at values
   for (const name of body.sliders) {
@@ -509,9 +510,10 @@ function toData(event) {
   return out;
 }
 
-// a clicked coordinate rounded to a thousandth of the visible range: a short number
+// a clicked coordinate rounded to a hundredth of the visible range (a power of ten):
+// a short number to read and to copy
 function nice(v, range) {
-  const step = Math.pow(10, Math.floor(Math.log10(Math.abs(range[1] - range[0]) || 1)) - 3);
+  const step = Math.pow(10, Math.floor(Math.log10(Math.abs(range[1] - range[0]) || 1)) - 2);
   return Number((Math.round(v / step) * step).toPrecision(12));
 }
 
@@ -677,14 +679,14 @@ function start() {
     const text = $("expression").value;
     if (text !== state.e) {
       state.e = text;
-      state.g = [];
-      state.at = [];
       state.p = null;
       state.c = "";
       for (const k in drawn) drawn[k] = null;
       state.show = [];
       panel = null;
       $("point").textContent = "";
+      draw(true);
+      return;
     }
     draw();
   });
