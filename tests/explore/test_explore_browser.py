@@ -338,3 +338,45 @@ def test_three_variables_are_a_slice_with_a_slider(browser, cli):
         assert "--at z=0.5" in page.commands()[0]
     finally:
         server.stop()
+
+
+def test_zoom_re_evaluates_and_the_pin_drags(browser, cli):
+    """Zooming asks the engine for the new range (a new grid, not a stretched picture);
+    contours and the colour are drawn on request; dragging the pin moves the point."""
+    server = Explore("x^2 + y^2", "--grid", "x=-2:2:41", "--grid", "y=-2:2:41",
+                     "--point", "x=0.5,y=0.5")
+    try:
+        page = Page(browser, server.url)
+        page.page.wait_for_selector("#values")
+        page.settle()
+        start, end = page.at(0.5, 0.5), page.at(1.0, -0.5)
+        page.page.mouse.move(*start)
+        page.page.mouse.down()
+        page.page.mouse.move(*end, steps=5)
+        page.page.mouse.up()
+        page.page.wait_for_function("() => explorer.state.p.x > 0.9")
+        page.settle()
+        point = page.page.evaluate("explorer.state.p")
+        assert point == pytest.approx({"x": 1.0, "y": -0.5}, abs=0.02)
+        panel = _panel(page)
+        truth = _csv(_run(cli, "grad", "x^2 + y^2", "--at",
+                          f"x={panel['x']},y={panel['y']}", "-f", "csv"))[0]
+        assert {k: float(v) for k, v in panel.items()} == truth
+        page.page.evaluate("() => Plotly.relayout('plot', {'xaxis.range[0]': -1, "
+                           "'xaxis.range[1]': 1, 'yaxis.range[0]': -0.5, "
+                           "'yaxis.range[1]': 0.5})")
+        page.page.wait_for_function("() => explorer.field.coords[1][0] === -0.5")
+        page.settle()
+        assert page.page.evaluate("explorer.state.g") == ["x=-1:1:41", "y=-0.5:0.5:41"]
+        page.page.check("#contours")
+        types = page.page.evaluate("document.getElementById('plot').data.map(t => t.type)")
+        assert types[:2] == ["heatmap", "contour"]
+        page.page.select_option("#color", "laplacian")
+        page.page.wait_for_function("() => explorer.field.color === 'laplacian'")
+        page.settle()
+        z = page.page.evaluate("document.getElementById('plot').data[0].z")
+        assert {v for row in z for v in row} == {4.0}  # ∇²(x² + y²) = 4 everywhere
+        assert "--color laplacian --contour 14" in page.commands()[0]
+        assert page.errors == []
+    finally:
+        server.stop()

@@ -178,6 +178,29 @@ def test_a_slow_request_is_stopped_within_the_limit_and_the_next_works(server):
     assert time.monotonic() - started < TIMEOUT
 
 
+def test_a_newer_request_or_a_closed_page_cancels_the_older(server):
+    """The slow request of a page is ended when the page asks again (409) or is closed
+    (the page's beacon: /api/cancel), well within the time limit."""
+    slow = {"expression": " + ".join(f"sin({k}*x + y)^2" for k in range(1, 301)),
+            "start": {"x": 1, "y": 1}, "method": "gd", "lr": 1e-12, "steps": 100_000}
+    for follow in ("point", "cancel"):
+        answers: list[tuple[int, float]] = []
+
+        def send() -> None:
+            started = time.monotonic()
+            status = server.api("descend", slow, page="busy")[0]
+            answers.append((status, time.monotonic() - started))
+
+        thread = threading.Thread(target=send)
+        thread.start()
+        time.sleep(0.3)
+        status, data = server.api(follow, {"expression": "x*y", "point": {"x": 2, "y": 3}},
+                                  page="busy")
+        assert status == 200
+        thread.join(10)
+        assert answers[0][0] == 409 and answers[0][1] < TIMEOUT
+
+
 def _peak_kib(pid: int) -> int:
     with open(f"/proc/{pid}/status") as handle:
         return next(int(line.split()[1]) for line in handle if line.startswith("VmHWM:"))
