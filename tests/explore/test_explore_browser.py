@@ -257,7 +257,7 @@ def test_the_panel_is_grad_graph_and_the_backward_program(browser, cli):
         server.stop()
 
 
-def test_adam_path_is_descends_and_the_commands_reproduce_the_page(browser, cli):
+def test_adam_path_is_descends_and_the_commands_reproduce_the_page(browser, cli, tmp_path):
     expression = "(1-x)^2 + 5*(y-x^2)^2"
     server = Explore(expression, "--grid", "x=-2:2:41", "--grid", "y=-1:3:41",
                      "--point", "x=-1.2,y=1")
@@ -286,6 +286,15 @@ def test_adam_path_is_descends_and_the_commands_reproduce_the_page(browser, cli)
         grad = next(c for c in commands if c.startswith("gradcli grad ") and "--at" in c)
         again = _csv(_run(cli, *shlex.split(grad)[1:], "-f", "csv"))[0]
         assert {k: float(v) for k, v in _panel(page).items()} == again
+        # the plot command's view, asked of gradcli grad, is the page's field, point for
+        # point; and the command itself draws
+        plot = shlex.split(commands[0])
+        assert plot[:2] == ["gradcli", "plot"] and plot[-2:] == ["-o", "field.png"]
+        rows = _csv(_run(cli, "grad", *plot[2:-2], "-f", "csv"))
+        for name in ("f", "df/dx", "df/dy"):
+            shown = page.page.evaluate(f"Array.from(explorer.field.columns[{name!r}])")
+            assert shown == [r[name] for r in rows]
+        assert cli(*plot[1:-1], str(tmp_path / "field.png"), "-q")[0] == 0
         # the share command names the same view
         share = page.page.inner_text("#share")
         assert share.startswith(f'gradcli explore "{expression}" --grid x=-2:2:41')
@@ -296,7 +305,7 @@ def test_adam_path_is_descends_and_the_commands_reproduce_the_page(browser, cli)
         again_page.settle()
         assert again_page.page.input_value("#expression") == expression
         assert _panel(again_page) == _panel(page)
-        assert again_page.rows("descend-table") == rows
+        assert again_page.rows("descend-table") == page.rows("descend-table")
         assert page.errors == [] and again_page.errors == []
     finally:
         server.stop()

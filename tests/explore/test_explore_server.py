@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -367,10 +366,13 @@ def test_save_writes_the_static_page_of_the_view(cli, tmp_path: Path):
 
 
 def test_start_takes_under_a_second():
-    """From the command to the address printed: the server is listening by then."""
-    started = time.monotonic()
-    process, url = _start("sin(x)*cos(y)")
-    took = time.monotonic() - started
-    process.send_signal(signal.SIGTERM)
-    process.wait(10)
-    assert took < 1.0 or os.environ.get("GRADCLI_SLOW_MACHINE") == "1", took
+    """From the command to the address printed: the server is listening by then (the
+    best of three fresh starts, so a busy machine's one slow start does not count)."""
+    took = []
+    for _ in range(3):
+        started = time.monotonic()
+        process, url = _start("sin(x)*cos(y)")
+        took.append(time.monotonic() - started)
+        process.send_signal(signal.SIGTERM)
+        process.wait(10)
+    assert min(took) < 1.0, took
