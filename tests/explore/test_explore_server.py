@@ -185,7 +185,7 @@ def test_a_newer_request_or_a_closed_page_cancels_the_older(server):
     for follow in ("point", "cancel"):
         answers: list[tuple[int, float]] = []
 
-        def send() -> None:
+        def send(answers: list[tuple[int, float]] = answers) -> None:
             started = time.monotonic()
             status = server.api("descend", slow, page="busy")[0]
             answers.append((status, time.monotonic() - started))
