@@ -199,6 +199,7 @@ def _g(v: float) -> str:
 
 def _whole_point(expression: str, point: Mapping[str, float], held: Mapping[str, Any]
                  ) -> dict[str, Any]:
+    """The pinned point and the held values, as one point (each variable given once)."""
     clash = next((n for n in point if n in held), None)
     if clash is not None:
         raise EvaluationError(f"'{clash}' is given by the point and by --at")
@@ -210,15 +211,12 @@ def panel(payload: Mapping[str, Any]) -> dict[str, Any]:
     ``jacobian``) prints there, the derivative as formulas (``--formula``), the graph's
     nodes with values and adjoints (``gradcli graph``), and the backward program
     (``--formula program``) with the value of each of its steps there."""
-    from ..evaluation import evaluate
+    from ..evaluation import evaluate, prepare
     from ..evaluation.formula import TooLong, formula
 
     expression = _text(payload, "expression")
     at = _whole_point(expression, _point(payload), _held(_texts(payload, "at")))
-    tree = parse(expression)
-    shape_probe = evaluate(expression, "eval", at=at)
-    scalar = "f" in shape_probe and np.ndim(shape_probe["f"]) == 1 and not any(
-        k.startswith("f[") for k in shape_probe)
+    scalar = prepare(expression, "eval", at=at).program.shape == ()
     what = "grad" if scalar else "jacobian"
     values = evaluate(expression, what, at=at)
     inputs = set(at)
@@ -255,7 +253,6 @@ def panel(payload: Mapping[str, Any]) -> dict[str, Any]:
     assert isinstance(program, str)
     out["program"] = program
     out["steps"] = program_values(program, at)
-    del tree
     return out
 
 
@@ -405,5 +402,3 @@ def handle(kind: str, payload: Any) -> tuple[int, dict[str, Any]]:
     except Exception as exc:  # every failure is an answer; the worker goes on
         body = error_body(exc)
         return (500 if body["kind"] == "internal" else 400), body
-    except RecursionError as exc:  # pragma: no cover - RecursionError is an Exception
-        return 400, error_body(exc)

@@ -571,15 +571,14 @@ function pick(p, names) {
 function visibleGrid(count) {
   const full = plotDiv._fullLayout;
   return field.names.map((n, i) => {
-    let lo, hi;
-    if (full && (i === 0 ? full.xaxis : full.yaxis) && field.kind !== "curve" || i === 0 && full) {
-      const r = (i === 0 ? full.xaxis : full.yaxis).range;
-      const c = field.coords[i];
-      lo = Math.max(Math.min(r[0], r[1]), c[0]);
-      hi = Math.min(Math.max(r[0], r[1]), c[c.length - 1]);
-    } else {
-      const c = field.coords[i];
-      [lo, hi] = [c[0], c[c.length - 1]];
+    // the visible part of the sampled range (a curve's one axis is x)
+    const axis = full && (i === 0 ? full.xaxis : full.yaxis);
+    const c = field.coords[i];
+    let [lo, hi] = [c[0], c[c.length - 1]];
+    if (axis && axis.range) {
+      const r = axis.range;
+      lo = Math.max(Math.min(r[0], r[1]), lo);
+      hi = Math.min(Math.max(r[0], r[1]), hi);
     }
     return `${n}=${num(Number(lo.toPrecision(6)))}:${num(Number(hi.toPrecision(6)))}:${count}`;
   });

@@ -27,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .page import ASSETS
+
 __all__ = ["Engine", "Explorer", "MAX_BODY", "make_token", "serve_until_stopped"]
 
 #: the largest request body read: an expression is at most 10,000 characters
@@ -134,7 +136,12 @@ class Engine:
             process, connection = self._ensure()
             if isinstance(payload, dict):
                 payload = payload | {"max_points": self.max_points}
-            connection.send((kind, payload))
+            try:
+                connection.send((kind, payload))
+            except OSError:  # the worker died between two requests: a fresh one
+                self._end()
+                process, connection = self._ensure()
+                connection.send((kind, payload))
             started = time.monotonic()
             while True:
                 if connection.poll(0.005):
@@ -248,8 +255,9 @@ _SECURITY = {
     "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; "
     "font-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
 }
-_TYPES = {"plotly.min.js": "text/javascript", "explore.js": "text/javascript",
-          "explore.css": "text/css"}
+#: the files the page loads: plotly.js and the page's own (``page.ASSETS``)
+_TYPES = {"plotly.min.js": "text/javascript"} | {
+    name: "text/css" if name.endswith(".css") else "text/javascript" for name in ASSETS}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -306,7 +314,11 @@ class Handler(BaseHTTPRequestHandler):
                          f"(127.0.0.1:{self.server.port}); the Host header named another")
             return None
         parts = urlsplit(self.path)
-        query = parse_qs(parts.query, max_num_fields=20)
+        try:
+            query = parse_qs(parts.query, max_num_fields=20)
+        except ValueError:
+            self._refuse(400, "too many fields in the address")
+            return None
         token = self._token(query)
         if not token or not secrets.compare_digest(token.encode("utf-8", "replace"),
                                                    self.server.token.encode()):
