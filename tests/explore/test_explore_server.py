@@ -200,32 +200,54 @@ def test_a_newer_request_or_a_closed_page_cancels_the_older(server):
         assert answers[0][0] == 409 and answers[0][1] < TIMEOUT
 
 
-def _peak_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as handle:
-        return next(int(line.split()[1]) for line in handle if line.startswith("VmHWM:"))
+def _status_kib(pid: int, key: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            return next(int(line.split()[1]) for line in handle if line.startswith(key))
+    except (OSError, StopIteration):  # the worker was just replaced
+        return 0
 
 
 def test_fifty_concurrent_requests_stay_within_the_memory_budget(server):
     """One page sends 50 field requests at once: one computation runs at a time, a newer
-    request cancels the older ones (409), the newest is answered, and the worker's peak
-    memory stays within the budget and the fixed overhead."""
+    request cancels the older ones (409: their worker is ended and replaced), the newest
+    is answered, and every worker's memory, sampled all along, stays within the budget
+    and the fixed overhead; each worker's data segment is capped there too."""
     grid = ["x=-2:2:400", "y=-2:2:400"]
     answers: list[int] = []
+    peaks: list[int] = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            worker = server.engine._worker
+            if worker is not None:
+                peaks.append(_status_kib(worker[0].pid, "VmRSS:"))
+            time.sleep(0.002)
 
     def send(k: int) -> None:
         answers.append(server.api("field", {"expression": f"exp(-x^2-y^2)*{k + 1}",
                                             "grid": grid}, page="crowd")[0])
 
+    sampler = threading.Thread(target=sample)
+    sampler.start()
     threads = [threading.Thread(target=send, args=(k,)) for k in range(50)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(60)
+    done.set()
+    sampler.join()
     assert len(answers) == 50 and set(answers) <= {200, 409}
     assert 200 in answers
     worker = server.engine._worker
     assert worker is not None
-    assert _peak_kib(worker[0].pid) * 1024 <= BUDGET + FIXED_OVERHEAD
+    peaks.append(_status_kib(worker[0].pid, "VmHWM:"))
+    assert max(peaks) * 1024 <= BUDGET + FIXED_OVERHEAD, max(peaks)
+    with open(f"/proc/{worker[0].pid}/limits") as handle:
+        cap = next(line.split()[3] for line in handle if line.startswith("Max data size"))
+    data = _status_kib(worker[0].pid, "VmData:") * 1024
+    assert int(cap) <= data + BUDGET + FIXED_OVERHEAD
 
 
 def test_more_memory_than_the_budget_is_refused_and_the_next_works(server):
