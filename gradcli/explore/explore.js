@@ -338,7 +338,8 @@ function markTraces() {
       const ys = field.kind === "curve" ? c.columns.f : c.columns[b];
       out.push({type: "scatter", mode: "markers", name: t,
         x: pick.map((i) => c.columns[a][i]), y: pick.map((i) => ys[i]),
-        marker: {symbol: SYMBOLS[t] || "circle", size: 11, color: "white",
+        marker: {symbol: SYMBOLS[t] || "circle", size: 11,
+          color: (SYMBOLS[t] || "").endsWith("-open") ? "black" : "white",
           line: {color: "black", width: 2}}, hoverinfo: "skip"});
     }
   }
@@ -599,7 +600,7 @@ function showPath(kind) {
   const t = table(cols, rows);
   t.id = id;
   const title = kind === "descend" ? `descent (${state.m}, lr ${state.lr})` : "flow line";
-  $("point").append(section(`${title}: ${d.notes.join("; ")}`, t));
+  $("point").append(section(d.notes.length ? `${title}: ${d.notes.join("; ")}` : title, t));
 }
 
 function showCritical() {
@@ -632,9 +633,14 @@ function commands() {
   lines.push(plot + " -o field.png");
   if (state.p) {
     const at = quote([pointText(state.p), ...state.at].join(","));
-    lines.push(`gradcli grad ${e} --at ${at}`);
-    lines.push(`gradcli graph ${e} --at ${at}`);
-    lines.push(`gradcli grad ${e} --formula program`);
+    if (field && field.kind === "vector") {  // a vector field: its Jacobian, no graph
+      lines.push(`gradcli jacobian ${e} --at ${at}`);
+      lines.push(`gradcli jacobian ${e} --formula`);
+    } else {
+      lines.push(`gradcli grad ${e} --at ${at}`);
+      lines.push(`gradcli graph ${e} --at ${at}`);
+      lines.push(`gradcli grad ${e} --formula program`);
+    }
     if (drawn.descend) {
       lines.push(`gradcli descend ${e} --from ${quote(pointText(pick(state.p, field ? field.names : [])))}${held} ` +
         `--method ${state.m} --lr ${state.lr} --steps ${state.n}`);
