@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -398,3 +399,59 @@ def test_start_takes_under_a_second():
         process.send_signal(signal.SIGTERM)
         process.wait(10)
     assert min(took) < 1.0, took
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every living process under ``pid`` (from /proc's parent ids)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parents[int(entry)] = int(fields[1])
+    found, todo = set(), [pid]
+    while todo:
+        here = todo.pop()
+        kids = [p for p, parent in parents.items() if parent == here]
+        found.update(kids)
+        todo += kids
+    return found
+
+
+def test_a_killed_server_leaves_no_worker_running():
+    """SIGKILL gives the server no chance to clean up: its worker (busy with a slow
+    request) and the fork server end by themselves."""
+    process, url = _start("x^2", "--request-timeout", "60")
+    port = int(url.split(":")[2].split("/")[0])
+    token = url.split("token=")[1]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    slow = json.dumps({"page": "p", "expression": " + ".join(
+        f"sin({k}*x + y)^2" for k in range(1, 301)), "start": {"x": 1, "y": 1},
+        "method": "gd", "lr": 1e-12, "steps": 100_000})
+    conn.request("POST", "/api/descend", slow, {"Host": f"127.0.0.1:{port}",
+                                                 "X-Gradcli-Token": token})
+    deadline = time.monotonic() + 10
+    while len(_descendants(process.pid)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the resource tracker, the fork server and the worker
+    left = _descendants(process.pid)
+    assert len(left) >= 3
+    process.kill()
+    process.wait(10)
+    deadline = time.monotonic() + 5
+    while any(os.path.exists(f"/proc/{p}") and _alive(p) for p in left) and \
+            time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in left if os.path.exists(f"/proc/{p}") and _alive(p)]
+    conn.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
