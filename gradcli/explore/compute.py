@@ -395,10 +395,16 @@ def handle(kind: str, payload: Any) -> tuple[int, dict[str, Any]]:
         return 404, {"error": f"gradcli: error: no such request '{kind[:40]}'"}
     if not isinstance(payload, dict):
         return 400, {"error": "gradcli: error: the request must be a JSON object"}
+    from ..lang import ExpressionWarning
+
     try:
-        with warnings.catch_warnings(), quiet():
+        with warnings.catch_warnings(record=True) as caught, quiet():
             warnings.simplefilter("ignore")
-            return 200, handler(payload)
+            warnings.simplefilter("always", ExpressionWarning)
+            body = handler(payload)
+        said = list(dict.fromkeys(f"warning: {w.message}" for w in caught
+                                  if issubclass(w.category, ExpressionWarning)))
+        return 200, body | ({"warnings": said} if said else {})
     except Exception as exc:  # every failure is an answer; the worker goes on
         body = error_body(exc)
         return (500 if body["kind"] == "internal" else 400), body

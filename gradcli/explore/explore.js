@@ -114,12 +114,21 @@ function f64(text) {
 
 function showError(body) {
   const box = $("error");
+  box.className = "";
   if (!body) { box.hidden = true; box.textContent = ""; return; }
   box.hidden = false;
   box.textContent = body.error;
 }
 
 function status(text) { $("status").textContent = text; }
+
+// the formula's warnings, as the command line prints them on stderr (x/2pi is (x/2)*pi)
+function showWarnings(lines) {
+  const box = $("error");
+  box.hidden = false;
+  box.className = "warning";
+  box.textContent = lines.join("\n");
+}
 
 // --- the field --------------------------------------------------------------------------
 async function draw(loose) {
@@ -128,6 +137,7 @@ async function draw(loose) {
   if (body._status === 409) return;
   if (body._status !== 200) { showError(body); return; }
   showError(null);
+  if (body.warnings) showWarnings(body.warnings);
   field = decode(body);
   state.g = body.grid.slice();
   state.at = body.at.slice();
@@ -495,7 +505,10 @@ function note(text) {
 function onClick(event) {
   if (!field || event.button !== 0) return;
   const p = toData(event);
-  if (p) pin(p);
+  if (p) {
+    plotDiv.focus({preventScroll: true});  // the arrow keys move the pin from now on
+    pin(p);
+  }
 }
 
 function toData(event) {

@@ -200,6 +200,11 @@ def test_a_broken_expression_shows_the_clis_caret_message(browser, explore, cli)
     assert page.page.evaluate("document.getElementById('plot').layout.title.text") == \
         "f(x, y) = sin(x)*cos(y)"
     assert [e for e in page.errors if "400 (Bad Request)" not in e] == []
+    # a formula that parses but probably not as meant: the command line's warning line
+    page.submit("sin(x/2pi)*y")
+    status, out, err = cli("grad", "sin(x/2pi)*y", "--at", "x=1,y=1")
+    assert status == 0 and err.startswith("warning: ")
+    assert page.page.inner_text("#error.warning") == err.rstrip("\n")
 
 
 def _panel(page: Page) -> dict[str, str]:
@@ -242,8 +247,8 @@ def test_the_panel_is_grad_graph_and_the_backward_program(browser, cli):
             page.page.wait_for_selector("#descend-table")
             page.settle()
             page.page.screenshot(path=os.environ["GRADCLI_EXPLORE_SCREENSHOT"])
-        page.page.focus("#plot")
-        page.page.keyboard.press("ArrowRight")  # one grid step: 0.1
+            page.page.focus("#plot")  # the button took the keys
+        page.page.keyboard.press("ArrowRight")  # the click gave the picture the keys: 0.1
         right = float(f"{float(panel['x']) + 0.1:.12g}")
         page.page.wait_for_function(f"() => explorer.state.p.x === {right!r}")
         page.settle()
