@@ -455,3 +455,15 @@ def _alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_port_in_use_is_a_clear_error(cli):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status, out, err = cli("explore", "x^2", "--port", str(port), "--no-browser")
+    assert status == 1 and out == ""
+    assert err == f"gradcli: error: cannot listen on 127.0.0.1:{port}: address already in use\n"
