@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..evaluation import EvaluationError
+from ..evaluation.binding import ref
 from ..lang import ExpressionError, free_variables, parse
 
 __all__ = ["HANDLERS", "handle", "Refused", "DEFAULT_COUNT", "MAX_STEPS", "MAX_TIMES"]
@@ -62,7 +63,8 @@ def _number(value: Any, key: str) -> float:
 def _whole(payload: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
     value = payload.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise EvaluationError(f"{key} must be a whole number from {low} to {high:,}")
+        raise EvaluationError(f"{ref(key)} must be a whole number from {low} to {high:,} "
+                              "here")
     return value
 
 
@@ -345,14 +347,8 @@ def critical(payload: Mapping[str, Any]) -> dict[str, Any]:
     return {"columns": columns, "notes": table.notes}
 
 
-def variables(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The expression's free variables (parsed only): the page's sliders and point."""
-    return {"variables": free_variables(parse(_text(payload, "expression")))}
-
-
 HANDLERS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
-    "field": field, "point": panel, "descend": descend, "flow": flow, "critical": critical,
-    "variables": variables}
+    "field": field, "point": panel, "descend": descend, "flow": flow, "critical": critical}
 
 
 def _words(parameter: str, key: str, text: str, python: str = "") -> str:

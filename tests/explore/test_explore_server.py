@@ -319,7 +319,7 @@ def test_every_kind_of_request_answers(server):
 
 def test_closing_the_engine_ends_the_worker():
     engine = Engine(TIMEOUT, BUDGET)
-    status, _ = engine.run("p", "variables", {"expression": "x+y"})
+    status, _ = engine.run("p", "point", {"expression": "x+y", "point": {"x": 1, "y": 2}})
     assert status == 200
     process = engine._worker[0]
     engine.close()
