@@ -325,8 +325,16 @@ def flow(payload: Mapping[str, Any]) -> dict[str, Any]:
         box[name] = value[:2]
     table = run(expression, start, at=held, t=t, box=box or None,
                 max_points=_max_points(payload))
-    return {"columns": {k: b64(np.asarray(v, dtype=float)) for k, v in table.items()},
-            "notes": table.notes}
+    columns = {k: b64(np.asarray(v, dtype=float)) for k, v in table.items()}
+    if len(start) == 1:  # a curve: the path is drawn on it, at f of each state
+        from ..evaluation import evaluate
+
+        name = next(iter(start))
+        got = evaluate(expression, "eval", points={name: np.asarray(table[name])},
+                       fixed=held, max_points=_max_points(payload))
+        if "f" in got:
+            columns["f"] = b64(np.asarray(got["f"], dtype=float))
+    return {"columns": columns, "notes": table.notes}
 
 
 def critical(payload: Mapping[str, Any]) -> dict[str, Any]:
