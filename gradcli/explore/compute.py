@@ -176,6 +176,9 @@ def field(payload: Mapping[str, Any]) -> dict[str, Any]:
                               "sin(x)")
     fl = compute_field(expression, grid, color=color, fixed=held,
                        max_points=_max_points(payload))
+    # a value held by a grid spec (z=0.5) comes back as a held value, with a slider
+    at_specs = at_specs + [f"{n}={_g(v)}" for n, v in grid.items()
+                           if n not in sampled and n not in sliders]
     out: dict[str, Any] = {
         "kind": fl.kind, "names": list(fl.names),
         "coords": [b64(c) for c in fl.coords],

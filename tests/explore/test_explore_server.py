@@ -318,6 +318,10 @@ def test_every_kind_of_request_answers(server):
     status, data = server.api("field", {"expression": "x*y*z", "grid": ["x=0:1:3",
                                                                         "y=0:1:3"]})
     assert status == 200 and data["sliders"] == ["z"] and data["held"] == {"z": 0.0}
+    status, data = server.api("field", {"expression": "x*y*z", "grid": [
+        "x=0:1:3", "y=0:1:3", "z=0.5"]})  # held by a grid spec: a held value from now on
+    assert status == 200 and data["grid"] == ["x=0:1:3", "y=0:1:3"]
+    assert data["at"] == ["z=0.5"] and data["held"] == {"z": 0.5}
 
 
 def test_closing_the_engine_ends_the_worker():
