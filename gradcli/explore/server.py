@@ -231,6 +231,10 @@ class Explorer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A broken connection is the client's business: no traceback on stderr."""
 
+    def keep(self, name: str, body: bytes) -> None:
+        """Serve ``body`` as the file ``name`` (plotly.js, read once at start)."""
+        self._assets[name] = body
+
     def asset(self, name: str) -> bytes:
         """plotly.js (from the installed plotly package) and the page's own script."""
         if name not in self._assets:

@@ -474,3 +474,17 @@ def test_a_port_in_use_is_a_clear_error(cli):
         status, out, err = cli("explore", "x^2", "--port", str(port), "--no-browser")
     assert status == 1 and out == ""
     assert err == f"gradcli: error: cannot listen on 127.0.0.1:{port}: address already in use\n"
+
+
+def test_without_plotly_the_command_says_which_extra(cli, monkeypatch):
+    """plotly.js draws the page: without it the command refuses to start (exit 2),
+    naming the extra, instead of serving a page that draws nothing."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "plotly" else real(name, *a))
+    status, out, err = cli("explore", "x^2", "--no-browser")
+    assert status == 2 and out == ""
+    assert err == ("gradcli: error: gradcli explore draws with plotly.js, which is not "
+                   "installed: pip install 'gradcli[explore]'\n")
