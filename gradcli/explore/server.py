@@ -231,12 +231,9 @@ class Explorer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A broken connection is the client's business: no traceback on stderr."""
 
-    def keep(self, name: str, body: bytes) -> None:
-        """Serve ``body`` as the file ``name`` (plotly.js, read once at start)."""
-        self._assets[name] = body
-
     def asset(self, name: str) -> bytes:
-        """plotly.js (from the installed plotly package) and the page's own script."""
+        """plotly.js (from the installed plotly package) and the page's own files, read
+        once (plotly.js in the background at start, so the first page finds it)."""
         if name not in self._assets:
             if name == "plotly.min.js":
                 from ..plot.html import plotly_js

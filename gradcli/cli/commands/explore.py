@@ -95,15 +95,13 @@ def run_explore(what: str, expression: str, grid: list[str], at: list[str],
     if host is not None and not _loopback(host):
         say(f"warning: --host {host}: the explorer is reachable from other machines; anyone "
             "who has the address with its token can run computations on this one")
-    from ...evaluation import EvaluationError
-    from ...explore.server import Engine, Explorer, make_token, serve_until_stopped
-    from ...plot.html import plotly_js
+    import importlib.util
 
-    try:
-        script = plotly_js()  # checked now: a page without it would draw nothing
-    except EvaluationError:
+    from ...explore.server import Engine, Explorer, make_token, serve_until_stopped
+
+    if importlib.util.find_spec("plotly") is None:  # a page without it would draw nothing
         raise UsageProblem("gradcli explore draws with plotly.js, which is not installed: "
-                           "pip install 'gradcli[explore]'") from None
+                           "pip install 'gradcli[explore]'")
     engine = Engine(request_timeout, budget, max_points)
     try:
         server = Explorer(address, port, make_token(), engine, view,
@@ -111,13 +109,13 @@ def run_explore(what: str, expression: str, grid: list[str], at: list[str],
     except OSError as exc:
         raise RuntimeProblem(f"cannot listen on {address}:{port}: "
                              f"{(exc.strerror or str(exc)).lower()}") from None
-    server.keep("plotly.min.js", script.encode("utf-8"))
     url = server.url if host is None else server.url.replace("127.0.0.1", host, 1)
     with writing_stdout():
         sys.stdout.write(f"gradcli explore: serving {expression} at\n  {url}\n"
                          "(Ctrl-C stops the server)\n")
         sys.stdout.flush()
     engine.warm()
+    threading.Thread(target=server.asset, args=("plotly.min.js",), daemon=True).start()
     if not no_browser:
         import webbrowser
 
