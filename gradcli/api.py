@@ -140,10 +140,29 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
     ``at`` holds more variables fixed. Returns a :class:`RowTable` with the command's
     columns: the point, ``f``, ``|grad f|``, ``eig[i]`` (or ``|F|``, ``re[i]``,
     ``im[i]``), ``vec[i][k]``, ``type``."""
+    from .evaluation.fields.notes import critical_notes
+    from .evaluation.fields.rows import critical_rows
+
+    found, function, box = critical_points(expression, grid, points=points, at=at,
+                                           max_points=max_points)
+    return RowTable(critical_rows(found, function.n), f"critical points of {expression}",
+                    _said(critical_notes(found, box)))
+
+
+def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
+                    points: Mapping[str, Any] | None = None,
+                    at: Mapping[str, Any] | None = None,
+                    max_points: int = DEFAULT_MAX_POINTS,
+                    unbound: str | None = None) -> tuple[Any, Any, Any]:
+    """The one path of ``critical``, for this library function and for the command
+    (which reads its options' text into these parameters first): the seeds from ``grid``
+    or ``points``, the search, and (the points found, the field function, the search box
+    or None). ``unbound`` is the hint for a variable left unbound (a front end's words)."""
     from .evaluation.fields.critical import find_critical
     from .evaluation.fields.function import FieldFunction
-    from .evaluation.fields.rows import critical_rows
     from .evaluation.fields.starts import from_lattice
+
+    hint = {} if unbound is None else {"unbound": unbound}
 
     if (grid is None) == (points is None):
         raise EvaluationError(f"give one of {ref('grid')} (seeds on a lattice, and the "
@@ -156,7 +175,7 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
                                   f"{ref('grid', python=repr({'x': (-3, 3, 13)}))}")
         held = _held(at, axes) | more
         starts = from_lattice(axes, max_points)
-        function = FieldFunction(expression, starts.variables, held)
+        function = FieldFunction(expression, starts.variables, held, **hint)
         ends = np.array([v[:2] for v in axes.values()], dtype=float)
         seeds, box = starts.X, (ends.min(axis=1), ends.max(axis=1))
     else:
@@ -170,14 +189,10 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
             raise EvaluationError(f"more seeds than {ref('max_points')}")
         held = _held(at, arrays)
         first = {n: a[0].tolist() for n, a in arrays.items()}
-        function = FieldFunction(expression, first, held)
+        function = FieldFunction(expression, first, held, **hint)
         seeds = np.column_stack([a.reshape(len(a), -1) for a in arrays.values()])
         box = None
-    from .evaluation.fields.notes import critical_notes
-
-    found = find_critical(function, seeds, box)
-    return RowTable(critical_rows(found, function.n), f"critical points of {expression}",
-                    _said(critical_notes(found, box)))
+    return find_critical(function, seeds, box), function, box
 
 
 def _said(notes: list[str]) -> list[str]:
