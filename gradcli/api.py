@@ -241,25 +241,48 @@ def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, An
     with several starts, ``step``, the point, ``f``, ``|grad f|``); its ``notes`` say
     why the runs stopped."""
     from .evaluation.fields import defaults
-    from .evaluation.fields.descend import descend as run_descend
-    from .evaluation.fields.descend import row_limit
-    from .evaluation.fields.function import FieldFunction
-    from .evaluation.fields.optim import settings
+    from .evaluation.fields.notes import descend_notes
     from .evaluation.fields.rows import descend_rows
 
     held = dict(at or {})
     steps = defaults.STEPS if steps is None else _whole(steps, "steps", 0)
     every = _whole(every, "every", 1)
     starts = _starts(start, start_grid, held, max_points)
-    chosen = settings(method, **hyper)
-    row_limit(len(starts), steps, every, max_points)
-    function = FieldFunction(expression, starts.variables, held)
-    from .evaluation.fields.notes import descend_notes
-
-    path = run_descend(function, starts.X, chosen, steps=steps, tol=tol, every=every)
+    path, _, chosen = descend_paths(expression, starts, held, method=method, steps=steps,
+                                    tol=tol, every=every, max_points=max_points, **hyper)
     many = len(starts) > 1 or starts.lattice
     return RowTable(descend_rows(path, many), f"descend ({method}) on {expression}",
                     _said(descend_notes(path, tol, steps, chosen.maximize)))
+
+
+def descend_paths(expression: str, starts: Any, held: Mapping[str, Any], *,
+                  method: str = "gd", steps: int, tol: float | None = None, every: int = 1,
+                  max_points: int = DEFAULT_MAX_POINTS, unbound: str | None = None,
+                  progress: Any = None, recording: Any = None,
+                  **hyper: Any) -> tuple[Any, Any, Any]:
+    """The one path of ``descend``, for this library function and for the command (which
+    reads its options' text into ``starts`` and ``held`` first): the optimiser's
+    settings, the row bound, the function (a scalar f), the descent; returns (the paths,
+    the function, the settings). ``recording(function)`` may give a callable that gets
+    each recorded row as it is made (the command's stream); ``unbound`` is the hint for a
+    variable left unbound (a front end's words)."""
+    from .evaluation.fields.descend import descend as run_descend
+    from .evaluation.fields.descend import row_limit
+    from .evaluation.fields.function import FieldFunction
+    from .evaluation.fields.optim import settings
+
+    chosen = settings(method, **hyper)
+    row_limit(len(starts), steps, every, max_points)
+    hint = {} if unbound is None else {"unbound": unbound}
+    function = FieldFunction(expression, starts.variables, held, **hint)
+    if function.kind != "scalar":
+        raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "
+                              f"{function.shape}: a vector field's trajectories are "
+                              "gradcli flow")
+    path = run_descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
+                       progress=progress,
+                       recorded=recording(function) if recording is not None else None)
+    return path, function, chosen
 
 
 @_with_warnings

@@ -170,34 +170,31 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
                 at: list[str], method: str, steps: int, tol: float | None, every: int,
                 fmt: str, output: str | None, precision: int, quiet: bool, max_points: int,
                 **hyper: Any) -> int:
-    """Descend from every start; write the path rows; report why the runs stopped."""
-    from ...evaluation.fields.descend import descend, row_limit
-    from ...evaluation.fields.optim import settings
+    """Descend from every start; write the path rows; report why the runs stopped. The
+    options' text is read into the library's parameters, then the library's one path runs
+    (``gradcli.api.descend_paths``, which ``gradcli.descend`` runs too)."""
+    from ...api import descend_paths
 
     _format(what, fmt, output)
     held = held_values(at)
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
-        chosen = settings(method, **hyper)
-        row_limit(len(starts), steps, every, max_points)
-        function = _function(expression, starts.variables, held)
-        if function.kind != "scalar":
-            raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "
-                                  f"{function.shape}: a vector field's trajectories are "
-                                  "gradcli flow")
         many = len(starts) > 1 or starts.lattice
         chosen_fmt = _format(what, fmt, output)
         # one run's rows come in order: a stream to standard output gets each as it is made
-        stream = _JsonlRows(function.columns) if (chosen_fmt == "jsonl" and not output
-                                                  and not many) else None
+        streaming = chosen_fmt == "jsonl" and not output and not many
         with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar, \
-                writing_stdout() if stream is not None else nullcontext():
-            path = descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
-                           progress=bar.stage("descending"), recorded=stream)
+                writing_stdout() if streaming else nullcontext():
+            path, _, chosen = descend_paths(
+                expression, starts, held, method=method, steps=steps, tol=tol, every=every,
+                max_points=max_points, unbound=_UNBOUND["starts"],
+                progress=bar.stage("descending"),
+                recording=(lambda function: _JsonlRows(function.columns)) if streaming
+                else None, **hyper)
     from ...evaluation.fields.notes import descend_notes
 
     stops = _said(descend_notes(path, tol, steps, chosen.maximize))
-    if stream is None:
+    if not streaming:
         _write(descend_rows(path, many),
                _request(expression, fmt, output, precision, quiet, path.columns), what,
                stops)
