@@ -209,7 +209,7 @@ class _Columns:
             if total > MAX_OUTPUT:
                 raise TooLarge(f"the formulas are over {MAX_OUTPUT:,} characters in all "
                                f"(at {column[0]}, column {len(columns) + 1:,}): ask for "
-                               "fewer with wrt")
+                               "fewer derivatives (wrt)")
             columns.append(column)
         return columns
 
@@ -224,7 +224,7 @@ class _Columns:
                     for out, e in outputs for label, key in targets)
         if what == "hessian":
             e = self.scalar(what)
-            targets = self.targets(self.order)
+            targets = self.targets(names or self.order)
             return ((f"d2f/d{la}d{lb}", self.d(self.d(e, ka), kb), [])
                     for la, ka in targets for lb, kb in targets)
         if what == "diff":
