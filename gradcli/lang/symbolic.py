@@ -623,6 +623,7 @@ class Symbolic:
         self.functions: dict[str, Define] = {}
         self.order: list[tuple[str | None, Expr]] = []  # every statement's value, in order
         self._step_of: dict[int, Expr] = {}  # a step's value -> the step (a rule's y)
+        self._calls: dict[tuple, Expr] = {}  # (function, its arguments) -> its value
         result: Expr | None = None
         defined = {s.name for s in (tree.statements if isinstance(tree, Program) else ())
                    if isinstance(s, Define)}
@@ -710,9 +711,13 @@ class Symbolic:
                 return a.index(parts[0], node.keys)
             return a.index(parts[0], node.keys[0])
         if isinstance(node, Call):
-            if node.func in self.functions:
-                define = self.functions[node.func]
-                return self.build(define.body, dict(zip(define.params, parts, strict=True)))
+            if node.func in self.functions:  # a call with the same arguments is made once
+                key = (node.func, tuple(id(p) for p in parts), a.faithful)
+                if key not in self._calls:
+                    define = self.functions[node.func]
+                    self._calls[key] = self.build(define.body, dict(zip(
+                        define.params, parts, strict=True)))
+                return self._calls[key]
             return self._call(node.func, parts)
         raise FormulaError(f"no formula for {type(node).__name__}")
 
