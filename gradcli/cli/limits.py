@@ -77,10 +77,12 @@ def limits() -> list[tuple[str, str, str]]:
          f"{NODE_STEPS}, a derivative kept {MEMO_STEPS} (each shared subexpression is "
          "made once); past it one line, exit 1"),
         ("One formula (--formula)", f"{_n(MAX_TEXT)} characters",
-         f"and at most {LONG_RATIO} times the backward program when over "
-         f"{_n(LONG_TEXT)}; past it one line (--formula program may be shorter), exit 1"),
+         f"at most {LONG_RATIO} times the backward program when over "
+         f"{_n(LONG_TEXT)}, nested at most {MAX_DEPTH} levels; past it one line "
+         "(--formula program may be shorter), exit 1"),
         ("All the formulas of one command (--formula)", f"{_n(MAX_OUTPUT)} characters",
-         "every column, each component of a vector counted; past it one line, exit 1"),
+         "every column, each component of a vector counted (a program file holds them); "
+         "past it one line, exit 1"),
         ("Local Dask workers (--scheduler local:N)", "the usable cores",
          f"and {size_text(WORKER_MEMORY)} of free memory each; more are refused"),
     ]

@@ -23,6 +23,9 @@ from ..lang import parse, symbolic
 from ..lang.ast import Call as CallNode
 from ..lang.ast import Define as DefineNode
 from ..lang.ast import free_variables, walk
+from ..lang.errors import ExpressionError
+from ..lang.parser import MAX_DEPTH
+from ..lang.program import ProgramText
 from ..lang.symbolic import MAX_TEXT, Expr, FormulaError, Symbolic, _factors
 from .binding import EvaluationError
 from .budget import memory_budget, size_text
@@ -36,8 +39,8 @@ FORMS = ("expr", "program", "latex")
 #: program, is reported instead of printed (its shared subexpressions repeat)
 LONG_TEXT, LONG_RATIO = 1_000, 4
 #: the most characters the formulas of one request may have in all (every column, each
-#: component of a vector counted); each one is at most MAX_TEXT
-MAX_OUTPUT = 2_000_000
+#: component of a vector counted; each one is at most MAX_TEXT): a program file holds them
+MAX_OUTPUT = 1_000_000
 
 
 class TooLarge(EvaluationError):
@@ -47,13 +50,17 @@ class TooLarge(EvaluationError):
 
 
 class TooLong(str):
-    """A formula's place when its closed form is much longer than the backward program:
-    the text says so; ``length`` is the closed form's length (None: over MAX_TEXT)."""
+    """A formula's place when its closed form is much longer than the backward program, or
+    would not parse back (nested too deep): the text says so; ``length`` is the closed
+    form's length (None: over MAX_TEXT)."""
 
     length: int | None
 
-    def __new__(cls, length: int | None) -> TooLong:
-        if length:
+    def __new__(cls, length: int | None, deep: bool = False) -> TooLong:
+        if deep:
+            text = (f"the closed form nests deeper than the {MAX_DEPTH} levels the language "
+                    "reads back: name shared parts as steps")
+        elif length:
             text = (f"the closed form is {length:,} characters long, much longer than the "
                     "backward program: ask for the program form")
         else:
@@ -414,7 +421,19 @@ def _show(e: Expr, form: str, sym: Symbolic, tree: Any, names: list[str],
         program = programs["program"]
         if program is not None and len(e.text) > LONG_RATIO * len(program):
             return TooLong(len(e.text))
+    if not _reads_back(e.text):
+        return TooLong(len(e.text), deep=True)
     return latex(e) if form == "latex" else e.text
+
+
+def _reads_back(text: str) -> bool:
+    """Whether the language parses ``text`` (a formula, or a program's lines): what is
+    printed must read back, and the parser's nesting is bounded (MAX_DEPTH)."""
+    try:
+        parse(ProgramText(text, "the formula", MAX_OUTPUT))
+    except ExpressionError:
+        return False
+    return True
 
 
 def _steps_used(sym: Symbolic, exprs: list[Expr]) -> set[str]:
@@ -489,7 +508,11 @@ def backward_program(sym: Symbolic, tree: Any, names: list[str]) -> str:
         if size > MAX_OUTPUT:
             raise TooLarge(f"the backward program is over {MAX_OUTPUT:,} characters long")
     lines += [f"{bars[n]} = {_sum(contributions[n])}" for n in names]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if not _reads_back(text):
+        raise TooLarge(f"the backward program nests deeper than the {MAX_DEPTH} levels the "
+                       "language reads back: name shared parts as steps")
+    return text
 
 
 def _text(e: Expr) -> str:
@@ -549,7 +572,18 @@ _LATEX_COMPARE = {"<": "<", "<=": r"\le", ">": ">", ">=": r"\ge", "==": "=", "!=
 def latex(e: Expr) -> str:
     """LaTeX of a formula (fractions, powers, named functions); for reading, not parsing."""
     memo: dict[int, str] = {}
-    return _latex(e, memo)
+    # children first, iteratively: each node's text then finds its arguments' (and a
+    # sum's factors') in the memo, so no formula is too deep for the recursion limit
+    stack, seen = [(e, False)], set()
+    while stack:
+        node, ready = stack.pop()
+        if ready:
+            _latex(node, memo)
+        elif id(node) not in seen:
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((x, False) for x in node.args)
+    return memo[id(e)]
 
 
 def _name(name: str) -> str:

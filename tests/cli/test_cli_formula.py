@@ -145,3 +145,21 @@ def test_a_formula_never_prints_nan(cli) -> None:  # noqa: ANN001
         0, "df/dx = (0/0)\ndf/dy = inf\n", "")
     status, out, err = cli("eval", "(0/0) + 0*x", "--at", "x=1")
     assert status == 0 and out == "x,f\n1.0,nan\n"
+
+
+def test_a_formula_nested_past_the_parsers_depth_is_not_printed(cli) -> None:  # noqa: ANN001
+    """A step of 256 nested sin (a function doubled 8 times) prints 256 levels deep, which
+    the language does not read back (200 levels): one line, exit 1; 128 levels print, in
+    LaTeX too (before: it printed, and -f latex was an internal RecursionError)."""
+    defs = "f0(a) = sin(a);" + "".join(f" f{i}(a) = f{i - 1}(f{i - 1}(a));"
+                                       for i in range(1, 9))
+    status, out, err = cli("grad", f"{defs} m = f8(x); m*y", "--formula", "--wrt", "y")
+    assert (status, out) == (1, "")
+    assert err == ("gradcli: error: m: the closed form nests deeper than the 200 levels the "
+                   "language reads back: name shared parts as steps\n")
+    status, out, err = cli("grad", f"{defs} m = f7(x); m*y", "--formula", "--wrt", "y")
+    assert status == 0 and out.startswith("m = " + "sin(" * 128 + "x" + ")" * 128 + "\n")
+    assert out.endswith("df/dy = m\n")
+    status, out, err = cli("grad", f"{defs} m = f7(x); m*y", "--formula", "--wrt", "y",
+                           "-f", "latex")
+    assert status == 0 and out.startswith("m = " + r"\sin\left(" * 128 + "x")
