@@ -401,6 +401,8 @@ def _matrix_whole(sym: Symbolic, e: Expr, shape: tuple, run: list, entries: list
                     a.component(whole, rc) is c for (_, c, _), rc in zip(run, entries,
                                                                           strict=True)):
                 return whole
+        except symbolic.TooLarge:
+            raise
         except FormulaError:
             continue
     return None

@@ -468,6 +468,8 @@ class Algebra:
                     continue
                 args = [done[id(x)] for x in node.args]
                 done[id(node)] = self._remake(node, args)
+        except TooLarge:
+            raise
         except FormulaError:
             return None
         return done[id(e)]
