@@ -838,7 +838,7 @@ class Symbolic:
                 (m,) = target.args
                 i, j = e.data
                 n = m.shape[0]
-                return a.add([(a.mul([(a.index(target, (i, k)), 1.0),
+                return a.add([(a.product([(a.index(target, (i, k)), 1.0),
                                       (d(a.index(m, (k, l))), 1.0),
                                       (a.index(target, (l, j)), 1.0)]), -1.0)
                               for k in range(n) for l in range(n)
@@ -847,8 +847,8 @@ class Symbolic:
             n, k = u.shape[0], e.data
             s = [a.index(target, j) for j in range(n)]
             inner = a.add([(d(a.component(u, k)), 1.0)] + [
-                (a.mul([(s[j], 1.0), (d(a.component(u, j)), 1.0)]), -1.0) for j in range(n)])
-            return a.mul([(s[k], 1.0), (inner, 1.0)])
+                (a.product([(s[j], 1.0), (d(a.component(u, j)), 1.0)]), -1.0) for j in range(n)])
+            return a.product([(s[k], 1.0), (inner, 1.0)])
         if kind == "add":
             return a.add([(d(t), c) for t, c in zip(e.args, e.data[1], strict=True)])
         if kind == "mul":
@@ -875,7 +875,7 @@ class Symbolic:
                 (m,) = e.args
                 inv = a.call("inv", [m], m.shape)
                 n = m.shape[0]
-                return a.add([(a.mul([(e, 1.0), (a.index(inv, (j, i)), 1.0),
+                return a.add([(a.product([(e, 1.0), (a.index(inv, (j, i)), 1.0),
                                       (d(a.index(m, (i, j))), 1.0)]), 1.0)
                               for i in range(n) for j in range(n)
                               if d(a.index(m, (i, j))) is not a.zero])
@@ -912,22 +912,22 @@ class Symbolic:
             return total if name == "sum" else a.scale(total, 1.0 / n)
         if name == "dot":
             other = [a.component(e.args[1], j) for j in range(n)]
-            return a.add([(a.mul([(d(x), 1.0), (y, 1.0)]), 1.0) for x, y in zip(
-                comps, other, strict=True)] + [(a.mul([(x, 1.0), (d(y), 1.0)]), 1.0)
+            return a.add([(a.product([(d(x), 1.0), (y, 1.0)]), 1.0) for x, y in zip(
+                comps, other, strict=True)] + [(a.product([(x, 1.0), (d(y), 1.0)]), 1.0)
                                                 for x, y in zip(comps, other, strict=True)])
         if name == "prod":
-            return a.add([(a.mul([(c, 1.0) for k, c in enumerate(comps) if k != j]
+            return a.add([(a.product([(c, 1.0) for k, c in enumerate(comps) if k != j]
                                  + [(d(comps[j]), 1.0)]), 1.0) for j in range(n)])
         if name == "logsumexp":
             soft = a.call("softmax", [u], u.shape)
-            return a.add([(a.mul([(a.index(soft, j), 1.0), (d(comps[j]), 1.0)]), 1.0)
+            return a.add([(a.product([(a.index(soft, j), 1.0), (d(comps[j]), 1.0)]), 1.0)
                           for j in range(n)])
         # norm: sum_j u_j du_j / norm(u), 0 where norm(u) = 0 (the engine's selection)
-        inner = a.add([(a.mul([(c, 1.0), (d(c), 1.0)]), 1.0) for c in comps])
+        inner = a.add([(a.product([(c, 1.0), (d(c), 1.0)]), 1.0) for c in comps])
         if inner is a.zero:
             return a.zero
         return a.call("where", [a.compare("==", e, a.zero), a.zero,
-                                a.mul([(inner, 1.0), (e, -1.0)])])
+                                a.product([(inner, 1.0), (e, -1.0)])])
 
 
 _FORM_TREES: dict[tuple[str, int], Node] = {}

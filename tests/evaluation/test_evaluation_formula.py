@@ -378,6 +378,13 @@ def test_a_selection_keeps_the_engines_zero_where_f_is_not_a_number() -> None:
         assert np.isnan(engine["f"][0]) and engine["df/dy"][0] == 0.0
         result = gc.formula(text)
         assert gc.evaluate(result["df/dy"], "eval", points=point)["f"][0] == 0.0
+    # the vector rules too: dot's d(u)*v with v = 1/z infinite at z = 0
+    text, point = "dot([where(y > 0, 1, x), x], [1/z, z])", {"x": 2.0, "y": 1.0, "z": 0.0}
+    with np.errstate(all="ignore"):
+        assert gc.evaluate(text, "grad", at=point)["df/dx"] == 0.0
+        formula = gc.formula(text)["df/dx"]
+        assert formula == "z + where(y > 0, 0, 1/z)"
+        assert gc.evaluate(f"{formula} + 0*x", "eval", at=point)["f"] == 0.0
     for text in ("asin(3 - x/where(0.5 < y, pi, y))", "sqrt(-1 - 2*where(y > 0, 1, y)*x)",
                  "log(-(where(y > 0, 1, y) + where(x > 0, 2, x*y)))",
                  "acos(2 + x*y*where(y < 0, x, 3))"):
