@@ -100,7 +100,7 @@ def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "e
     shapes = {n: np.shape(v) if not isinstance(v, str) else () for n, v in point.items()}
     budget = memory_budget(memory)
     try:
-        sym = Symbolic(tree, shapes, budget // symbolic.STEP_BYTES)
+        sym = Symbolic(tree, shapes, limit=budget // symbolic.STEP_BYTES)
         if form == "program":
             return backward_program(sym, tree, names)
         columns = _Columns(sym, names, point, tree).build(what, wrt, direction, order, unit)

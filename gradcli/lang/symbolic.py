@@ -61,7 +61,6 @@ MAX_TEXT = 20_000
 #: STEP_BYTES of memory and a microsecond or two, so a limit on steps (the caller gives it
 #: from the memory budget) bounds both; shared subexpressions are made once
 STEP_BYTES, NODE_STEPS, MEMO_STEPS, TEXT_STEP = 128, 5, 2, 64
-DEFAULT_STEPS = (1 << 30) // STEP_BYTES
 #: a sum or product of more terms than this stays one term or factor of a larger one
 #: instead of being spread into it, so a chain of n rules makes O(n) nodes, not O(n^2)
 SPLICE = 16
@@ -135,9 +134,9 @@ def _wrap(e: Expr, need: bool) -> str:
 class Algebra:
     """One session's interned nodes; the smart constructors simplify as they build."""
 
-    def __init__(self, steps: int | None = None) -> None:
+    def __init__(self, limit: int) -> None:
         #: the steps of work (and memory) building may take, and those taken
-        self.limit, self.spent = (DEFAULT_STEPS if steps is None else steps), 0
+        self.limit, self.spent = limit, 0
         self._table: dict[tuple, Expr] = {}
         self._order: dict[int, tuple] = {}
         self._selects: dict[int, bool] = {}  # node -> it holds a where with a zero branch
@@ -614,12 +613,14 @@ class Symbolic:
 
     ``shapes`` gives vector variables their length (``{"x": (3,)}``); other variables are
     scalars. ``steps`` holds each named step's value (its references to earlier steps stay
-    references), ``result`` the program's value.
+    references), ``result`` the program's value. ``limit`` bounds the steps of work of
+    building (each :data:`STEP_BYTES` of memory; the caller has it from its memory
+    budget): past it, :class:`TooLarge`.
     """
 
-    def __init__(self, tree: Node, shapes: Mapping[str, tuple] | None = None,
-                 steps: int | None = None) -> None:
-        self.alg = Algebra(steps)
+    def __init__(self, tree: Node, shapes: Mapping[str, tuple] | None = None, *,
+                 limit: int) -> None:
+        self.alg = Algebra(limit)
         self.shapes = dict(shapes or {})
         self.steps: dict[str, Expr] = {}
         self.functions: dict[str, Define] = {}
