@@ -156,6 +156,7 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
     """Call ``fn`` and map its outcome to an exit status, printing errors on stderr."""
     from ..output import interrupt
 
+    interrupt.unsaid()
     try:
         status = int(fn() or 0)
         interrupt.finished()  # the work is done: a signal now has nothing to stop
@@ -190,6 +191,8 @@ def _interrupted(exc: KeyboardInterrupt) -> int:
 
     interrupt.finished()
     signum = getattr(exc, "signum", 2)
+    if interrupt.said():  # reported already (by the session's line the signal stopped)
+        return 128 + signum
     say("gradcli: interrupted" if signum == 2 else
         f"gradcli: interrupted by {getattr(exc, 'name', signum)}")
     return 128 + signum
