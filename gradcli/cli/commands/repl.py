@@ -288,7 +288,7 @@ class Session:
         width = max(len(c.name) for c in commands)
         out = ["Commands (a line is a command line without 'gradcli'; help COMMAND for "
                "its options):"]
-        out += [f"  {c.name:<{width}}  {c.help.split('. ')[0].rstrip('.')}"
+        out += [f"  {c.name:<{width}}  {c.help.split(': ')[0].split('. ')[0].rstrip('.')}"
                 for c in commands]
         out += ["Words of the session:",
                 "  NAME = EXPR           define a step that later lines may use",
