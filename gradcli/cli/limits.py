@@ -34,6 +34,8 @@ def limits() -> list[tuple[str, str, str]]:
         MAX_PIXELS_PER_SIDE,
         PICTURE_BYTES_PER_POINT,
     )
+    from .commands.repl import HISTORY_BYTES, HISTORY_LINES, MAX_DEFINITIONS
+    from .commands.repl import MAX_LINE as SESSION_LINE
     from .definition import BY_NAME
     from .inputs import MAX_ARRAY_BYTES
     from .reading import MAX_LINE
@@ -57,6 +59,14 @@ def limits() -> list[tuple[str, str, str]]:
         ("Functions calling functions", f"{_n(MAX_CALLS)} levels", ""),
         ("Array file (x=@v.npy, --vector @v.npy)", size_text(MAX_ARRAY_BYTES), ""),
         ("Line of a points file", size_text(MAX_LINE), ""),
+        ("Line of a session (gradcli repl)", f"{_n(SESSION_LINE)} bytes",
+         "longer lines are refused as they are read; the session goes on"),
+        ("Definitions of a session", f"{_n(MAX_DEFINITIONS)} characters in all",
+         "the session's own limit (a program file's size); a definition past it is "
+         "refused when typed"),
+        ("Session history", f"{_n(HISTORY_LINES)} lines",
+         f"at most the file's last {size_text(HISTORY_BYTES)} is read; only a regular file "
+         "is read or replaced"),
         ("Carried text columns in a .nc or .zarr output", _n(MAX_CARRIED),
          "more are refused (CSV, JSON and .npz carry any number)"),
         ("descend steps", _n(steps), "--steps N"),
