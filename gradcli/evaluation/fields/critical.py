@@ -17,9 +17,10 @@ that is not a zero); it counts as converged when |F| is then at most 1e-8 of the
 grid's bounds, widened by 1e-9 of its size) are dropped, and points within 1e-6 of the
 box's diagonal of each other are one point: the one with the smallest |F|.
 
-What is printed does not show rounding as if it were a result, so the same command prints
-the same digits whatever kernels numpy and OpenBLAS pick (the rounding of a Newton step
-differs between them):
+What is returned does not show rounding as if it were a result: the rounding of a Newton
+step differs between the kernels numpy and OpenBLAS pick by CPU, and where a value is only
+rounding it would print other digits on another machine (y = 1.5e-23 or 0 at the damped
+pendulum's saddle). So:
 
 * a coordinate within 1e-13 of the box's diagonal of 0 is 0: the iteration resolves a
   point to about 1e-15 of the box (a degenerate one, reached linearly, to a few of those),
