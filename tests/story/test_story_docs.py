@@ -6,6 +6,7 @@ that fits on a screen."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -55,6 +56,11 @@ def test_the_site_builds_strictly_without_a_warning(built) -> None:
         assert (site / page).is_file(), page
     home = (site / "index.html").read_text(encoding="utf-8")
     assert "Five examples" in home and 'href="tutorial.html"' in home
+    # nothing a page loads comes from the network (fonts, the search worker's shim)
+    remote = re.compile(r'<(?:script|img|iframe)[^>]*\ssrc="(?:https?:)?//|'
+                        r'<link[^>]*\shref="(?:https?:)?//')
+    loading = [p.name for p in site.rglob("*.html") if remote.search(p.read_text("utf-8"))]
+    assert loading == []
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
