@@ -192,6 +192,9 @@ def test_the_pendulum_prints_the_same_bytes_under_every_kernel():
         assert done.returncode == 0, done.stderr
         outs.add(done.stdout)
     assert len(outs) == 1
+    cells = {line.split("│")[1].strip(): line.split("│")[2:-1]
+             for line in outs.pop().splitlines() if line.startswith("│")}
+    assert [c.strip() for c in cells["y"] + cells["|F|"]] == ["0"] * 6
 
 
 @pytest.mark.parametrize("field, kind", [
