@@ -663,6 +663,10 @@ PROPAGATE = (
     Option("u", ("--u",), "text", None, repeat=True, metavar="UNCERTAINTIES",
            help="Standard uncertainties by name instead of +-; a vector takes a list or "
            "@u.npy.", example='--u "V=0.0032,I=9.5e-6"'),
+    Option("nu", ("--nu",), "text", None, repeat=True, metavar="DEGREES",
+           help="Degrees of freedom of the uncertainties by name (or x=1+-0.1;nu=9 in "
+           "--at); infinite when not given (Type B). Adds nu_eff, u(f)'s effective degrees "
+           "of freedom (Welch-Satterthwaite).", example='--nu "ls=18,d=25.6"'),
     Option("corr", ("--corr",), "text", None, repeat=True, metavar="A,B=R",
            help="The correlation coefficient of two inputs, -1 to 1 (repeat for more "
            "pairs; x[0] names a vector's component); together they must be positive "
@@ -677,8 +681,10 @@ PROPAGATE = (
            help="2 adds u2(f), with GUM eq. 14's second-order terms for normal inputs "
            "(correlated ones in decorrelated coordinates), and E2(f) = f + tr(H Sigma)/2; "
            "U(f) is then k·u2(f).", example="--order 2"),
-    Option("k", ("--k",), "real", 2.0, low=0, metavar="K",
-           help="The coverage factor: U(f) = k·u(f).", example="--k 1.96"),
+    Option("k", ("--k",), "real", None, low=0, metavar="K", shown_default="2, or "
+           "t_P(nu_eff) with --coverage",
+           help="The coverage factor: U(f) = k·u(f); it overrides --coverage's.",
+           example="--k 1.96"),
     Option("budget", ("--budget",), "flag", False,
            help="Write the uncertainty budget instead: per input (and output component) "
            "input, value, u(x), c = df/dx, u_i(f) = |c|·u(x), and share, its part of u(f)² "
@@ -694,8 +700,11 @@ PROPAGATE = (
            help="Monte Carlo draws NAME from uniform:A (rectangular, half-width A) or "
            "triangular:A instead of a normal; it makes NAME uncertain with u = A/√3 or "
            "A/√6 (a +-U that disagrees is an error).", example="--dist T=uniform:0.05"),
-    Option("coverage", ("--coverage",), "real", 0.95, low=0, high=1, metavar="P",
-           help="The coverage probability of Monte Carlo's interval (between 0 and 1).",
+    Option("coverage", ("--coverage",), "real", None, low=0, high=1, metavar="P",
+           shown_default="0.95",
+           help="The coverage probability (between 0 and 1): given, it sets k = t_P(nu_eff) "
+           "(Student's t for u(f)'s effective degrees of freedom, the normal's when they are "
+           "infinite) and adds nu_eff; and of Monte Carlo's interval.",
            example="--coverage 0.99"),
     Option("seed", ("--seed",), "whole", None, low=0, high=MAX_COUNT, metavar="SEED",
            shown_default="a fresh one each run",

@@ -37,6 +37,7 @@ import numpy as np
 from .binding import Binding, EvaluationError, parse_constant
 from .blocks import INPUT, RESULT, TEXT, Block, Layout, Result
 from .spec_text import _assignments, _value
+from .welch import coverage_factor, effective_dof
 
 __all__ = ["propagate", "PropagationError", "Propagated", "split_uncertainty",
            "parse_estimates", "MAX_MONTE_CARLO", "MAX_CORRELATED", "MAX_SECOND_ORDER"]
@@ -104,14 +105,32 @@ def split_uncertainty(text: str) -> tuple[str, str | None]:
     return text, None
 
 
+def split_dof(text: str) -> tuple[str, str | None]:
+    """``"1.0+-0.1;nu=9"`` -> ``("1.0+-0.1", "9")``: an input's degrees of freedom follow
+    its estimate and uncertainty after ``;nu=`` (None when not given: infinite)."""
+    main, sep, rest = text.partition(";")
+    if not sep:
+        return text, None
+    key, eq, nu = rest.partition("=")
+    if key.strip() != "nu" or not eq or not nu.strip():
+        raise EvaluationError(f"'{text.strip()}': after ';' expected nu=DEGREES (the "
+                              "degrees of freedom of the uncertainty)")
+    return main, nu.strip()
+
+
 def parse_estimates(spec: str, option: str = "at", files: Any = None
-                    ) -> dict[str, tuple[Any, Any]]:
+                    ) -> dict[str, tuple[Any, ...]]:
     """``"V=4.999+-0.0032, R=50"`` -> ``{"V": (4.999, 0.0032), "R": (50.0, None)}``; a
-    value or uncertainty ``@FILE`` is read by ``files`` (as ``parse_point`` does)."""
-    out: dict[str, tuple[Any, Any]] = {}
-    for name, text in _assignments(spec, option):
+    value or uncertainty ``@FILE`` is read by ``files`` (as ``parse_point`` does);
+    ``"x=1+-0.1;nu=9"`` adds the degrees of freedom, ``(1.0, 0.1, 9.0)``."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for name, whole in _assignments(spec, option):
         if name in out:
             raise EvaluationError(f"{option} '{spec}': '{name}' is given twice")
+        try:
+            text, nu = split_dof(whole)
+        except EvaluationError as exc:
+            raise EvaluationError(f"{option} {name}: {exc}") from None
         value, unc = split_uncertainty(text)
         if not value.strip():
             raise EvaluationError(f"{option} '{spec}': no value for '{name}' before "
@@ -122,6 +141,8 @@ def parse_estimates(spec: str, option: str = "at", files: Any = None
         out[name] = (_value(value, f"{option} {name}", files),
                      None if unc is None else _value(unc, f"{option} {name} (its "
                                                      "uncertainty after +-)", files))
+        if nu is not None:
+            out[name] += (parse_constant(nu, f"{option} {name} (its nu)"),)
     return out
 
 
@@ -152,7 +173,8 @@ class Inputs:
     ``(n,)``); ``labels`` the uncertain components (``V``, ``x[0]``), ``var`` and
     ``index`` which variable and component each is; ``u`` their standard uncertainties;
     ``cov`` the covariance matrix when any correlation is given (else None: independent);
-    ``kinds`` each component's distribution for Monte Carlo.
+    ``kinds`` each component's distribution for Monte Carlo; ``nu`` each component's
+    degrees of freedom (``inf``: Type B, exactly known u).
     """
 
     names: list[str]
@@ -163,6 +185,7 @@ class Inputs:
     u: np.ndarray = field(default_factory=lambda: np.zeros(0))
     cov: np.ndarray | None = None
     kinds: list[str] = field(default_factory=list)
+    nu: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def estimates(self) -> np.ndarray:
@@ -193,23 +216,33 @@ def _labels(name: str, shape: tuple[int, ...]) -> list[str]:
 
 def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
                  corr: Mapping[Any, Any] | None, cov: Any,
-                 dist: Mapping[str, Any] | None) -> Inputs:
+                 dist: Mapping[str, Any] | None,
+                 nu: Mapping[str, Any] | None = None) -> Inputs:
     if not isinstance(at, Mapping):
         raise PropagationError("at", None, "give the estimates as a mapping of names to "
                                "values, e.g. {'V': '4.999+-0.0032'}")
     values: dict[str, np.ndarray] = {}
     unc: dict[str, tuple[np.ndarray, str]] = {}  # name -> (u, where it came from)
+    dofs: dict[str, tuple[Any, str]] = {}  # name -> (nu as given, where)
     for name, given in at.items():
         if isinstance(given, str):
+            try:
+                given, nu_text = split_dof(given)
+            except EvaluationError as exc:
+                raise PropagationError("at", name, str(exc)) from None
+            if nu_text is not None:
+                dofs[name] = (nu_text, "at")
             text, utext = split_uncertainty(given)
             value = _number_array(text, "at", name, "the estimate")
             if utext is not None:
                 unc[name] = (_number_array(utext, "at", name, "the uncertainty after +-"),
                              "at")
-        elif isinstance(given, tuple) and len(given) == 2:  # (value, u) as parsed text gives
+        elif isinstance(given, tuple) and len(given) in (2, 3):  # (value, u[, nu])
             value = _number_array(given[0], "at", name, "the estimate")
             if given[1] is not None:
                 unc[name] = (_number_array(given[1], "at", name, "the uncertainty"), "at")
+            if len(given) == 3 and given[2] is not None:
+                dofs[name] = (given[2], "at")
         else:
             value = _number_array(given, "at", name, "the estimate")
         values[name] = value
@@ -221,6 +254,14 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
             raise PropagationError("u", name, "the uncertainty is also given with the estimate "
                                    "(VALUE+-U): give it once")
         unc[name] = (_number_array(given, "u", name, "the uncertainty"), "u")
+    for name, given in (nu or {}).items():
+        if name not in values:
+            raise PropagationError("nu", name, f"'{name}' has no estimate: give it a value "
+                                   "(with its uncertainty, VALUE+-U)")
+        if name in dofs:
+            raise PropagationError("nu", name, "the degrees of freedom are also given with "
+                                   "the estimate (;nu=): give them once")
+        dofs[name] = (given, "nu")
     for name, (arr, where) in list(unc.items()):
         shape = values[name].shape
         if arr.shape not in ((), shape):
@@ -281,7 +322,33 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
     inputs.u = s
     if inputs.cov is not None:
         _check_psd(inputs, "cov" if cov_matrix is not None else "corr")
+    inputs.nu = _read_dofs(dofs, inputs)
     return inputs
+
+
+def _read_dofs(dofs: Mapping[str, tuple[Any, str]], inputs: Inputs) -> np.ndarray:
+    """Each uncertain component's degrees of freedom (inf unless given): > 0, or inf."""
+    out = np.full(len(inputs.labels), np.inf)
+    for name, (given, where) in dofs.items():
+        if isinstance(given, str) and given.strip().lower() in ("inf", "infinity"):
+            given = math.inf
+        if isinstance(given, str):
+            arr = _number_array(given, where, name, "the degrees of freedom nu")
+        else:
+            try:
+                arr = np.array(given, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise PropagationError(where, name, f"the degrees of freedom nu must be a "
+                                       f"number, not {given!r}") from None
+        cols = [j for j, v in enumerate(inputs.var) if v == name]
+        if not cols:
+            raise PropagationError(where, name, "degrees of freedom for a variable without "
+                                   "an uncertainty: give it one (VALUE+-U)")
+        if arr.shape not in ((), (len(cols),)) or np.any(np.isnan(arr)) or np.any(arr <= 0):
+            raise PropagationError(where, name, f"the degrees of freedom nu must be > 0 (or "
+                                   f"inf), one or one per component, not {_shown(arr)}")
+        out[cols] = arr
+    return out
 
 
 def _shown(a: Any) -> str:
@@ -842,14 +909,16 @@ class Propagated(Result):
 def _check_numbers(order: Any, k: Any, monte_carlo: Any, coverage: Any, seed: Any) -> None:
     if order not in (1, 2):
         raise PropagationError("order", None, f"order is 1 or 2, not {order!r}")
-    if not isinstance(k, (int, float)) or not math.isfinite(k) or k <= 0:
+    if k is not None and (not isinstance(k, (int, float)) or not math.isfinite(k) or
+                          k <= 0):
         raise PropagationError("k", None, f"the coverage factor must be a number > 0, not "
                                f"{k!r}")
     if monte_carlo is not None and (not isinstance(monte_carlo, (int, np.integer)) or
                                     not 2 <= monte_carlo <= MAX_MONTE_CARLO):
         raise PropagationError("monte_carlo", None, f"the number of samples is a whole "
                                f"number from 2 to {MAX_MONTE_CARLO:,}, not {monte_carlo!r}")
-    if not isinstance(coverage, (int, float)) or not 0 < coverage < 1:
+    if coverage is not None and (not isinstance(coverage, (int, float)) or
+                                 not 0 < coverage < 1):
         raise PropagationError("coverage", None, f"the coverage probability is between 0 "
                                f"and 1 (exclusive), not {coverage!r}")
     if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
@@ -859,9 +928,10 @@ def _check_numbers(order: Any, k: Any, monte_carlo: Any, coverage: Any, seed: An
 
 def propagate(expression: str, at: Mapping[str, Any] | None = None,
               u: Mapping[str, Any] | None = None, corr: Mapping[Any, Any] | None = None,
-              cov: Any = None, order: int = 1, k: float = 2, budget: bool = False,
+              cov: Any = None, order: int = 1, k: float | None = None, budget: bool = False,
               monte_carlo: int | None = None, dist: Mapping[str, Any] | None = None,
-              coverage: float = 0.95, seed: int | None = None) -> Propagated:
+              coverage: float | None = None, seed: int | None = None,
+              nu: Mapping[str, Any] | None = None) -> Propagated:
     """The estimate of ``expression`` and its uncertainty, by the GUM's law of propagation.
 
     ``at``: the estimates, ``{"V": 4.999}``, or with their standard uncertainty
@@ -881,6 +951,14 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     ``high``; ``seed`` makes it reproducible, and ``notes`` of the result says whether it
     agrees with the law of propagation (JCGM 101 §8).
 
+    Degrees of freedom: ``{"x": "1.0+-0.1;nu=9"}``, ``(1.0, 0.1, 9)`` or ``nu={"x": 9}``
+    (infinite when not given: Type B). With any finite ν, or ``coverage`` given, the
+    column ``nu_eff`` is u(f)'s effective degrees of freedom (Welch–Satterthwaite,
+    GUM G.4; Castrup's generalisation for correlated inputs, :mod:`.welch`), and
+    ``coverage=p`` sets k = t_p(ν_eff) per output component (ν_eff truncated to an
+    integer, GUM G.4.1); ``k`` given overrides it; neither: k = 2. ``coverage`` is also
+    Monte Carlo's coverage probability (0.95 when not given).
+
     Returns a :class:`Propagated`: ``{column: array}`` with one row per output component:
     ``output`` (a vector f only), the estimates, ``f``, ``u(f)``, [``u2(f)``, ``E2(f)``],
     ``U(f)``, ``k``, ``r(f[i],f[j])`` (a vector f), [``mean``, ``sd``, ``low``, ``high``].
@@ -889,8 +967,17 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     if budget and monte_carlo is not None:
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
-    inputs = _read_inputs(at or {}, u, corr, cov, dist)
+    inputs = _read_inputs(at or {}, u, corr, cov, dist, nu)
     first = _first_order(expression, inputs)
+    p = 0.95 if coverage is None else float(coverage)
+    nu_eff = effective_dof(first.jac, inputs.covariance_product(first.jac), inputs.nu)
+    if k is not None:
+        kk = np.full(first.f.size, float(k))
+    elif coverage is not None:
+        kk = np.array([coverage_factor(p, float(v)) for v in nu_eff])
+    else:
+        kk = np.full(first.f.size, 2.0)
+    with_dof = coverage is not None or bool(np.isfinite(inputs.nu).any())
     if budget:
         return Propagated(_table(_budget(first, inputs), []))
     u1 = np.sqrt(np.clip(first.var_f, 0.0, None))
@@ -910,7 +997,9 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
         u2, e2 = _second_order(first, inputs)
         cols["u2(f)"], cols["E2(f)"] = u2, e2
         used, what = u2, "u2(f)"
-    cols["U(f)"], cols["k"] = k * used, np.full(m, float(k))
+    if with_dof:
+        cols["nu_eff"] = nu_eff
+    cols["U(f)"], cols["k"] = kk * used, kk
     notes: list[str] = []
     if first.cov_f is None:
         notes.append(f"note: the outputs' correlations r(f[i],f[j]) are left out: f has "
@@ -923,12 +1012,12 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
                 cols[f"r({first.outputs[i]},{first.outputs[j]})"] = np.full(m, r)
     if monte_carlo is not None:
         chosen = int(np.random.SeedSequence().entropy % 2**63) if seed is None else int(seed)
-        mc = _monte_carlo(expression, inputs, first, int(monte_carlo), coverage, chosen)
+        mc = _monte_carlo(expression, inputs, first, int(monte_carlo), p, chosen)
         cols["mean"], cols["sd"], cols["low"], cols["high"] = mc.mean, mc.sd, mc.low, mc.high
         if mc.nonfinite:
             notes.append(f"warning: {mc.nonfinite:,} Monte Carlo values are nan or inf: the "
                          "interval is not defined")
-        notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, coverage, what)
+        notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, p, what)
                   for j, name in enumerate(first.outputs)]
     return Propagated(_table(cols, blocks), notes)
 

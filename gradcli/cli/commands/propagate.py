@@ -22,8 +22,8 @@ from ..inputs import MAX_ARRAY_BYTES, read_array
 from .fields import _request, _write
 
 #: the option each library parameter comes from
-_FLAGS = {"at": "--at", "u": "--u", "corr": "--corr", "cov": "--cov", "dist": "--dist",
-          "order": "--order", "k": "--k", "budget": "--budget",
+_FLAGS = {"at": "--at", "u": "--u", "nu": "--nu", "corr": "--corr", "cov": "--cov",
+          "dist": "--dist", "order": "--order", "k": "--k", "budget": "--budget",
           "monte_carlo": "--monte-carlo", "coverage": "--coverage", "seed": "--seed"}
 
 
@@ -139,11 +139,11 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def run_propagate(what: str, expression: str, at: list[str], u: list[str],
-                  corr: list[str], cov: str | None, order: int, k: float, budget: bool,
-                  monte_carlo: int | None, dist: list[str], coverage: float,
-                  seed: int | None, fmt: str, output: str | None, precision: int,
-                  quiet: bool) -> int:
+def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: list[str],
+                  corr: list[str], cov: str | None, order: int, k: float | None,
+                  budget: bool, monte_carlo: int | None, dist: list[str],
+                  coverage: float | None, seed: int | None, fmt: str, output: str | None,
+                  precision: int, quiet: bool) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
     whether Monte Carlo agrees with the law of propagation."""
     from ...evaluation.propagate import propagate
@@ -154,7 +154,8 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str],
     with expression_warnings(quiet):
         estimates = _estimates(at)
         kwargs: dict[str, Any] = {
-            "u": _merged(u, "--u") or None, "corr": _correlations(corr) or None,
+            "u": _merged(u, "--u") or None, "nu": _merged(nu, "--nu") or None,
+            "corr": _correlations(corr) or None,
             "cov": read_cov(cov) if cov else None, "dist": _distributions(dist) or None}
         try:
             result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
