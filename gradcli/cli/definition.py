@@ -688,7 +688,10 @@ PROPAGATE = (
     Option("budget", ("--budget",), "flag", False,
            help="Write the uncertainty budget instead: per input (and output component) "
            "input, value, u(x), c = df/dx, u_i(f) = |c|·u(x), and share, its part of u(f)² "
-           "in per cent (c_i(Sigma c)_i/u(f)² with correlations: the shares add up to 100).",
+           "in per cent (c_i(Sigma c)_i/u(f)² with correlations: the shares add up to 100); "
+           "then a total row with f, u(f), k and U(f) (and nu, nu_eff with degrees of "
+           "freedom). With --order 2, eq. 14's terms: per input and per pair a*b of inputs "
+           "(independent inputs), shares of u2(f)².",
            example="--budget"),
     Option("monte_carlo", ("--monte-carlo",), "whole", None, low=2, high=10**8,
            metavar="N",

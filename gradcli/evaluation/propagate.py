@@ -37,6 +37,7 @@ import numpy as np
 from .binding import Binding, EvaluationError, parse_constant
 from .blocks import INPUT, RESULT, TEXT, Block, Layout, Result
 from .spec_text import _assignments, _value
+from .uncertainty_budget import budget_columns
 from .welch import coverage_factor, effective_dof
 
 __all__ = ["propagate", "PropagationError", "Propagated", "split_uncertainty",
@@ -582,9 +583,13 @@ def _first_order(expression: str, inputs: Inputs) -> FirstOrder:
 
 
 # --- second order ------------------------------------------------------------------------
-def _second_order(first: FirstOrder, inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
+def _second_order(first: FirstOrder, inputs: Inputs, terms: dict[int, Any] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """(u2, E2) per output component: GUM eq. 14 in the coordinates z of x = x̂ + L z,
-    from the engine's first, second and third derivatives of g(z) = f(x̂ + L z) at 0."""
+    from the engine's first, second and third derivatives of g(z) = f(x̂ + L z) at 0.
+    ``terms`` (a dict) receives per output component k eq. 14's second-order terms,
+    S[i, j] = ½(∂²g/∂zᵢ∂zⱼ)² + ∂g/∂zᵢ·∂³g/∂zᵢ∂zⱼ², with the Hessian in z (none for a
+    component without second derivatives): one more reverse sweep per component."""
     from ..engine.backward import grad as autograd_grad
     from ..engine.core import Tensor
     from ..engine.grad_mode import enable_grad, quiet
@@ -626,6 +631,7 @@ def _second_order(first: FirstOrder, inputs: Inputs) -> tuple[np.ndarray, np.nda
             c = g.detach().numpy()
             hess = np.zeros((n, n))
             trace = None
+            diagonal: list[Any] = [None] * n  # ∂²g/∂zⱼ² as tensors, for the terms
             if g.requires_grad:
                 for i in range(n):
                     (h,) = autograd_grad(g[i], [z], create_graph=True, retain_graph=True,
@@ -635,11 +641,20 @@ def _second_order(first: FirstOrder, inputs: Inputs) -> tuple[np.ndarray, np.nda
                     hess[i] = h.detach().numpy()
                     if h.requires_grad:
                         trace = h[i] if trace is None else trace + h[i]
+                        diagonal[i] = h[i]
             third = 0.0
             if trace is not None and trace.requires_grad:
                 (t,) = autograd_grad(trace, [z], retain_graph=True, allow_unused=True)
                 if t is not None:
                     third = float(c @ t.detach().numpy())
+            if terms is not None:
+                s_k = 0.5 * hess * hess
+                for j, hjj in enumerate(diagonal):
+                    if hjj is not None and hjj.requires_grad:
+                        (t,) = autograd_grad(hjj, [z], retain_graph=True, allow_unused=True)
+                        if t is not None:
+                            s_k[:, j] += c * t.detach().numpy()  # cᵢ ∂³g/∂zᵢ∂zⱼ²
+                terms[k] = (s_k, hess)
             var = float(c @ c) + 0.5 * float(np.sum(hess * hess)) + third
             u2[k] = math.sqrt(var) if var >= 0 else math.nan
             e2[k] = first.f[k] + 0.5 * float(np.trace(hess))
@@ -978,9 +993,11 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     else:
         kk = np.full(first.f.size, 2.0)
     with_dof = coverage is not None or bool(np.isfinite(inputs.nu).any())
-    if budget:
-        return Propagated(_table(_budget(first, inputs), []))
     u1 = np.sqrt(np.clip(first.var_f, 0.0, None))
+    notes: list[str] = _flat_notes(first, inputs) if order == 1 else []
+    if budget:
+        return Propagated(_table(_budget(first, inputs, order, u1, nu_eff, kk, with_dof),
+                                 []), notes)
     m = first.f.size
     vector = first.outputs != ["f"]
     cols: dict[str, Any] = {}
@@ -1000,7 +1017,6 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     if with_dof:
         cols["nu_eff"] = nu_eff
     cols["U(f)"], cols["k"] = kk * used, kk
-    notes: list[str] = []
     if first.cov_f is None:
         notes.append(f"note: the outputs' correlations r(f[i],f[j]) are left out: f has "
                      f"{m:,} components, over {MAX_CORRELATED_OUTPUTS} ({m * (m - 1) // 2:,} "
@@ -1033,25 +1049,47 @@ def _table(cols: dict[str, Any], blocks: list[Block]) -> Result:
     return Result(Layout(blocks), cols, (rows,))
 
 
-def _budget(first: FirstOrder, inputs: Inputs) -> dict[str, Any]:
-    """One row per output component and uncertain input: value, u(x), c = ∂f/∂x,
-    u_i(f) = |c|·u(x), share = 100·cᵢ(Σc)ᵢ/u(f)² (adds up to 100 with correlations)."""
+def _budget(first: FirstOrder, inputs: Inputs, order: int, u1: np.ndarray,
+            nu_eff: np.ndarray, k: np.ndarray, with_dof: bool) -> dict[str, Any]:
+    """The uncertainty budget (:mod:`.uncertainty_budget`): per output component a row
+    per uncertain input (value, u(x), [nu], c = ∂f/∂x, u_i(f) = |c|·u(x), share), with
+    order 2 a row per pair of inputs with second-order terms, and a total row."""
     m, n = first.f.size, len(inputs.labels)
-    if m * n > MAX_BUDGET_ROWS:
-        raise PropagationError("budget", None, f"the budget would have {m:,} × {n:,} rows "
-                               f"(output components × uncertain inputs), over the limit of "
-                               f"{MAX_BUDGET_ROWS:,}")
-    sc = inputs.covariance_product(first.jac)  # (m, n): (Σc)ᵢ per output
-    var = np.sum(first.jac * sc, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = 100.0 * first.jac * sc / var[:, None]
-    cols: dict[str, Any] = {}
-    if first.outputs != ["f"]:
-        cols["output"] = np.array([o for o in first.outputs for _ in range(n)], dtype=object)
-    cols["input"] = np.array(inputs.labels * m, dtype=object)
-    cols["value"] = np.tile(inputs.estimates, m)
-    cols["u(x)"] = np.tile(inputs.u, m)
-    cols["c"] = first.jac.reshape(-1)
-    cols["u_i(f)"] = np.abs(first.jac * inputs.u).reshape(-1)
-    cols["share"] = share.reshape(-1)
+    if m * (n + 1) > MAX_BUDGET_ROWS:
+        raise PropagationError("budget", None, f"the budget would have {m:,} × {n + 1:,} "
+                               f"rows (output components × (uncertain inputs + total)), "
+                               f"over the limit of {MAX_BUDGET_ROWS:,}")
+    terms: dict[int, Any] | None = None
+    used = u1
+    if order == 2:
+        if inputs.cov is not None:
+            raise PropagationError("budget", None, "the second-order budget needs "
+                                   "independent inputs: eq. 14's terms of correlated inputs "
+                                   "belong to no one input (u2(f) itself is given without "
+                                   "the budget)")
+        terms = {}
+        used, _ = _second_order(first, inputs, terms)
+    cols = budget_columns(first.outputs, first.f, first.jac,
+                          inputs.covariance_product(first.jac), inputs.labels,
+                          inputs.estimates, inputs.u, inputs.nu if with_dof else None,
+                          used, nu_eff, k, terms)
+    if len(cols["input"]) > MAX_BUDGET_ROWS:
+        raise PropagationError("budget", None, f"the budget would have "
+                               f"{len(cols['input']):,} rows (with the pairs of inputs' "
+                               f"second-order terms), over the limit of {MAX_BUDGET_ROWS:,}")
     return cols
+
+
+def _flat_notes(first: FirstOrder, inputs: Inputs) -> list[str]:
+    """A note per output component whose every first-order sensitivity is 0 although
+    inputs are uncertain: u(f) = 0 there says only that f is flat at the estimates."""
+    if not inputs.labels:
+        return []
+    flat = [name for j, name in enumerate(first.outputs) if not np.any(first.jac[j])]
+    if not flat:
+        return []
+    which = "f" if first.outputs == ["f"] else ", ".join(flat[:4]) + \
+        (", ..." if len(flat) > 4 else "")
+    return [f"note: {which}: every first-order sensitivity is 0 at the estimates, so the "
+            "law of propagation gives u(f) = 0 whatever the inputs' uncertainties; the "
+            "second order (GUM eq. 14) or Monte Carlo shows the uncertainty"]

@@ -154,13 +154,18 @@ def test_the_same_seed_writes_the_same_bytes(tmp_path, cli):
 
 
 def test_budget_csv_shares_add_up(cli):
-    """--budget's CSV: one row per output and input, shares adding up to 100."""
-    status, out, _ = cli([*H2, "--budget", "-f", "csv"])
+    """--budget's CSV: one row per output and input, shares adding up to 100, then the
+    output's total row (k and U(f) only there); its nan cells are not warned about."""
+    status, out, err = cli([*H2, "--budget", "-f", "csv"])
     rows = _rows(out)
     assert status == 0 and list(rows[0]) == ["output", "input", "value", "u(x)", "c",
-                                             "u_i(f)", "share"]
+                                             "u_i(f)", "share", "k", "U(f)"]
+    assert err == ""
     for k in range(3):
-        assert sum(float(r["share"]) for r in rows[3 * k:3 * k + 3]) == pytest.approx(100.0)
+        assert sum(float(r["share"]) for r in rows[4 * k:4 * k + 3]) == pytest.approx(100.0)
+        total = rows[4 * k + 3]
+        assert total["input"] == "total" and float(total["k"]) == 2.0
+        assert float(total["U(f)"]) == pytest.approx(2 * float(total["u_i(f)"]), rel=1e-15)
 
 
 def test_help_explains_the_plus_minus_rule(cli):

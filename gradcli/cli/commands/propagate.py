@@ -170,7 +170,8 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
             say(note)
     from ...output import count_nonfinite
 
-    bad = count_nonfinite(result, results_only=True)
+    # a budget's nan cells are by design (k and U(f) belong to its total rows only)
+    bad = 0 if budget else count_nonfinite(result, results_only=True)
     if bad and not quiet:
         say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} (nan or "
             "inf) in the output")
