@@ -650,6 +650,13 @@ PLOT_FIELDS = (
 )
 
 # --- propagate: measurement uncertainty through the formula (GUM, JCGM 101) ---------------
+def _distribution_list() -> str:
+    """The distributions' usages, from their table (read when the help is shown)."""
+    from ..evaluation.distributions import DISTRIBUTIONS
+
+    return ", ".join(d.usage for d in DISTRIBUTIONS.values())
+
+
 PROPAGATE_AT = Option(
     "at", ("--at", "-a"), "text", None, repeat=True, metavar="ESTIMATES",
     help="The estimates, NAME=VALUE, and their standard uncertainties, NAME=VALUE+-U (or "
@@ -699,10 +706,11 @@ PROPAGATE = (
            "memory: adds mean, sd and the probabilistically symmetric --coverage interval "
            "low, high; says on stderr whether the law of propagation agrees with it to "
            "JCGM 101 §8's tolerance.", example="--monte-carlo 1e6"),
-    Option("dist", ("--dist",), "text", None, repeat=True, metavar="NAME=KIND:A",
-           help="Monte Carlo draws NAME from uniform:A (rectangular, half-width A) or "
-           "triangular:A instead of a normal; it makes NAME uncertain with u = A/√3 or "
-           "A/√6 (a +-U that disagrees is an error).", example="--dist T=uniform:0.05"),
+    Option("dist", ("--dist",), "text", None, repeat=True, metavar="NAME=KIND:PARAMS",
+           help=lambda: "Monte Carlo draws NAME from a distribution (JCGM 101 6.4) instead "
+           f"of a normal: {_distribution_list()} (a the half-width); it makes NAME "
+           "uncertain with that distribution's u (a +-U that disagrees is an error).",
+           example="--dist T=uniform:0.05"),
     Option("coverage", ("--coverage",), "real", None, low=0, high=1, metavar="P",
            shown_default="0.95",
            help="The coverage probability (between 0 and 1): given, it sets k = t_P(nu_eff) "

@@ -36,7 +36,8 @@ import numpy as np
 
 from .binding import Binding, EvaluationError, parse_constant
 from .blocks import INPUT, RESULT, TEXT, Block, Layout, Result
-from .spec_text import _assignments, _value
+from .distributions import DISTRIBUTIONS, parse_params
+from .spec_text import _assignments, _value, split_top
 from .uncertainty_budget import budget_columns
 from .welch import coverage_factor, effective_dof
 
@@ -59,8 +60,6 @@ MAX_CORRELATED_OUTPUTS = 50
 MAX_BUDGET_ROWS = 10**6
 #: the most output values Monte Carlo accumulates (samples × output components)
 MAX_MC_VALUES = 10**9
-#: the distributions of ``dist=`` and the standard uncertainty of half-width a of each
-DISTRIBUTIONS = {"uniform": math.sqrt(3.0), "triangular": math.sqrt(6.0)}
 #: significant digits of u(f) that JCGM 101 §8's numerical tolerance is taken from
 TOLERANCE_DIGITS = 2
 
@@ -174,7 +173,8 @@ class Inputs:
     ``(n,)``); ``labels`` the uncertain components (``V``, ``x[0]``), ``var`` and
     ``index`` which variable and component each is; ``u`` their standard uncertainties;
     ``cov`` the covariance matrix when any correlation is given (else None: independent);
-    ``kinds`` each component's distribution for Monte Carlo; ``nu`` each component's
+    ``kinds`` each component's distribution for Monte Carlo and ``shapes`` its
+    scale-free parameters (:mod:`.distributions`); ``nu`` each component's
     degrees of freedom (``inf``: Type B, exactly known u).
     """
 
@@ -186,6 +186,7 @@ class Inputs:
     u: np.ndarray = field(default_factory=lambda: np.zeros(0))
     cov: np.ndarray | None = None
     kinds: list[str] = field(default_factory=list)
+    shapes: list[tuple[float, ...]] = field(default_factory=list)
     nu: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
@@ -272,26 +273,13 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
             raise PropagationError(where, name, f"the uncertainty {float(arr.min()):g} is "
                                    "negative: a standard uncertainty is >= 0")
         unc[name] = (np.broadcast_to(arr, shape).astype(np.float64), where)
-    kinds: dict[str, str] = {}
+    kinds: dict[str, tuple[str, list[tuple[float, ...]]]] = {}
     for name, given in (dist or {}).items():
         if name not in values:
             raise PropagationError("dist", name, f"'{name}' has no estimate: give it a value "
                                    "(with its uncertainty, VALUE+-U)")
-        kind, half = _distribution(name, given)
-        if half.shape not in ((), values[name].shape):
-            raise PropagationError("dist", name, f"{half.size} half-widths for a variable of "
-                                   f"{values[name].size} components")
-        implied = np.broadcast_to(half / DISTRIBUTIONS[kind], values[name].shape)
-        if name in unc:
-            have = unc[name][0]
-            if not np.allclose(have, implied, rtol=1e-9, atol=0.0):
-                root = "√3" if kind == "uniform" else "√6"
-                raise PropagationError(
-                    "dist", name, f"{kind}:{_shown(half)} means u = {_shown(implied)} "
-                    f"(a/{root}), but the uncertainty given is {_shown(have)}: give one "
-                    "of them")
-        unc[name] = (implied.astype(np.float64), "dist")
-        kinds[name] = kind
+        kinds[name], implied = _distribution(name, given, values[name], unc.get(name))
+        unc[name] = (implied, "dist")
     inputs = Inputs(list(values), values)
     covered: dict[str, int] = {}
     cov_matrix = _read_cov(cov, values) if cov is not None else None
@@ -306,7 +294,9 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
             inputs.labels.append(label)
             inputs.var.append(name)
             inputs.index.append(i)
-            inputs.kinds.append(kinds.get(name, "normal"))
+            kind, params = kinds.get(name, ("normal", []))
+            inputs.kinds.append(kind)
+            inputs.shapes.append(DISTRIBUTIONS[kind].shape(params[i]) if params else ())
     n = len(inputs.labels)
     s = np.zeros(n)
     for j, (name, i) in enumerate(zip(inputs.var, inputs.index, strict=True)):
@@ -360,28 +350,52 @@ def _shown(a: Any) -> str:
         (", ...]" if arr.size > 4 else "]")
 
 
-def _distribution(name: str, given: Any) -> tuple[str, np.ndarray]:
+def _distribution(name: str, given: Any, value: np.ndarray,
+                  have: tuple[np.ndarray, str] | None
+                  ) -> tuple[tuple[str, list[tuple[float, ...]]], np.ndarray]:
+    """``"trapezoid:0.1,0.5"`` or ``("trapezoid", 0.1, 0.5)`` for variable ``name``:
+    ((kind, parameters per component), the standard uncertainties it implies)."""
+    choices = ", ".join(d.usage for d in DISTRIBUTIONS.values())
     if isinstance(given, str):
-        kind, sep, half_text = given.partition(":")
+        kind, sep, rest = given.partition(":")
         kind = kind.strip().lower()
-        if not sep or not half_text.strip():
-            raise PropagationError("dist", name, f"'{given}': expected uniform:a or "
-                                   "triangular:a with a the half-width")
-        half: Any = half_text
+        if not sep or not rest.strip():
+            raise PropagationError("dist", name, f"'{given}': expected KIND:PARAMETERS, "
+                                   f"one of {choices}")
+        raw: list[Any] = split_top(rest, ",")
     else:
         try:
-            kind, half = given
+            kind, *raw = given
         except (TypeError, ValueError):
-            raise PropagationError("dist", name, "expected 'uniform:a', 'triangular:a' or "
-                                   "a pair (kind, a)") from None
+            raise PropagationError("dist", name, f"expected 'KIND:PARAMETERS' ({choices}) "
+                                   "or a tuple (kind, parameter, ...)") from None
+        kind = str(kind).strip().lower()
     if kind not in DISTRIBUTIONS:
         raise PropagationError("dist", name, f"unknown distribution '{kind}': choose "
-                               f"{' or '.join(DISTRIBUTIONS)}")
-    arr = _number_array(half, "dist", name, "the half-width")
-    if np.any(arr < 0):
-        raise PropagationError("dist", name, f"the half-width {float(arr.min()):g} is "
-                               "negative")
-    return kind, arr
+                               f"{', '.join(DISTRIBUTIONS)}")
+    d = DISTRIBUTIONS[kind]
+    if len(raw) != len(d.params):
+        raise PropagationError("dist", name, f"{d.name} takes {len(d.params)} "
+                               f"parameter{'s' if len(d.params) > 1 else ''} ({d.usage}), "
+                               f"not {len(raw)}")
+    arrays = [_number_array(v, "dist", name, f"{d.name}'s {p}") for p, v in
+              zip(d.params, raw, strict=True)]
+    params, wrong = parse_params(d, arrays, value.size)
+    if wrong:
+        raise PropagationError("dist", name, f"{d.usage}: {wrong}")
+    implied = np.array([d.std(p) for p in params]).reshape(value.shape)
+    shown = f"{kind}:{','.join(_shown(a) for a in arrays)}"
+    if have is not None and not np.allclose(have[0], implied, rtol=1e-9, atol=0.0):
+        raise PropagationError("dist", name, f"{shown} means u = {_shown(implied)} "
+                               f"({d.text.rpartition('u = ')[2]}), but the uncertainty given "
+                               f"is {_shown(have[0])}: give one of them")
+    if d.mean is not None:
+        mean = np.array([d.mean(p) for p in params]).reshape(value.shape)
+        if not np.allclose(value, mean, rtol=1e-9, atol=0.0):
+            raise PropagationError("dist", name, f"{shown} has the mean {_shown(mean)}, but "
+                                   f"the estimate is {_shown(value)}: give its mean as the "
+                                   "estimate")
+    return (kind, params), implied.astype(np.float64)
 
 
 def _read_cov(cov: Any, values: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
@@ -685,24 +699,23 @@ class _Sampled(Binding):
 def draw(inputs: Inputs, factor: np.ndarray, seed: int, start: int, stop: int,
          key: int = 0) -> dict[str, np.ndarray]:
     """Samples ``start:stop`` of every variable (constants as one row): x̂ + L z, z of
-    unit variance and independent (normal, or uniform/triangular scaled to unit
-    variance)."""
+    zero mean, unit variance and independent, each of its input's distribution
+    (:mod:`.distributions`' standardized samplers)."""
     rows, n = stop - start, len(inputs.labels)
     rng = np.random.Generator(np.random.SFC64(
         np.random.SeedSequence(seed, spawn_key=(key, start))))
     # components first: each row of z (and of x) is one input's samples, contiguous
     z = np.empty((n, rows))
-    kinds = np.array(inputs.kinds)
-    for kind in dict.fromkeys(inputs.kinds):
-        cols = np.flatnonzero(kinds == kind)
-        if kind == "normal":
-            z[cols] = rng.standard_normal((cols.size, rows))
-        elif kind == "uniform":
-            a = math.sqrt(3.0)
-            z[cols] = rng.uniform(-a, a, (cols.size, rows))
-        else:
-            a = math.sqrt(6.0)
-            z[cols] = rng.triangular(-a, 0.0, a, (cols.size, rows))
+    groups: dict[tuple[str, tuple[float, ...]], list[int]] = {}
+    for j, key in enumerate(zip(inputs.kinds, inputs.shapes, strict=True)):
+        groups.setdefault(key, []).append(j)
+    for (kind, shape), cols in groups.items():
+        if kind == "normal":  # one call for all: the same stream as before
+            z[cols] = rng.standard_normal((len(cols), rows))
+            continue
+        sample = DISTRIBUTIONS[kind].sample
+        for j in cols:
+            z[j] = sample(rng, shape, rows)
     if factor.ndim == 1:
         x = z * factor[:, None]
     elif n <= _SMALL_FACTOR:  # a few inputs: n² scaled adds beat a BLAS call's threads
@@ -1027,6 +1040,7 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
                 r = first.cov_f[i, j] / (u1[i] * u1[j])
                 cols[f"r({first.outputs[i]},{first.outputs[j]})"] = np.full(m, r)
     if monte_carlo is not None:
+        _check_joint(inputs)
         chosen = int(np.random.SeedSequence().entropy % 2**63) if seed is None else int(seed)
         mc = _monte_carlo(expression, inputs, first, int(monte_carlo), p, chosen)
         cols["mean"], cols["sd"], cols["low"], cols["high"] = mc.mean, mc.sd, mc.low, mc.high
@@ -1036,6 +1050,26 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
         notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, p, what)
                   for j, name in enumerate(first.outputs)]
     return Propagated(_table(cols, blocks), notes)
+
+
+def _check_joint(inputs: Inputs) -> None:
+    """Monte Carlo draws correlated inputs as a multivariate normal (JCGM 101 6.4.8): a
+    correlated input of another distribution has no joint distribution defined by its
+    marginal and a correlation coefficient alone, so it is refused, not guessed (a
+    Gaussian copula would be one guess among many)."""
+    if inputs.cov is None:
+        return
+    for j, kind in enumerate(inputs.kinds):
+        if kind == "normal":
+            continue
+        row = inputs.cov[j].copy()
+        row[j] = 0.0
+        if np.any(row):
+            other = inputs.labels[int(np.flatnonzero(row)[0])]
+            raise PropagationError("dist", inputs.var[j], f"{inputs.labels[j]} is {kind} "
+                                   f"and correlated (with {other}): Monte Carlo draws "
+                                   "correlated inputs as a multivariate normal only; make "
+                                   "it normal or leave its correlations out")
 
 
 def _table(cols: dict[str, Any], blocks: list[Block]) -> Result:

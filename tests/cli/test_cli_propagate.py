@@ -121,7 +121,8 @@ def test_vector_uncertainties_from_files(cli, tmp_path):
     (["x", "--at", "x=1+-0.3", "--corr", "x=0.3"],
      "gradcli: error: --corr 'x=0.3': expected A,B=R, e.g. --corr V,I=-0.36"),
     (["x", "--at", "x=1+-0.3", "--dist", "x=gauss:1"],
-     "gradcli: error: --dist x: unknown distribution 'gauss': choose uniform or triangular"),
+     "gradcli: error: --dist x: unknown distribution 'gauss': choose normal, t, uniform, "
+     "triangular, arcsine, trapezoid, ctrapezoid, exponential, gamma"),
     (["x", "--at", "x=1+-0.3", "--budget", "--monte-carlo", "10"],
      "gradcli: error: --budget: the budget is the law of propagation's; ask for it or for "
      "monte_carlo, not both"),

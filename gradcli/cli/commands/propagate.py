@@ -81,8 +81,8 @@ def _distributions(specs: list[str]) -> dict[str, str]:
         name, sep, value = spec.partition("=")
         name = name.strip()
         if not sep or not name or not value.strip():
-            raise UsageProblem(f"--dist '{spec}': expected NAME=uniform:A or "
-                               "NAME=triangular:A")
+            raise UsageProblem(f"--dist '{spec}': expected NAME=KIND:PARAMETERS, e.g. "
+                               "x=uniform:0.1")
         if name in out:
             raise UsageProblem(f"--dist {name} is given twice")
         out[name] = value
