@@ -674,6 +674,12 @@ PROPAGATE = (
            help="Degrees of freedom of the uncertainties by name (or x=1+-0.1;nu=9 in "
            "--at); infinite when not given (Type B). Adds nu_eff, u(f)'s effective degrees "
            "of freedom (Welch-Satterthwaite).", example='--nu "ls=18,d=25.6"'),
+    Option("readings", ("--readings",), "text", None, once=True, metavar="FILE",
+           help="Repeated readings, Type A (GUM 4.2, 5.2.3): a CSV whose header names the "
+           "variables, one row per observation (simultaneous ones on one row; an empty cell "
+           "is a missing reading). Each variable's estimate is the mean, u = s/sqrt(n), "
+           "nu = n-1; variables observed together are correlated as their readings are.",
+           example="--readings readings.csv"),
     Option("corr", ("--corr",), "text", None, repeat=True, metavar="A,B=R",
            help="The correlation coefficient of two inputs, -1 to 1 (repeat for more "
            "pairs; x[0] names a vector's component); together they must be positive "

@@ -33,6 +33,7 @@ def limits() -> list[tuple[str, str, str]]:
     )
     from .definition import BY_NAME
     from .inputs import MAX_ARRAY_BYTES
+    from .calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
     from .reading import MAX_LINE
 
     steps = BY_NAME["descend"].option("steps").high
@@ -54,6 +55,8 @@ def limits() -> list[tuple[str, str, str]]:
         ("Functions calling functions", f"{_n(MAX_CALLS)} levels", ""),
         ("Array file (x=@v.npy, --vector @v.npy)", size_text(MAX_ARRAY_BYTES), ""),
         ("Line of a points file", size_text(MAX_LINE), ""),
+        ("Readings file (propagate --readings)", size_text(MAX_READINGS_BYTES),
+         f"at most {_n(MAX_READINGS_COLUMNS)} variables"),
         ("Carried text columns in a .nc or .zarr output", _n(MAX_CARRIED),
          "more are refused (CSV, JSON and .npz carry any number)"),
         ("descend steps", _n(steps), "--steps N"),

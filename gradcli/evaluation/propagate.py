@@ -175,7 +175,8 @@ class Inputs:
     ``cov`` the covariance matrix when any correlation is given (else None: independent);
     ``kinds`` each component's distribution for Monte Carlo and ``shapes`` its
     scale-free parameters (:mod:`.distributions`); ``nu`` each component's
-    degrees of freedom (``inf``: Type B, exactly known u).
+    degrees of freedom (``inf``: Type B, exactly known u); ``unit`` which
+    Welch–Satterthwaite unit each is (components from the same readings share one).
     """
 
     names: list[str]
@@ -188,6 +189,7 @@ class Inputs:
     kinds: list[str] = field(default_factory=list)
     shapes: list[tuple[float, ...]] = field(default_factory=list)
     nu: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    unit: np.ndarray | None = None
 
     @property
     def estimates(self) -> np.ndarray:
@@ -959,7 +961,7 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
               cov: Any = None, order: int = 1, k: float | None = None, budget: bool = False,
               monte_carlo: int | None = None, dist: Mapping[str, Any] | None = None,
               coverage: float | None = None, seed: int | None = None,
-              nu: Mapping[str, Any] | None = None) -> Propagated:
+              nu: Mapping[str, Any] | None = None, readings: Any = None) -> Propagated:
     """The estimate of ``expression`` and its uncertainty, by the GUM's law of propagation.
 
     ``at``: the estimates, ``{"V": 4.999}``, or with their standard uncertainty
@@ -987,6 +989,13 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     integer, GUM G.4.1); ``k`` given overrides it; neither: k = 2. ``coverage`` is also
     Monte Carlo's coverage probability (0.95 when not given).
 
+    ``readings``: repeated observations, ``{"V": [5.007, 4.994, ...], ...}`` or a pandas
+    DataFrame (one column per variable, simultaneous observations on one row, nan for a
+    missing one): each variable's estimate is the mean, its u the standard deviation of
+    the mean, ν = n − 1, and variables observed together are correlated as their
+    readings are (GUM 4.2, 5.2.3 eq. 17; :mod:`.readings`). A variable in both
+    ``readings`` and ``at`` is an error.
+
     Returns a :class:`Propagated`: ``{column: array}`` with one row per output component:
     ``output`` (a vector f only), the estimates, ``f``, ``u(f)``, [``u2(f)``, ``E2(f)``],
     ``U(f)``, ``k``, ``r(f[i],f[j])`` (a vector f), [``mean``, ``sd``, ``low``, ``high``].
@@ -995,10 +1004,19 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     if budget and monte_carlo is not None:
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
+    together: list[list[str]] = []
+    if readings is not None:
+        at, corr, together = _with_readings(readings, at or {}, u, corr, cov, nu)
     inputs = _read_inputs(at or {}, u, corr, cov, dist, nu)
+    if together:
+        inputs.unit = np.arange(len(inputs.labels))
+        for names in together:
+            cols = [inputs.labels.index(n) for n in names]
+            inputs.unit[cols] = cols[0]
     first = _first_order(expression, inputs)
     p = 0.95 if coverage is None else float(coverage)
-    nu_eff = effective_dof(first.jac, inputs.covariance_product(first.jac), inputs.nu)
+    nu_eff = effective_dof(first.jac, inputs.covariance_product(first.jac), inputs.nu,
+                           inputs.unit)
     if k is not None:
         kk = np.full(first.f.size, float(k))
     elif coverage is not None:
@@ -1050,6 +1068,41 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
         notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, p, what)
                   for j, name in enumerate(first.outputs)]
     return Propagated(_table(cols, blocks), notes)
+
+
+def _with_readings(readings: Any, at: Mapping[str, Any], u: Mapping[str, Any] | None,
+                   corr: Mapping[Any, Any] | None, cov: Any,
+                   nu: Mapping[str, Any] | None
+                   ) -> tuple[dict[str, Any], dict[Any, Any], list[list[str]]]:
+    """``at`` and ``corr`` with the readings' Type A estimates, uncertainties, ν and
+    correlations added, and the groups of variables observed together."""
+    from .readings import ReadingsError, type_a
+
+    try:
+        found = type_a(readings)
+    except ReadingsError as exc:
+        raise PropagationError("readings", exc.name, exc.detail) from None
+    for name in found.mean:
+        for param, given in (("at", at), ("u", u), ("nu", nu)):
+            if given and name in given:
+                raise PropagationError(param, name, f"'{name}' has readings too: its "
+                                       "estimate and uncertainty come from them; give it "
+                                       "once")
+    if cov is not None and found.corr:
+        raise PropagationError("cov", None, "the readings give correlations of their own "
+                               "(variables observed together): give a covariance matrix or "
+                               "readings observed together, not both")
+    pairs = dict(corr or {})
+    for key in pairs:
+        names = tuple(p.strip() for p in (key.split(",") if isinstance(key, str) else key))
+        if frozenset(names) in {frozenset(k) for k in found.corr}:
+            raise PropagationError("corr", names, "the readings give this correlation "
+                                   "(observed together): give it once")
+    merged = dict(at)
+    for name in found.mean:
+        merged[name] = (found.mean[name], found.u[name], found.nu[name])
+    pairs.update(found.corr)
+    return merged, pairs, found.together
 
 
 def _check_joint(inputs: Inputs) -> None:

@@ -17,6 +17,14 @@ so to first order var(u(f)²) = Σᵢ 2[cᵢ(Σc)ᵢ]²/νᵢ and
 
 which is eq. G.2b when Σ is diagonal (cᵢ(Σc)ᵢ = cᵢ²uᵢ²). The terms cᵢ(Σc)ᵢ are the
 budget's shares (times u(f)²/100).
+
+Inputs evaluated together from the same n simultaneous readings (Type A, GUM 5.2.3) are
+one unit: their joint part Σ_{i∈g} cᵢ(Σc)ᵢ is the sample variance of one linear
+combination of the readings, a scaled χ² with n − 1 degrees of freedom, as R. Willink
+shows ("A generalization of the Welch–Satterthwaite formula for use with correlations
+between uncertainty components", Metrologia 44 (2007) 340–349); the sum above then runs
+over units, each with its ν. For GUM H.2 (V, I, φ from five readings) that gives
+ν_eff = 4, GUM H.2.4's ν for R, X and Z, where the per-input sum would give ν_eff ≈ 1.
 """
 
 from __future__ import annotations
@@ -153,17 +161,28 @@ def coverage_factor(coverage: float, nu_eff: float) -> float:
     k_p."""
     if math.isnan(nu_eff):
         return math.nan
-    nu = math.inf if math.isinf(nu_eff) else max(1.0, math.floor(nu_eff))
+    # the relative 1e-9 keeps a ratio that should be whole (4 from one unit of ν = 4) from
+    # losing a degree to its rounding
+    nu = math.inf if math.isinf(nu_eff) else max(1.0, math.floor(nu_eff * (1 + 1e-9)))
     return t_quantile(0.5 + coverage / 2.0, nu)
 
 
-def effective_dof(jac: np.ndarray, sigma_c: np.ndarray, nu: np.ndarray) -> np.ndarray:
+def effective_dof(jac: np.ndarray, sigma_c: np.ndarray, nu: np.ndarray,
+                  unit: np.ndarray | None = None) -> np.ndarray:
     """ν_eff per output component: Welch–Satterthwaite (GUM eq. G.2b), generalised to
     correlated inputs as Castrup's (see the module's docstring). ``jac`` (m, n) are the
     sensitivities, ``sigma_c`` (m, n) the rows Σ·cᵀ, ``nu`` (n,) the inputs' degrees of
-    freedom (``inf`` for Type B). A u(f) of 0 has ν_eff = inf (no uncertainty to count)."""
+    freedom (``inf`` for Type B), ``unit`` (n,) which unit each input belongs to (inputs
+    from the same readings share one; None: each its own). A u(f) of 0 has ν_eff = inf
+    (no uncertainty to count)."""
     terms = jac * sigma_c  # cᵢ(Σc)ᵢ
     var = terms.sum(axis=1)
+    if unit is not None and len(set(unit.tolist())) < unit.size:
+        ids, first = np.unique(unit, return_index=True)
+        pooled = np.zeros((terms.shape[0], ids.size))
+        for col, which in enumerate(np.searchsorted(ids, unit)):
+            pooled[:, which] += terms[:, col]
+        terms, nu = pooled, nu[first]
     finite = np.isfinite(nu)
     if not finite.any():
         return np.full(var.shape, np.inf)

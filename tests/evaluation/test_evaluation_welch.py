@@ -191,3 +191,18 @@ def test_cli_coverage_and_nu(cli):
     assert err.strip().splitlines() == [
         "gradcli: error: --at x: the degrees of freedom nu must be > 0 (or inf), one or one "
         "per component, not 0"]
+
+
+def test_inputs_of_one_unit_pool_their_terms():
+    """Willink's units: x, y from the same readings (ν = 4 each), z apart (ν = 9). f =
+    x + y + z, u = 1, 1, 2, r(x,y) = 0.5: the unit's part is 1 + 1 + 2·0.5 = 3, z's 4;
+    ν_eff = 7²/(3²/4 + 4²/9) by hand. Alone, the unit gives its own ν."""
+    cov = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 4.0]])
+    jac = np.ones((1, 3))
+    nu = np.array([4.0, 4.0, 9.0])
+    got = effective_dof(jac, jac @ cov, nu, np.array([0, 0, 2]))
+    assert got[0] == pytest.approx(49 / (9 / 4 + 16 / 9), rel=1e-14)
+    two = np.ones((1, 2))
+    alone = effective_dof(two, two @ cov[:2, :2], nu[:2], np.array([0, 0]))
+    assert alone[0] == pytest.approx(4.0, rel=1e-14)
+    assert coverage_factor(0.95, alone[0] * (1 - 1e-15)) == t_quantile(0.975, 4)

@@ -22,17 +22,21 @@ from ..inputs import MAX_ARRAY_BYTES, read_array
 from .fields import _request, _write
 
 #: the option each library parameter comes from
-_FLAGS = {"at": "--at", "u": "--u", "nu": "--nu", "corr": "--corr", "cov": "--cov",
+_FLAGS = {"at": "--at", "u": "--u", "nu": "--nu", "readings": "--readings",
+          "corr": "--corr", "cov": "--cov",
           "dist": "--dist", "order": "--order", "k": "--k", "budget": "--budget",
           "monte_carlo": "--monte-carlo", "coverage": "--coverage", "seed": "--seed"}
 
 
-def _flag_error(exc: PropagationError, cov_path: str | None) -> UsageProblem:
+def _flag_error(exc: PropagationError, cov_path: str | None,
+                readings_path: str | None = None) -> UsageProblem:
     """The library's error, said with the option the user typed."""
     flag = _FLAGS.get(exc.param, exc.param)
     key = exc.key
     if exc.param == "cov" and cov_path:
         where = f"{flag} {cov_path}"
+    elif exc.param == "readings" and readings_path:
+        where = f"{flag} {readings_path}" + (f": {key}" if key is not None else "")
     elif isinstance(key, tuple):
         where = f"{flag} {','.join(key)}"
     elif key is not None:
@@ -140,15 +144,15 @@ def _is_number(text: str) -> bool:
 
 
 def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: list[str],
-                  corr: list[str], cov: str | None, order: int, k: float | None,
-                  budget: bool, monte_carlo: int | None, dist: list[str],
+                  readings: str | None, corr: list[str], cov: str | None, order: int,
+                  k: float | None, budget: bool, monte_carlo: int | None, dist: list[str],
                   coverage: float | None, seed: int | None, fmt: str, output: str | None,
                   precision: int, quiet: bool) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
     whether Monte Carlo agrees with the law of propagation."""
     from ...evaluation.propagate import propagate
 
-    if not at:
+    if not at and not readings:
         raise UsageProblem('no estimates given: add --at "x=1+-0.1" (NAME=VALUE+-U, one per '
                            "variable of the formula)")
     with expression_warnings(quiet):
@@ -157,13 +161,17 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
             "u": _merged(u, "--u") or None, "nu": _merged(nu, "--nu") or None,
             "corr": _correlations(corr) or None,
             "cov": read_cov(cov) if cov else None, "dist": _distributions(dist) or None}
+        if readings:
+            from ..calibration_files import read_readings
+
+            kwargs["readings"] = read_readings(readings)
         try:
             result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
                                monte_carlo=monte_carlo, coverage=coverage, seed=seed,
                                **kwargs)
         except PropagationError as exc:
-            raise _flag_error(exc, cov) from None
-    names = [n for n in estimates]
+            raise _flag_error(exc, cov, readings) from None
+    names = [n for n in estimates] + list(kwargs.get("readings") or ())
     _write(result, _request(expression, fmt, output, precision, quiet, names), what)
     if not quiet:
         for note in result.notes:
