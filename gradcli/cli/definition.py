@@ -674,6 +674,12 @@ PROPAGATE = (
            help="Degrees of freedom of the uncertainties by name (or x=1+-0.1;nu=9 in "
            "--at); infinite when not given (Type B). Adds nu_eff, u(f)'s effective degrees "
            "of freedom (Welch-Satterthwaite).", example='--nu "ls=18,d=25.6"'),
+    Option("inputs", ("--inputs",), "text", None, once=True, metavar="FILE",
+           help="The inputs from a file: a .csv with a row per input (columns name, value, "
+           "and any of u, nu, dist, unit, description, corr: B=R;C=R) or a .toml with "
+           "[inputs.NAME] tables of the same keys and [correlations] \"A,B\" = R. An input "
+           "both there and in --at, --u, --nu or --dist is an error.",
+           example="--inputs budget.toml"),
     Option("readings", ("--readings",), "text", None, once=True, metavar="FILE",
            help="Repeated readings, Type A (GUM 4.2, 5.2.3): a CSV whose header names the "
            "variables, one row per observation (simultaneous ones on one row; an empty cell "

@@ -31,9 +31,9 @@ def limits() -> list[tuple[str, str, str]]:
         MAX_PIXELS_PER_SIDE,
         PICTURE_BYTES_PER_POINT,
     )
+    from .calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
     from .definition import BY_NAME
     from .inputs import MAX_ARRAY_BYTES
-    from .calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
     from .reading import MAX_LINE
 
     steps = BY_NAME["descend"].option("steps").high

@@ -961,7 +961,8 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
               cov: Any = None, order: int = 1, k: float | None = None, budget: bool = False,
               monte_carlo: int | None = None, dist: Mapping[str, Any] | None = None,
               coverage: float | None = None, seed: int | None = None,
-              nu: Mapping[str, Any] | None = None, readings: Any = None) -> Propagated:
+              nu: Mapping[str, Any] | None = None, readings: Any = None,
+              inputs: Mapping[str, Mapping[str, Any]] | None = None) -> Propagated:
     """The estimate of ``expression`` and its uncertainty, by the GUM's law of propagation.
 
     ``at``: the estimates, ``{"V": 4.999}``, or with their standard uncertainty
@@ -996,6 +997,12 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     readings are (GUM 4.2, 5.2.3 eq. 17; :mod:`.readings`). A variable in both
     ``readings`` and ``at`` is an error.
 
+    ``inputs``: the inputs as records, ``{"V": {"value": 4.999, "u": 0.0032, "nu": 4,
+    "unit": "V", "description": "..."}, "T": {"value": 20, "dist": "uniform:0.05"}}``
+    (what an input file holds; keys :data:`INPUT_KEYS`): each says what ``at``, ``u``,
+    ``nu`` and ``dist`` would; an input in both is an error. ``unit`` and
+    ``description`` are kept with the result, not used.
+
     Returns a :class:`Propagated`: ``{column: array}`` with one row per output component:
     ``output`` (a vector f only), the estimates, ``f``, ``u(f)``, [``u2(f)``, ``E2(f)``],
     ``U(f)``, ``k``, ``r(f[i],f[j])`` (a vector f), [``mean``, ``sd``, ``low``, ``high``].
@@ -1005,6 +1012,8 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
     together: list[list[str]] = []
+    if inputs is not None:
+        at, u, nu, dist = _with_records(inputs, at or {}, u, nu, dist)
     if readings is not None:
         at, corr, together = _with_readings(readings, at or {}, u, corr, cov, nu)
     inputs = _read_inputs(at or {}, u, corr, cov, dist, nu)
@@ -1068,6 +1077,39 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
         notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, p, what)
                   for j, name in enumerate(first.outputs)]
     return Propagated(_table(cols, blocks), notes)
+
+
+#: what an input record of ``inputs=`` (and of an input file) may say
+INPUT_KEYS = ("value", "u", "nu", "dist", "unit", "description")
+
+
+def _with_records(records: Mapping[str, Mapping[str, Any]], at: Mapping[str, Any],
+                  u: Mapping[str, Any] | None, nu: Mapping[str, Any] | None,
+                  dist: Mapping[str, Any] | None) -> tuple[dict[str, Any], ...]:
+    """``at``, ``u``, ``nu`` and ``dist`` with the records of ``inputs=`` added."""
+    if not isinstance(records, Mapping):
+        raise PropagationError("inputs", None, "give the inputs as a mapping of names to "
+                               "records, e.g. {'V': {'value': 4.999, 'u': 0.0032}}")
+    out = [dict(at), dict(u or {}), dict(nu or {}), dict(dist or {})]
+    for name, record in records.items():
+        if not isinstance(record, Mapping):
+            raise PropagationError("inputs", name, "an input is a record of "
+                                   f"{', '.join(INPUT_KEYS)}")
+        unknown = [k for k in record if k not in INPUT_KEYS]
+        if unknown:
+            raise PropagationError("inputs", name, f"unknown key '{unknown[0]}': an input "
+                                   f"says {', '.join(INPUT_KEYS)}")
+        if "value" not in record:
+            raise PropagationError("inputs", name, "no value (its estimate)")
+        for param, given in zip(("at", "u", "nu", "dist"), out, strict=True):
+            if name in given:
+                raise PropagationError(param, name, f"'{name}' is in the inputs too: give "
+                                       "it once")
+        out[0][name] = record["value"]
+        for key, given in zip(("u", "nu", "dist"), out[1:], strict=True):
+            if record.get(key) is not None:
+                given[name] = record[key]
+    return tuple(out)
 
 
 def _with_readings(readings: Any, at: Mapping[str, Any], u: Mapping[str, Any] | None,

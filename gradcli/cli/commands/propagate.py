@@ -23,13 +23,15 @@ from .fields import _request, _write
 
 #: the option each library parameter comes from
 _FLAGS = {"at": "--at", "u": "--u", "nu": "--nu", "readings": "--readings",
+          "inputs": "--inputs",
           "corr": "--corr", "cov": "--cov",
           "dist": "--dist", "order": "--order", "k": "--k", "budget": "--budget",
           "monte_carlo": "--monte-carlo", "coverage": "--coverage", "seed": "--seed"}
 
 
 def _flag_error(exc: PropagationError, cov_path: str | None,
-                readings_path: str | None = None) -> UsageProblem:
+                readings_path: str | None = None, inputs_path: str | None = None
+                ) -> UsageProblem:
     """The library's error, said with the option the user typed."""
     flag = _FLAGS.get(exc.param, exc.param)
     key = exc.key
@@ -37,6 +39,8 @@ def _flag_error(exc: PropagationError, cov_path: str | None,
         where = f"{flag} {cov_path}"
     elif exc.param == "readings" and readings_path:
         where = f"{flag} {readings_path}" + (f": {key}" if key is not None else "")
+    elif exc.param == "inputs" and inputs_path:
+        where = f"{flag} {inputs_path}" + (f": {key}" if key is not None else "")
     elif isinstance(key, tuple):
         where = f"{flag} {','.join(key)}"
     elif key is not None:
@@ -93,6 +97,18 @@ def _distributions(specs: list[str]) -> dict[str, str]:
     return out
 
 
+def _merge_corr(from_file: dict[tuple[str, str], Any], given: dict[tuple[str, ...], str],
+                path: str) -> dict[tuple[str, ...], Any] | None:
+    """The input file's correlations and --corr's; a pair in both is an error."""
+    out: dict[tuple[str, ...], Any] = dict(from_file)
+    for pair, value in given.items():
+        if pair in out or pair[::-1] in out:
+            raise UsageProblem(f"--corr {','.join(pair)}: the correlation is in --inputs "
+                               f"{path} too: give it once")
+        out[pair] = value
+    return out or None
+
+
 def read_cov(path: str) -> Any:
     """The covariance of ``--cov FILE``: a ``.npy`` matrix (over the ``--at`` variables'
     components in ``--at`` order), or a CSV whose header names the variables, as
@@ -144,15 +160,16 @@ def _is_number(text: str) -> bool:
 
 
 def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: list[str],
-                  readings: str | None, corr: list[str], cov: str | None, order: int,
-                  k: float | None, budget: bool, monte_carlo: int | None, dist: list[str],
-                  coverage: float | None, seed: int | None, fmt: str, output: str | None,
-                  precision: int, quiet: bool) -> int:
+                  inputs: str | None, readings: str | None, corr: list[str],
+                  cov: str | None, order: int, k: float | None, budget: bool,
+                  monte_carlo: int | None, dist: list[str], coverage: float | None,
+                  seed: int | None, fmt: str, output: str | None, precision: int,
+                  quiet: bool) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
     whether Monte Carlo agrees with the law of propagation."""
     from ...evaluation.propagate import propagate
 
-    if not at and not readings:
+    if not at and not readings and not inputs:
         raise UsageProblem('no estimates given: add --at "x=1+-0.1" (NAME=VALUE+-U, one per '
                            "variable of the formula)")
     with expression_warnings(quiet):
@@ -165,13 +182,19 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
             from ..calibration_files import read_readings
 
             kwargs["readings"] = read_readings(readings)
+        if inputs:
+            from ..calibration_files import read_inputs
+
+            kwargs["inputs"], file_corr = read_inputs(inputs)
+            kwargs["corr"] = _merge_corr(file_corr, kwargs["corr"] or {}, inputs)
         try:
             result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
                                monte_carlo=monte_carlo, coverage=coverage, seed=seed,
                                **kwargs)
         except PropagationError as exc:
-            raise _flag_error(exc, cov, readings) from None
-    names = [n for n in estimates] + list(kwargs.get("readings") or ())
+            raise _flag_error(exc, cov, readings, inputs) from None
+    names = [n for n in estimates] + list(kwargs.get("readings") or ()) + \
+        list(kwargs.get("inputs") or ())
     _write(result, _request(expression, fmt, output, precision, quiet, names), what)
     if not quiet:
         for note in result.notes:
