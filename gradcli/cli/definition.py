@@ -712,12 +712,23 @@ PROPAGATE = (
            "freedom). With --order 2, eq. 14's terms: per input and per pair a*b of inputs "
            "(independent inputs), shares of u2(f)².",
            example="--budget"),
-    Option("monte_carlo", ("--monte-carlo",), "whole", None, low=2, high=10**8,
-           metavar="N",
-           help="Also propagate N samples (JCGM 101) in blocks, on every core, in bounded "
-           "memory: adds mean, sd and the probabilistically symmetric --coverage interval "
-           "low, high; says on stderr whether the law of propagation agrees with it to "
-           "JCGM 101 §8's tolerance.", example="--monte-carlo 1e6"),
+    Option("monte_carlo", ("--monte-carlo",), "text", None, metavar="N|adaptive",
+           suggest=("adaptive",),
+           help="Also propagate N samples (JCGM 101; 2 to 10^8) in blocks, on every core, in "
+           "bounded memory: adds mean, sd and the --coverage interval low, high; says on "
+           "stderr whether the law of propagation agrees with it to JCGM 101 §8's tolerance "
+           "(or that Monte Carlo's ends are not yet stable enough to say). adaptive: JCGM "
+           "101 7.9's procedure, batches until stable to --digits (adds M, the samples it "
+           "took).", example="--monte-carlo 1e6"),
+    Option("interval", ("--interval",), "choice", "symmetric",
+           choices=("symmetric", "shortest", "both"),
+           help="Monte Carlo's coverage interval: probabilistically symmetric or shortest "
+           "(JCGM 101 7.7); both adds the shortest as low_shortest, high_shortest.",
+           example="--interval shortest"),
+    Option("digits", ("--digits",), "whole", 2, low=1, high=6, metavar="NDIG",
+           help="Significant digits of sd that adaptive Monte Carlo makes stable, and of "
+           "the tolerance of the comparison with the law of propagation (JCGM 101 7.9.2).",
+           example="--digits 3"),
     Option("dist", ("--dist",), "text", None, repeat=True, metavar="NAME=KIND:PARAMS",
            help=lambda: "Monte Carlo draws NAME from a distribution (JCGM 101 6.4) instead "
            f"of a normal: {_distribution_list()} (a the half-width); it makes NAME "

@@ -34,9 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from .adaptive import Adaptive, run_adaptive
 from .binding import Binding, EvaluationError, parse_constant
 from .blocks import INPUT, RESULT, TEXT, Block, Layout, Result
 from .distributions import DISTRIBUTIONS, parse_params
+from .intervals import KINDS, End, ends_for, order_se, shortest, shortest_q, symmetric_ranks
 from .spec_text import _assignments, _value, split_top
 from .uncertainty_budget import budget_columns
 from .welch import coverage_factor, effective_dof
@@ -60,8 +62,13 @@ MAX_CORRELATED_OUTPUTS = 50
 MAX_BUDGET_ROWS = 10**6
 #: the most output values Monte Carlo accumulates (samples × output components)
 MAX_MC_VALUES = 10**9
-#: significant digits of u(f) that JCGM 101 §8's numerical tolerance is taken from
+#: significant digits of u(f) that JCGM 101 §8's numerical tolerance is taken from (the
+#: default of ``digits=``)
 TOLERANCE_DIGITS = 2
+#: the most significant digits ``digits=`` may ask adaptive Monte Carlo for
+MAX_DIGITS = 6
+#: the kinds of coverage interval ``interval=`` takes
+INTERVALS = KINDS
 
 _PILOT = 1 << 18
 _SMALL_FACTOR = 8  # up to this many correlated inputs, L·z is written out (no BLAS)
@@ -749,7 +756,7 @@ class _Accumulator:
     sequential = False
 
     def __init__(self, brackets: np.ndarray) -> None:
-        self.brackets = brackets  # (m, 2 ends, 2 bounds)
+        self.brackets = brackets  # (m, ends, 2 bounds)
         self.parts: dict[int, tuple[Any, ...]] = {}
         self.lock = threading.Lock()
 
@@ -775,7 +782,7 @@ class _Accumulator:
                 means.append(mean)
                 m2s.append(m2)
                 kept = []
-                for e in range(2):
+                for e in range(self.brackets.shape[1]):
                     lo, hi = self.brackets[j, e]
                     if lo == -np.inf and hi == np.inf:
                         kept.append(col)
@@ -792,29 +799,39 @@ class _Accumulator:
 
 @dataclass
 class MonteCarlo:
+    """A run's results per output component: ``low``/``high`` the interval asked for (the
+    symmetric one for ``both``, whose shortest is ``shortest_low``/``shortest_high``),
+    ``se_low``/``se_high`` their standard errors (:func:`.intervals.order_se`)."""
+
     mean: np.ndarray
     sd: np.ndarray
     low: np.ndarray
     high: np.ndarray
     nonfinite: int
+    se_low: np.ndarray | None = None
+    se_high: np.ndarray | None = None
+    shortest_low: np.ndarray | None = None
+    shortest_high: np.ndarray | None = None
+    count: int = 0
 
 
-def _ranks(count: int, coverage: float) -> tuple[int, int]:
-    """JCGM 101 §7.7.2: the 1-based ranks of the probabilistically symmetric interval."""
-    q = int(math.floor(coverage * count + 0.5))
-    r = max(1, (count - q + 1) // 2)
-    return r, min(count, r + q)
+_ranks = symmetric_ranks  # the name the tests know
 
 
 def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
-                 coverage: float, seed: int) -> MonteCarlo:
+                 coverage: float, seed: int, interval: str = "symmetric",
+                 key: int = 0) -> MonteCarlo:
+    """``count`` samples from ``seed`` (``key`` picks an independent stream: the pilot
+    is 1, adaptive batches 2, 3, ...), their moments and the ``interval``'s ends."""
     from .evaluator import prepare
     from .runner import run
 
     m, n = first.f.size, len(inputs.labels)
     if not inputs.values:  # a constant formula: every sample is f
         f = first.f.copy()
-        return MonteCarlo(f, np.zeros(m), f.copy(), f.copy(), 0)
+        zero = np.zeros(m)
+        both = (f.copy(), f.copy()) if interval == "both" else (None, None)
+        return MonteCarlo(f, zero, f.copy(), f.copy(), 0, zero, zero, *both, count=count)
     if count * m > MAX_MC_VALUES:
         raise PropagationError("monte_carlo", None, f"{count:,} samples × {m:,} output "
                                f"components is over the limit of {MAX_MC_VALUES:,} values")
@@ -822,24 +839,25 @@ def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
     first_rows = draw(inputs, factor, seed, 0, 1)
     prepared = prepare(expression, "eval", points=first_rows)
     block = max(256, min(1 << 18, (1 << 21) // max(1, n, m)))
-    ranks = _ranks(count, coverage)
-    brackets = np.empty((m, 2, 2))
+    ends = ends_for(interval, count, coverage)
+    brackets = np.empty((m, len(ends), 2))
     brackets[..., 0], brackets[..., 1] = -np.inf, np.inf
     widen = 6.0
     if count > _KEEP_ALL:
         pilot_n = min(count, _PILOT)
-        pilot = _evaluate_block(prepared, draw(inputs, factor, seed, 0, pilot_n, key=1))
+        pilot = _evaluate_block(prepared, draw(inputs, factor, seed, 0, pilot_n,
+                                               key=1 if key == 0 else 1000 + key))
         pilot.sort(axis=0)
     for _attempt in range(4):
         if count > _KEEP_ALL:
-            brackets = _brackets(pilot, ranks, count, widen)
+            brackets = _brackets(pilot, ends, count, widen)
         sink = _Accumulator(brackets)
         binding = _Sampled("points", list(inputs.values), prepared.binding.shapes,
                            {k: v[:1] for k, v in first_rows.items()}, (count,))
-        binding.inputs, binding.factor, binding.seed = inputs, factor, seed
+        binding.inputs, binding.factor, binding.seed, binding.key = inputs, factor, seed, key
         run(prepared.plan, binding, sink, dtype=np.dtype(np.float64), block_size=block,
             layout=prepared.layout, inputs=prepared.inputs)
-        found = _combine(sink, m, ranks)
+        found = _combine(sink, m, ends, interval, count, coverage)
         if found is not None:
             return found
         widen *= 4.0
@@ -857,27 +875,28 @@ def _evaluate_block(prepared: Any, values: dict[str, np.ndarray]) -> np.ndarray:
                            for v in outs], axis=1)
 
 
-def _brackets(pilot: np.ndarray, ranks: tuple[int, int], count: int,
-              widen: float) -> np.ndarray:
-    """Per output component and interval end, the values between the pilot's order
-    statistics ``widen`` binomial standard deviations either side of the wanted rank."""
+def _brackets(pilot: np.ndarray, ends: list[End], count: int, widen: float) -> np.ndarray:
+    """Per output component and end, the values between the pilot's order statistics
+    ``widen`` binomial standard deviations either side of the end's rank (open below or
+    above for the shortest interval's tails)."""
     n, m = pilot.shape
-    out = np.empty((m, 2, 2))
-    for e, rank in enumerate(ranks):
-        p = (rank - 0.5) / count
+    out = np.empty((m, len(ends), 2))
+    for e, end in enumerate(ends):
+        p = (end.rank - 0.5) / count
         sd = math.sqrt(max(p * (1 - p), 1.0 / n) * n)
         lo, hi = int(math.floor(p * n - widen * sd - 2)), int(math.ceil(p * n + widen * sd + 2))
-        out[:, e, 0] = pilot[lo] if lo >= 0 else -np.inf
-        out[:, e, 1] = pilot[hi] if hi < n else np.inf
+        out[:, e, 0] = pilot[lo] if lo >= 0 and end.open != "below" else -np.inf
+        out[:, e, 1] = pilot[hi] if hi < n and end.open != "above" else np.inf
     # a nan sorts last: a bracket ending there would hold nothing, so leave it open
     out[np.isnan(out[..., 0]), 0] = -np.inf
     out[np.isnan(out[..., 1]), 1] = np.inf
     return out
 
 
-def _combine(sink: _Accumulator, m: int, ranks: tuple[int, int]) -> MonteCarlo | None:
+def _combine(sink: _Accumulator, m: int, ends: list[End], interval: str, count: int,
+             coverage: float) -> MonteCarlo | None:
     total, mean, m2, bad = 0, np.zeros(m), np.zeros(m), 0
-    below = np.zeros((m, 2), dtype=np.int64)
+    below = np.zeros((m, len(ends)), dtype=np.int64)
     for start in sorted(sink.parts):
         rows, bmean, bm2, bbad, bbelow, _ = sink.parts[start]
         new = total + rows
@@ -886,39 +905,68 @@ def _combine(sink: _Accumulator, m: int, ranks: tuple[int, int]) -> MonteCarlo |
         m2 = m2 + bm2 + delta**2 * (total * rows / new)
         total, bad, below = new, bad + bbad, below + bbelow
     sd = np.sqrt(m2 / (total - 1)) if total > 1 else np.full(m, np.nan)
-    ends = np.empty((m, 2))
+    out = np.full((m, 4), np.nan)  # symmetric low, high; shortest low, high
+    se = np.full((m, 4), np.inf)
     for j in range(m):
-        for e, rank in enumerate(ranks):
-            kept = np.sort(np.concatenate([sink.parts[s][5][j][e] for s in sorted(sink.parts)]))
-            k = rank - 1 - int(below[j, e])
-            if not 0 <= k < kept.size:
+        kept = [np.sort(np.concatenate([sink.parts[s][5][j][e] for s in sorted(sink.parts)]))
+                for e in range(len(ends))]
+        e = 0
+        if interval in ("symmetric", "both"):
+            for side in range(2):
+                k = ends[side].rank - 1 - int(below[j, side])
+                if not 0 <= k < kept[side].size:
+                    return None
+                out[j, side] = kept[side][k]
+                se[j, side] = order_se(kept[side], int(below[j, side]), ends[side].rank,
+                                       count)
+            e = 2
+        if interval in ("shortest", "both"):
+            found = shortest(kept[e], kept[e + 1], int(below[j, e + 1]), count, coverage)
+            if found is None:
                 return None
-            ends[j, e] = kept[k]
+            out[j, 2], out[j, 3], r = found
+            q = shortest_q(count, coverage)
+            se[j, 2] = order_se(kept[e], 0, r, count)
+            se[j, 3] = order_se(kept[e + 1], int(below[j, e + 1]), r + q, count)
     if bad:
-        ends[:] = np.nan  # order statistics of values some of which are not numbers
-    return MonteCarlo(mean, sd, ends[:, 0], ends[:, 1], bad)
+        out[:] = np.nan  # order statistics of values some of which are not numbers
+    main = [2, 3] if interval == "shortest" else [0, 1]
+    extra = (out[:, 2], out[:, 3]) if interval == "both" else (None, None)
+    return MonteCarlo(mean, sd, out[:, main[0]], out[:, main[1]], bad,
+                      se[:, main[0]], se[:, main[1]], *extra, count=count)
 
 
 def agreement(name: str, f: float, u: float, mc: MonteCarlo, j: int, coverage: float,
-              what: str = "u(f)") -> str:
-    """JCGM 101 §8's comparison of the law of propagation's interval f ± k_p·u (k_p the
-    normal's, for ``coverage``) with Monte Carlo's, to the numerical tolerance δ of u's
-    leading :data:`TOLERANCE_DIGITS` significant digits."""
+              what: str = "u(f)", kp: float | None = None,
+              digits: int = TOLERANCE_DIGITS) -> str:
+    """JCGM 101 §8's comparison of the law of propagation's interval f ± k_p·u (k_p =
+    t_p(ν_eff), the normal's when not given) with Monte Carlo's, to the numerical
+    tolerance δ of u's leading ``digits`` significant digits. Withheld when Monte Carlo's
+    own ends are not known that well: twice their standard error above δ."""
     from statistics import NormalDist
 
     low, high = float(mc.low[j]), float(mc.high[j])
     if not (math.isfinite(u) and u > 0 and math.isfinite(low) and math.isfinite(high)):
         return (f"{name}: Monte Carlo and the law of propagation cannot be compared "
                 f"({what} = {u:g}, Monte Carlo interval [{low:g}, {high:g}])")
-    kp = NormalDist().inv_cdf(0.5 + coverage / 2)
-    exponent = math.floor(math.log10(u)) - (TOLERANCE_DIGITS - 1)
+    if kp is None:
+        kp = NormalDist().inv_cdf(0.5 + coverage / 2)
+    exponent = math.floor(math.log10(u)) - (digits - 1)
     delta = 0.5 * 10.0**exponent
+    if mc.se_low is not None and mc.se_high is not None:
+        spread = 2.0 * max(float(mc.se_low[j]), float(mc.se_high[j]))
+        if not spread <= delta:
+            known = "not at all" if not math.isfinite(spread) else f"to ±{spread:.2g}"
+            return (f"{name}: the law of propagation is not compared with Monte Carlo: "
+                    f"Monte Carlo's interval ends are known {known} (twice their standard "
+                    f"error), more than JCGM 101 §8's tolerance delta = {delta:.2g}; more "
+                    "samples or the adaptive procedure make them stable enough")
     d_low, d_high = abs(f - kp * u - low), abs(f + kp * u - high)
     verdict = "agrees with" if max(d_low, d_high) <= delta else "does NOT agree with"
-    digits = f"{round(u, -exponent):.{max(0, -exponent)}f}"
+    shown = f"{round(u, -exponent):.{max(0, -exponent)}f}"
     return (f"{name}: the law of propagation {verdict} Monte Carlo to JCGM 101 §8's "
             f"tolerance: d_low = {d_low:.2g}, d_high = {d_high:.2g}, delta = {delta:.2g} "
-            f"({what} = {digits} to {TOLERANCE_DIGITS} significant digits; k = {kp:.3f} "
+            f"({what} = {shown} to {digits} significant digits; k = {kp:.3f} "
             f"for {coverage:g})")
 
 
@@ -936,17 +984,26 @@ class Propagated(Result):
         self.notes = list(notes or [])
 
 
-def _check_numbers(order: Any, k: Any, monte_carlo: Any, coverage: Any, seed: Any) -> None:
+def _check_numbers(order: Any, k: Any, monte_carlo: Any, coverage: Any, seed: Any,
+                   interval: Any = "symmetric", digits: Any = 2) -> None:
+    if interval not in INTERVALS:
+        raise PropagationError("interval", None, f"the interval is {', '.join(INTERVALS)}, "
+                               f"not {interval!r}")
+    if not isinstance(digits, (int, np.integer)) or not 1 <= digits <= MAX_DIGITS:
+        raise PropagationError("digits", None, f"the significant digits are a whole number "
+                               f"from 1 to {MAX_DIGITS}, not {digits!r}")
     if order not in (1, 2):
         raise PropagationError("order", None, f"order is 1 or 2, not {order!r}")
     if k is not None and (not isinstance(k, (int, float)) or not math.isfinite(k) or
                           k <= 0):
         raise PropagationError("k", None, f"the coverage factor must be a number > 0, not "
                                f"{k!r}")
-    if monte_carlo is not None and (not isinstance(monte_carlo, (int, np.integer)) or
-                                    not 2 <= monte_carlo <= MAX_MONTE_CARLO):
+    if monte_carlo is not None and monte_carlo != "adaptive" and (
+            not isinstance(monte_carlo, (int, np.integer)) or
+            not 2 <= monte_carlo <= MAX_MONTE_CARLO):
         raise PropagationError("monte_carlo", None, f"the number of samples is a whole "
-                               f"number from 2 to {MAX_MONTE_CARLO:,}, not {monte_carlo!r}")
+                               f"number from 2 to {MAX_MONTE_CARLO:,} or 'adaptive', not "
+                               f"{monte_carlo!r}")
     if coverage is not None and (not isinstance(coverage, (int, float)) or
                                  not 0 < coverage < 1):
         raise PropagationError("coverage", None, f"the coverage probability is between 0 "
@@ -962,7 +1019,8 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
               monte_carlo: int | None = None, dist: Mapping[str, Any] | None = None,
               coverage: float | None = None, seed: int | None = None,
               nu: Mapping[str, Any] | None = None, readings: Any = None,
-              inputs: Mapping[str, Mapping[str, Any]] | None = None) -> Propagated:
+              inputs: Mapping[str, Mapping[str, Any]] | None = None,
+              interval: str = "symmetric", digits: int = 2) -> Propagated:
     """The estimate of ``expression`` and its uncertainty, by the GUM's law of propagation.
 
     ``at``: the estimates, ``{"V": 4.999}``, or with their standard uncertainty
@@ -980,7 +1038,11 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     component and uncertain input). ``monte_carlo=N`` draws N samples (JCGM 101) and adds
     ``mean``, ``sd`` and the probabilistically symmetric ``coverage`` interval ``low``,
     ``high``; ``seed`` makes it reproducible, and ``notes`` of the result says whether it
-    agrees with the law of propagation (JCGM 101 §8).
+    agrees with the law of propagation (JCGM 101 §8), or that Monte Carlo's ends are not
+    yet known well enough to say. ``interval="shortest"`` gives the shortest coverage
+    interval instead (JCGM 101 7.7.2), ``"both"`` adds it as ``low_shortest``,
+    ``high_shortest``. ``monte_carlo="adaptive"`` runs JCGM 101 7.9's procedure to
+    ``digits`` significant digits (column ``M``: the samples it took; :mod:`.adaptive`).
 
     Degrees of freedom: ``{"x": "1.0+-0.1;nu=9"}``, ``(1.0, 0.1, 9)`` or ``nu={"x": 9}``
     (infinite when not given: Type B). With any finite ν, or ``coverage`` given, the
@@ -1007,7 +1069,7 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     ``output`` (a vector f only), the estimates, ``f``, ``u(f)``, [``u2(f)``, ``E2(f)``],
     ``U(f)``, ``k``, ``r(f[i],f[j])`` (a vector f), [``mean``, ``sd``, ``low``, ``high``].
     """
-    _check_numbers(order, k, monte_carlo, coverage, seed)
+    _check_numbers(order, k, monte_carlo, coverage, seed, interval, digits)
     if budget and monte_carlo is not None:
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
@@ -1069,14 +1131,50 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     if monte_carlo is not None:
         _check_joint(inputs)
         chosen = int(np.random.SeedSequence().entropy % 2**63) if seed is None else int(seed)
-        mc = _monte_carlo(expression, inputs, first, int(monte_carlo), p, chosen)
+        if monte_carlo == "adaptive":
+            found = run_adaptive(
+                lambda h, size: _monte_carlo(expression, inputs, first, size, p, chosen,
+                                             interval, key=1 + h),
+                p, int(digits), MAX_MONTE_CARLO)
+            count = found.total
+            notes.append(_adaptive_note(found, int(digits)))
+        else:
+            count = int(monte_carlo)
+            least = math.ceil(1e4 / (1 - p) - 1e-9)
+            if count < least:
+                notes.append(f"note: {count:,} samples are fewer than JCGM 101 7.2.2's "
+                             f"10^4/(1 - p) = {least:,} for p = {p:g}: the interval is "
+                             "rough; more samples or the adaptive procedure give a stable "
+                             "one")
+        mc = _monte_carlo(expression, inputs, first, count, p, chosen, interval)
+        if monte_carlo == "adaptive":  # 7.9's own verdict on stability is the one to use
+            mc.se_low = mc.se_high = found.spread / 2
         cols["mean"], cols["sd"], cols["low"], cols["high"] = mc.mean, mc.sd, mc.low, mc.high
+        if interval == "both":
+            cols["low_shortest"], cols["high_shortest"] = mc.shortest_low, mc.shortest_high
+        if monte_carlo == "adaptive":
+            cols["M"] = np.full(m, float(count))
         if mc.nonfinite:
             notes.append(f"warning: {mc.nonfinite:,} Monte Carlo values are nan or inf: the "
                          "interval is not defined")
-        notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, p, what)
+        notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, p, what,
+                            coverage_factor(p, float(nu_eff[j])), int(digits))
                   for j, name in enumerate(first.outputs)]
     return Propagated(_table(cols, blocks), notes)
+
+
+def _adaptive_note(found: Adaptive, digits: int) -> str:
+    """What the adaptive procedure did, in one line."""
+    spread = float(np.max(found.spread))
+    delta = float(np.min(found.delta))
+    if found.stable:
+        return (f"note: adaptive Monte Carlo (JCGM 101 7.9): M = {found.total:,} samples "
+                f"({found.batches} batches of {found.batch:,}) make the estimate, sd and "
+                f"interval ends stable to {digits} significant digits of sd (their spread "
+                f"{spread:.2g} <= delta {delta:.2g})")
+    return (f"warning: adaptive Monte Carlo (JCGM 101 7.9) is not stable at M = "
+            f"{found.total:,} samples, the limit: the spread of the results "
+            f"{spread:.2g} > delta {delta:.2g}")
 
 
 #: what an input record of ``inputs=`` (and of an input file) may say

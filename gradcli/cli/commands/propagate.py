@@ -17,16 +17,13 @@ import numpy as np
 
 from ...evaluation.propagate import PropagationError, parse_estimates
 from ...evaluation.spec_text import parse_point
+from ..definition import PROPAGATE
 from ..errors import ExitStatus, UsageProblem, expression_warnings, say
 from ..inputs import MAX_ARRAY_BYTES, read_array
 from .fields import _request, _write
 
-#: the option each library parameter comes from
-_FLAGS = {"at": "--at", "u": "--u", "nu": "--nu", "readings": "--readings",
-          "inputs": "--inputs",
-          "corr": "--corr", "cov": "--cov",
-          "dist": "--dist", "order": "--order", "k": "--k", "budget": "--budget",
-          "monte_carlo": "--monte-carlo", "coverage": "--coverage", "seed": "--seed"}
+#: the option each library parameter comes from (the declaration's: one name each)
+_FLAGS = {o.name: o.flags[0] for o in PROPAGATE}
 
 
 def _flag_error(exc: PropagationError, cov_path: str | None,
@@ -97,6 +94,19 @@ def _distributions(specs: list[str]) -> dict[str, str]:
     return out
 
 
+def _samples(text: str | None) -> int | str | None:
+    """--monte-carlo's N (gradcli's constant syntax: 1e6) or ``adaptive``."""
+    if text is None or text.strip() == "adaptive":
+        return None if text is None else "adaptive"
+    from ...evaluation.propagate import MAX_MONTE_CARLO
+    from ..values import whole
+
+    try:
+        return whole(text, 2, MAX_MONTE_CARLO)
+    except ValueError as exc:
+        raise UsageProblem(f"--monte-carlo: {exc} (or adaptive)") from None
+
+
 def _merge_corr(from_file: dict[tuple[str, str], Any], given: dict[tuple[str, ...], str],
                 path: str) -> dict[tuple[str, ...], Any] | None:
     """The input file's correlations and --corr's; a pair in both is an error."""
@@ -162,7 +172,8 @@ def _is_number(text: str) -> bool:
 def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: list[str],
                   inputs: str | None, readings: str | None, corr: list[str],
                   cov: str | None, order: int, k: float | None, budget: bool,
-                  monte_carlo: int | None, dist: list[str], coverage: float | None,
+                  monte_carlo: str | None, interval: str, digits: int, dist: list[str],
+                  coverage: float | None,
                   seed: int | None, fmt: str, output: str | None, precision: int,
                   quiet: bool) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
@@ -189,8 +200,8 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
             kwargs["corr"] = _merge_corr(file_corr, kwargs["corr"] or {}, inputs)
         try:
             result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
-                               monte_carlo=monte_carlo, coverage=coverage, seed=seed,
-                               **kwargs)
+                               monte_carlo=_samples(monte_carlo), coverage=coverage,
+                               seed=seed, interval=interval, digits=digits, **kwargs)
         except PropagationError as exc:
             raise _flag_error(exc, cov, readings, inputs) from None
     names = [n for n in estimates] + list(kwargs.get("readings") or ()) + \
