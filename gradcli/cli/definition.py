@@ -744,8 +744,16 @@ PROPAGATE = (
            shown_default="a fresh one each run",
            help="The seed of Monte Carlo's samples: the same command writes the same bytes, "
            "on any number of cores.", example="--seed 1"),
+    Option("round", ("--round",), "flag", False,
+           help="Round the table and CSV as GUM 7.2.6 recommends: uncertainties (u, U, sd) "
+           "to two significant digits, the estimate and interval ends to U(f)'s last "
+           "digit's place; files for machines (JSON, .nc, .zarr, .parquet, .npz) keep the "
+           "exact numbers.", example="--round"),
     FORMAT, replace(OUTPUT, help="Write to FILE (atomically); its extension picks the "
-                    "format: .csv .json .npz (one array per column).", example="-o u.csv"),
+                    "format: .csv .json .npz (one array per column); JSON notes, and the "
+                    "history of .nc, .zarr and .parquet, keep the inputs, correlations, "
+                    "order, samples, seed, coverage and interval (the context).",
+                    example="-o u.csv"),
     PRECISION, QUIET,
 )
 

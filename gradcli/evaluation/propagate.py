@@ -197,6 +197,7 @@ class Inputs:
     shapes: list[tuple[float, ...]] = field(default_factory=list)
     nu: np.ndarray = field(default_factory=lambda: np.zeros(0))
     unit: np.ndarray | None = None
+    dist_text: dict[str, str] = field(default_factory=dict)
 
     @property
     def estimates(self) -> np.ndarray:
@@ -283,13 +284,16 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
                                    "negative: a standard uncertainty is >= 0")
         unc[name] = (np.broadcast_to(arr, shape).astype(np.float64), where)
     kinds: dict[str, tuple[str, list[tuple[float, ...]]]] = {}
+    dist_text: dict[str, str] = {}
     for name, given in (dist or {}).items():
         if name not in values:
             raise PropagationError("dist", name, f"'{name}' has no estimate: give it a value "
                                    "(with its uncertainty, VALUE+-U)")
-        kinds[name], implied = _distribution(name, given, values[name], unc.get(name))
+        kinds[name], implied, dist_text[name] = _distribution(name, given, values[name],
+                                                              unc.get(name))
         unc[name] = (implied, "dist")
     inputs = Inputs(list(values), values)
+    inputs.dist_text = dist_text
     covered: dict[str, int] = {}
     cov_matrix = _read_cov(cov, values) if cov is not None else None
     in_cov_names = set() if cov_matrix is None else \
@@ -361,9 +365,10 @@ def _shown(a: Any) -> str:
 
 def _distribution(name: str, given: Any, value: np.ndarray,
                   have: tuple[np.ndarray, str] | None
-                  ) -> tuple[tuple[str, list[tuple[float, ...]]], np.ndarray]:
+                  ) -> tuple[tuple[str, list[tuple[float, ...]]], np.ndarray, str]:
     """``"trapezoid:0.1,0.5"`` or ``("trapezoid", 0.1, 0.5)`` for variable ``name``:
-    ((kind, parameters per component), the standard uncertainties it implies)."""
+    ((kind, parameters per component), the standard uncertainties it implies, its
+    text)."""
     choices = ", ".join(d.usage for d in DISTRIBUTIONS.values())
     if isinstance(given, str):
         kind, sep, rest = given.partition(":")
@@ -404,7 +409,7 @@ def _distribution(name: str, given: Any, value: np.ndarray,
             raise PropagationError("dist", name, f"{shown} has the mean {_shown(mean)}, but "
                                    f"the estimate is {_shown(value)}: give its mean as the "
                                    "estimate")
-    return (kind, params), implied.astype(np.float64)
+    return (kind, params), implied.astype(np.float64), shown
 
 
 def _read_cov(cov: Any, values: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
@@ -979,9 +984,13 @@ class Propagated(Result):
     propagation). ``gradcli.propagate`` returns it as ``output.display.PropagatedView``,
     which shows it in Jupyter as every other result."""
 
-    def __init__(self, result: Result, notes: list[str] | None = None) -> None:
+    def __init__(self, result: Result, notes: list[str] | None = None,
+                 context: dict[str, Any] | None = None) -> None:
         super().__init__(result.layout, result.arrays, result.batch_shape)
         self.notes = list(notes or [])
+        #: what the result was computed from (:func:`_context`), for files to keep
+        self.context: dict[str, Any] = dict(context if context is not None else
+                                            getattr(result, "context", {}))
 
 
 def _check_numbers(order: Any, k: Any, monte_carlo: Any, coverage: Any, seed: Any,
@@ -1074,11 +1083,14 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
     together: list[list[str]] = []
+    described = {n: {k: r[k] for k in ("unit", "description") if r.get(k) is not None}
+                 for n, r in (inputs or {}).items() if isinstance(r, Mapping)}
     if inputs is not None:
         at, u, nu, dist = _with_records(inputs, at or {}, u, nu, dist)
     if readings is not None:
         at, corr, together = _with_readings(readings, at or {}, u, corr, cov, nu)
     inputs = _read_inputs(at or {}, u, corr, cov, dist, nu)
+    context = _context(inputs, described, order, k, coverage)
     if together:
         inputs.unit = np.arange(len(inputs.labels))
         for names in together:
@@ -1099,7 +1111,7 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     notes: list[str] = _flat_notes(first, inputs) if order == 1 else []
     if budget:
         return Propagated(_table(_budget(first, inputs, order, u1, nu_eff, kk, with_dof),
-                                 []), notes)
+                                 []), notes, context)
     m = first.f.size
     vector = first.outputs != ["f"]
     cols: dict[str, Any] = {}
@@ -1154,13 +1166,54 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
             cols["low_shortest"], cols["high_shortest"] = mc.shortest_low, mc.shortest_high
         if monte_carlo == "adaptive":
             cols["M"] = np.full(m, float(count))
+        context["monte_carlo"] = {"samples": count, "adaptive": monte_carlo == "adaptive",
+                                  "digits": int(digits), "seed": chosen,
+                                  "interval": interval}
         if mc.nonfinite:
             notes.append(f"warning: {mc.nonfinite:,} Monte Carlo values are nan or inf: the "
                          "interval is not defined")
+        # the normal's k_p: Monte Carlo draws each input with its u (an input with finite
+        # ν as a normal too, unless its distribution says t), so like is compared with like
         notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, p, what,
-                            coverage_factor(p, float(nu_eff[j])), int(digits))
+                            None, int(digits))
                   for j, name in enumerate(first.outputs)]
-    return Propagated(_table(cols, blocks), notes)
+    return Propagated(_table(cols, blocks), notes, context)
+
+
+def _plain(a: np.ndarray) -> Any:
+    """An array as JSON-ready numbers (a scalar for one value; inf as the string)."""
+    out = [v if math.isfinite(v) else str(v) for v in np.asarray(a, float).reshape(-1).tolist()]
+    return out[0] if np.ndim(a) == 0 else out
+
+
+def _context(inputs: Inputs, described: Mapping[str, Mapping[str, Any]], order: int,
+             k: Any, coverage: Any) -> dict[str, Any]:
+    """What a result was computed from, for a file to keep: each input's value, u, ν and
+    distribution (and unit, description when given), the correlations, the order, the
+    coverage probability and k as given (Monte Carlo's samples, seed and interval kind
+    are added when it runs)."""
+    entries: dict[str, Any] = {}
+    for name, value in inputs.values.items():
+        cols = [j for j, v in enumerate(inputs.var) if v == name]
+        entry: dict[str, Any] = {"value": _plain(value)}
+        if cols:
+            shape = value.shape
+            entry["u"] = _plain(inputs.u[cols].reshape(shape))
+            entry["nu"] = _plain(inputs.nu[cols].reshape(shape))
+            entry["distribution"] = inputs.dist_text.get(name, "normal")
+        entry.update(described.get(name, {}))
+        entries[name] = entry
+    correlations: dict[str, float] = {}
+    if inputs.cov is not None:
+        s = np.sqrt(np.clip(np.diag(inputs.cov), 0.0, None))
+        for i in range(len(inputs.labels)):
+            for j in range(i + 1, len(inputs.labels)):
+                if inputs.cov[i, j] != 0.0 and s[i] > 0 and s[j] > 0:
+                    r = float(inputs.cov[i, j] / (s[i] * s[j]))
+                    correlations[f"{inputs.labels[i]},{inputs.labels[j]}"] = r
+    return {"inputs": entries, "correlations": correlations, "order": order,
+            "coverage": 0.95 if coverage is None else float(coverage),
+            "k": None if k is None else float(k), "monte_carlo": None}
 
 
 def _adaptive_note(found: Adaptive, digits: int) -> str:

@@ -18,9 +18,8 @@ import numpy as np
 from ...evaluation.propagate import PropagationError, parse_estimates
 from ...evaluation.spec_text import parse_point
 from ..definition import PROPAGATE
-from ..errors import ExitStatus, UsageProblem, expression_warnings, say
+from ..errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
 from ..inputs import MAX_ARRAY_BYTES, read_array
-from .fields import _request, _write
 
 #: the option each library parameter comes from (the declaration's: one name each)
 _FLAGS = {o.name: o.flags[0] for o in PROPAGATE}
@@ -92,6 +91,61 @@ def _distributions(specs: list[str]) -> dict[str, str]:
             raise UsageProblem(f"--dist {name} is given twice")
         out[name] = value
     return out
+
+
+def _command_line(expression: str, typed: dict[str, Any]) -> str:
+    """The command as it could be typed again (every option given, declared order),
+    quoted for a POSIX shell: a file's ``history``."""
+    import shlex
+
+    words = ["gradcli", "propagate", expression]
+    for option in PROPAGATE:
+        value = typed.get(option.name)
+        if value is None or value == [] or value is False or value == option.default_value:
+            continue
+        if option.kind == "flag":
+            words.append(option.flags[0])
+        else:
+            for item in value if option.repeat else [value]:
+                words += [option.flags[0], str(item)]
+    return shlex.join(words)
+
+
+def _write_result(result: Any, expression: str, names: list[str], what: str, fmt: str,
+                  output: str | None, precision: int, quiet: bool, rounded: bool,
+                  command: str) -> None:
+    """Write the table; with ``--round`` a table or CSV is rounded as GUM 7.2.6 says
+    (files for machines keep the exact numbers). Files keep the context: the JSON
+    ``notes`` (with the verdicts), and the ``history`` of .nc, .zarr and .parquet (the
+    command line, then the context as JSON)."""
+    import json
+
+    from ... import output as out
+    from ...evaluation.blocks import Result
+    from ...evaluation.rounding import gum_rounded
+    from .fields import _format
+
+    chosen = _format(what, fmt, output)
+    context = "context: " + json.dumps(result.context)
+    kept = [*result.notes, context] if chosen in ("json", "jsonl") else []
+    if rounded and chosen == "table":  # text keeps a report's trailing zeros (0.30)
+        from dataclasses import replace
+
+        from ...evaluation.blocks import TEXT, Layout
+
+        cols = gum_rounded(result.arrays, text=True, digits=precision)
+        blocks = [replace(b, kind=TEXT) if np.asarray(cols[b.name]).dtype == object else b
+                  for b in result.layout.blocks]
+        result = Result(Layout(blocks), cols, result.batch_shape)
+    elif rounded and chosen == "csv":  # numbers: a CSV is read by programs (0.3 for 0.30)
+        result = Result(result.layout, gum_rounded(result.arrays), result.batch_shape)
+    with writing_stdout():
+        notes = out.write(result, fmt=chosen, path=output, expression=expression,
+                          variables=names, notes=kept, precision=precision,
+                          stdout=sys.stdout, history=f"{command}\n{context}")
+    if not quiet:
+        for note in notes:
+            say(note)
 
 
 def _samples(text: str | None) -> int | str | None:
@@ -174,11 +228,13 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
                   cov: str | None, order: int, k: float | None, budget: bool,
                   monte_carlo: str | None, interval: str, digits: int, dist: list[str],
                   coverage: float | None,
-                  seed: int | None, fmt: str, output: str | None, precision: int,
-                  quiet: bool) -> int:
+                  seed: int | None, round: bool, fmt: str, output: str | None,
+                  precision: int, quiet: bool) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
     whether Monte Carlo agrees with the law of propagation."""
     from ...evaluation.propagate import propagate
+
+    typed = {k: v for k, v in locals().items() if k not in ("what", "expression")}
 
     if not at and not readings and not inputs:
         raise UsageProblem('no estimates given: add --at "x=1+-0.1" (NAME=VALUE+-U, one per '
@@ -206,7 +262,8 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
             raise _flag_error(exc, cov, readings, inputs) from None
     names = [n for n in estimates] + list(kwargs.get("readings") or ()) + \
         list(kwargs.get("inputs") or ())
-    _write(result, _request(expression, fmt, output, precision, quiet, names), what)
+    _write_result(result, expression, names, what, fmt, output, precision, quiet, round,
+                  _command_line(expression, typed))
     if not quiet:
         for note in result.notes:
             say(note)
