@@ -191,8 +191,13 @@ def test_the_page_has_its_examples():
 
 
 @pytest.mark.parametrize("command, shown", BLOCKS, ids=lambda v: str(v)[:50])
-def test_the_page_examples_print_what_it_shows(cli, monkeypatch, command, shown):
-    """Each console block prints exactly its lines (`...` stands for any lines)."""
+def test_the_page_examples_print_what_it_shows(cli, monkeypatch, tmp_path, command, shown):
+    """Each console block prints exactly its lines (`...` stands for any lines), run
+    where the page's example files are, as the documentation's own test runs them."""
+    import shutil
+
+    shutil.copytree(ROOT / "docs" / "examples", tmp_path, dirs_exist_ok=True)
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "100")
     status, out, _ = cli(shlex.split(command)[1:])
     assert status == 0
