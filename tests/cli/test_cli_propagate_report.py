@@ -67,7 +67,7 @@ def test_json_notes_carry_the_verdict_and_the_context(cli):
     assert status == 0, err
     notes = json.loads(out)["notes"]
     assert any("law of propagation" in n for n in notes)
-    context = json.loads(notes[-1].removeprefix("context: "))
+    context = json.loads(notes[0].removeprefix("context: "))  # the table's own, first
     assert context["inputs"]["x"] == {"value": 1.0, "u": 0.3, "nu": 5.0,
                                       "distribution": "normal"}
     assert context["inputs"]["y"]["distribution"] == "uniform:0.1"

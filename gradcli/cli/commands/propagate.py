@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,9 @@ import numpy as np
 from ...evaluation.propagate import PropagationError, parse_estimates
 from ...evaluation.spec_text import parse_point
 from ..definition import PROPAGATE
-from ..errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
+from ..errors import ExitStatus, UsageProblem, expression_warnings, note, writing_stdout
 from ..inputs import MAX_ARRAY_BYTES, read_array
+from .fields import _request
 
 #: the option each library parameter comes from (the declaration's: one name each)
 _FLAGS = {o.name: o.flags[0] for o in PROPAGATE}
@@ -111,41 +113,42 @@ def _command_line(expression: str, typed: dict[str, Any]) -> str:
     return shlex.join(words)
 
 
-def _write_result(result: Any, expression: str, names: list[str], what: str, fmt: str,
-                  output: str | None, precision: int, quiet: bool, rounded: bool,
-                  command: str) -> None:
+def _write_result(result: Any, req: dict[str, Any], what: str, rounded: bool,
+                  notes: list[str]) -> None:
     """Write the table; with ``--round`` a table or CSV is rounded as GUM 7.2.6 says
-    (files for machines keep the exact numbers). Files keep the context: the JSON
-    ``notes`` (with the verdicts), and the ``history`` of .nc, .zarr and .parquet (the
-    command line, then the context as JSON)."""
+    (files for machines keep the exact numbers). Files keep the context: a JSON
+    document's ``notes`` start with it (the table's own note, as a vjp's shapes are; the
+    verdicts follow, as said on stderr), and the ``history`` of .nc, .zarr and .parquet
+    is the command line, then the context."""
     import json
 
-    from ... import output as out
+    from ... import output
     from ...evaluation.blocks import Result
     from ...evaluation.rounding import gum_rounded
+    from ..errors import notes_for
     from .fields import _format
 
-    chosen = _format(what, fmt, output)
+    chosen = _format(what, req["fmt"], req["output"])
     context = "context: " + json.dumps(result.context)
-    kept = [*result.notes, context] if chosen in ("json", "jsonl") else []
+    own = [context] if chosen == "json" else []  # a table or CSV shows its own: not this
     if rounded and chosen == "table":  # text keeps a report's trailing zeros (0.30)
         from dataclasses import replace
 
         from ...evaluation.blocks import TEXT, Layout
 
-        cols = gum_rounded(result.arrays, text=True, digits=precision)
+        cols = gum_rounded(result.arrays, text=True, digits=req["precision"])
         blocks = [replace(b, kind=TEXT) if np.asarray(cols[b.name]).dtype == object else b
                   for b in result.layout.blocks]
         result = Result(Layout(blocks), cols, result.batch_shape)
     elif rounded and chosen == "csv":  # numbers: a CSV is read by programs (0.3 for 0.30)
         result = Result(result.layout, gum_rounded(result.arrays), result.batch_shape)
     with writing_stdout():
-        notes = out.write(result, fmt=chosen, path=output, expression=expression,
-                          variables=names, notes=kept, precision=precision,
-                          stdout=sys.stdout, history=f"{command}\n{context}")
-    if not quiet:
-        for note in notes:
-            say(note)
+        shown = output.write(result, fmt=chosen, path=req["output"],
+                             expression=req["expression"], variables=req["variables"],
+                             notes=notes_for(chosen, own, notes), precision=req["precision"],
+                             stdout=sys.stdout, history=f"{req['history']}\n{context}")
+    for line in shown:
+        note(line, req["quiet"])
 
 
 def _samples(text: str | None) -> int | str | None:
@@ -173,10 +176,21 @@ def _merge_corr(from_file: dict[tuple[str, str], Any], given: dict[tuple[str, ..
     return out or None
 
 
-def read_cov(path: str) -> Any:
+def read_cov(path: str, components: Mapping[str, list[str]] | None = None) -> Any:
     """The covariance of ``--cov FILE``: a ``.npy`` matrix (over the ``--at`` variables'
     components in ``--at`` order), or a CSV whose header names the variables, as
-    ``(names, matrix)``. Read within :data:`~gradcli.cli.inputs.MAX_ARRAY_BYTES`."""
+    ``(names, matrix)``.
+
+    ``components`` maps each ``--at`` variable to its components' labels (``x[0]``...).
+    The CSV's header is read and checked against them first: a name that is not a
+    variable or component, a repeated one, or more components than a correlated
+    covariance may have (``MAX_CORRELATED``) is refused before any row is read. Then
+    exactly as many rows as the header's components are read, one line at a time into
+    the matrix (at most 4,096² values, 128 MiB), and a row past them is refused when it
+    is met: the rest of the file is never read. Messages quote at most one token: a
+    header name only when the header has several, a bad value only beside others on its
+    line (SECURITY.md §7)."""
+    from ...evaluation.propagate import MAX_CORRELATED
     from ..files import check_file
 
     check_file(f"--cov {path}", path)  # refused unread under --no-files, like every file
@@ -188,31 +202,53 @@ def read_cov(path: str) -> Any:
                            f"the variables) or .npy, not '{ext or path}'")
     from ..reading import BoundedReader
 
-    with BoundedReader(path, label=f"--cov {path}", max_bytes=MAX_ARRAY_BYTES) as reader:
-        text = reader.read_text()
-    lines = [(i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip()]
-    if not lines:
-        raise UsageProblem(f"--cov {path}: the file is empty")
-    names = [n.strip() for n in lines[0][1].split(",")]
-    if any(not n for n in names):
-        raise UsageProblem(f"--cov {path}: line {lines[0][0]}: the header needs a name for "
-                           "every column")
-    rows = []
-    for number, line in lines[1:]:
-        fields = line.split(",")
-        if len(fields) != len(names):
-            raise UsageProblem(f"--cov {path}: line {number} has {len(fields)} values, the "
-                               f"header names {len(names)} variables")
-        try:
-            rows.append([float(f) for f in fields])
-        except ValueError:
-            bad = next(f for f in fields if not _is_number(f))
-            raise UsageProblem(f"--cov {path}: line {number}: '{bad.strip()}' is not a "
-                               "number") from None
-    if len(rows) != len(names):
-        raise UsageProblem(f"--cov {path}: {len(rows)} rows of values for {len(names)} "
-                           "variables: the matrix must be square")
-    return names, np.array(rows)
+    label = f"--cov {path}"
+    known = dict(components or {})
+    with BoundedReader(path, label=label, max_bytes=MAX_ARRAY_BYTES) as reader:
+        lines = _lines(reader)
+        number, header = next(lines, (0, ""))
+        if not number:
+            raise UsageProblem(f"{label}: the file is empty")
+        names = [n.strip() for n in header.split(",")]
+        width = _header_width(names, known, f"{label}: line {number}")
+        if width > MAX_CORRELATED:
+            raise UsageProblem(f"{label}: the header's variables have {width:,} components; "
+                               f"a correlated covariance is a dense matrix, at most "
+                               f"{MAX_CORRELATED:,} components")
+        matrix = np.empty((width, width))
+        rows = 0
+        for number, line in lines:
+            if rows == width:
+                raise UsageProblem(f"{label}: line {number:,}: more than {width:,} rows of "
+                                   f"values for {width:,} components: the matrix must be "
+                                   "square")
+            fields = line.split(",")
+            if len(fields) != width:
+                raise UsageProblem(f"{label}: line {number:,} has {len(fields):,} values, "
+                                   f"the header's variables have {width:,} components")
+            try:
+                matrix[rows] = [float(f) for f in fields]
+            except ValueError:
+                bad = next(f for f in fields if not _is_number(f))
+                if width == 1:  # the line's only value: it may be any line of any file
+                    raise UsageProblem(f"{label}: line {number:,}: the line's only value is "
+                                       "not a number") from None
+                raise UsageProblem(f"{label}: line {number:,}: {_token(bad)} is not a "
+                                   "number") from None
+            rows += 1
+    if rows != width:
+        raise UsageProblem(f"{label}: {rows:,} rows of values for {width:,} components: "
+                           "the matrix must be square")
+    return names, matrix
+
+
+def _lines(reader: Any) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line, a chunk of whole lines at a time."""
+    for chunk in reader.chunks():
+        first = reader.first_line
+        for i, raw in enumerate(chunk.split(b"\n")):
+            if raw.strip():
+                yield first + i, raw.decode("utf-8")
 
 
 def _is_number(text: str) -> bool:
@@ -221,6 +257,72 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _token(text: str, limit: int = 40) -> str:
+    """One token of a file for a message: quoted, cut to ``limit`` characters."""
+    text = text.strip()
+    return f"'{text[:limit]}...'" if len(text) > limit else f"'{text}'"
+
+
+def _header_width(names: list[str], known: Mapping[str, list[str]], where: str) -> int:
+    """The components the header's names cover (a variable's name: all of them), each a
+    component of an ``--at`` variable and named once; else a one-line refusal."""
+    from ...evaluation.propagate import component_of
+
+    if any(not n for n in names):
+        raise UsageProblem(f"{where}: the header needs a name for every column")
+    if not known:
+        return len(names)  # no estimates to check against (the library checks)
+    these = ", ".join(known)
+    values = {name: np.empty(_shape(labels)) for name, labels in known.items()}
+    seen: set[str] = set()
+    width = 0
+    for col, name in enumerate(names):
+        if name in known:
+            covered = known[name]
+        elif component_of(name, values) is not None:
+            covered = [name]
+        elif len(names) == 1:  # a one-column "header" may be any line of any file
+            raise UsageProblem(f"{where}: the header's only column does not name a variable "
+                               f"with an estimate (these are: {these})")
+        else:
+            raise UsageProblem(f"{where}: column {col + 1:,} of the header, "
+                               f"{_token(name)}, is not a variable with an estimate or one "
+                               f"of its components (these are: {these})")
+        again = seen.intersection(covered)
+        if again:
+            raise UsageProblem(f"{where}: column {col + 1:,} of the header names "
+                               f"{sorted(again)[0]} again")
+        seen.update(covered)
+        width += len(covered)
+    return width
+
+
+def _shape(labels: list[str]) -> tuple[int, ...]:
+    """A variable's shape from its components' labels (``x[1][2]`` last: (2, 3))."""
+    if not labels:
+        return (0,)
+    last = labels[-1]
+    if "[" not in last:
+        return ()
+    return tuple(int(i) + 1 for i in last[last.index("[") + 1:-1].split("]["))
+
+
+def _components(estimates: Mapping[str, tuple[Any, ...]]) -> dict[str, list[str]]:
+    """Each estimate's component labels (``x[0]``...), for checking a covariance file's
+    header; a variable whose value is not an array of numbers is left to the library,
+    which names what is wrong with it."""
+    from ...evaluation.propagate import component_labels
+
+    out: dict[str, list[str]] = {}
+    for name, (value, *_) in estimates.items():
+        try:
+            shape = np.shape(np.asarray(value, dtype=np.float64))
+        except (TypeError, ValueError):
+            continue
+        out[name] = component_labels(name, shape)
+    return out
 
 
 def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: list[str],
@@ -235,7 +337,6 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
     from ...evaluation.propagate import propagate
 
     typed = {k: v for k, v in locals().items() if k not in ("what", "expression")}
-
     if not at and not readings and not inputs:
         raise UsageProblem('no estimates given: add --at "x=1+-0.1" (NAME=VALUE+-U, one per '
                            "variable of the formula)")
@@ -243,8 +344,7 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
         estimates = _estimates(at)
         kwargs: dict[str, Any] = {
             "u": _merged(u, "--u") or None, "nu": _merged(nu, "--nu") or None,
-            "corr": _correlations(corr) or None,
-            "cov": read_cov(cov) if cov else None, "dist": _distributions(dist) or None}
+            "corr": _correlations(corr) or None, "dist": _distributions(dist) or None}
         if readings:
             from ..calibration_files import read_readings
 
@@ -254,6 +354,10 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
 
             kwargs["inputs"], file_corr = read_inputs(inputs)
             kwargs["corr"] = _merge_corr(file_corr, kwargs["corr"] or {}, inputs)
+        # the header is checked against --at's variables; readings' and an input file's
+        # are the library's to check
+        kwargs["cov"] = read_cov(cov, None if readings or inputs else
+                                 _components(estimates)) if cov else None
         try:
             result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
                                monte_carlo=_samples(monte_carlo), coverage=coverage,
@@ -262,17 +366,12 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
             raise _flag_error(exc, cov, readings, inputs) from None
     names = [n for n in estimates] + list(kwargs.get("readings") or ()) + \
         list(kwargs.get("inputs") or ())
-    _write_result(result, expression, names, what, fmt, output, precision, quiet, round,
-                  _command_line(expression, typed))
-    if not quiet:
-        for note in result.notes:
-            say(note)
-    from ...output import count_nonfinite
-
-    # a budget's nan cells are by design (k and U(f) belong to its total rows only)
-    bad = 0 if budget else count_nonfinite(result, results_only=True)
-    if bad and not quiet:
-        say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} (nan or "
-            "inf) in the output")
+    # the library's notes (Monte Carlo's verdict, its non-finite values, the result's) are
+    # the command's: in a JSON output's notes, and on stderr once the output is written
+    req = _request(expression, fmt, output, precision, quiet, names)
+    req["history"] = _command_line(expression, typed)
+    _write_result(result, req, what, round, result.notes)
+    for line in result.notes:
+        note(line, quiet)
     sys.stdout.flush()
     return ExitStatus.OK
