@@ -1052,8 +1052,11 @@ def _combine(sink: _Accumulator, m: int, ends: list[End], interval: str, count: 
     out = np.full((m, 4), np.nan)  # symmetric low, high; shortest low, high
     se = np.full((m, 4), np.inf)
     for j in range(m):
-        kept = [np.sort(np.concatenate([sink.parts[s][5][j][e] for s in sorted(sink.parts)]))
-                for e in range(len(ends))]
+        kept = []
+        for e in range(len(ends)):  # sorted in place: one copy of the kept values, not two
+            values = np.concatenate([sink.parts[s][5][j][e] for s in sorted(sink.parts)])
+            values.sort()
+            kept.append(values)
         e = 0
         if interval in ("symmetric", "both"):
             for side in range(2):

@@ -206,3 +206,13 @@ def test_inputs_of_one_unit_pool_their_terms():
     alone = effective_dof(two, two @ cov[:2, :2], nu[:2], np.array([0, 0]))
     assert alone[0] == pytest.approx(4.0, rel=1e-14)
     assert coverage_factor(0.95, alone[0] * (1 - 1e-15)) == t_quantile(0.975, 4)
+
+
+def test_nu_eff_of_many_output_components_streams_the_jacobian():
+    """More than 50 output components: J is not kept, ν_eff comes from its rows a block at
+    a time. f = x·c + y (c = 1..60), u = 1, 2, ν = 4, 9: ν_eff(c) = (c² + 4)²/(c⁴/4 +
+    16/9) by hand."""
+    c = np.arange(1.0, 61.0)
+    got = propagate("x*c + y", at={"x": "0+-1;nu=4", "y": "0+-2;nu=9", "c": c.tolist()})
+    want = (c**2 + 4) ** 2 / (c**4 / 4 + 16 / 9)
+    np.testing.assert_allclose(got["nu_eff"], want, rtol=1e-13)
