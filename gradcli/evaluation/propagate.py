@@ -1344,10 +1344,12 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
 
 
 def _nonfinite(table: Result) -> list[str]:
-    """The warning of nan or inf among the result columns (the estimates are inputs)."""
+    """The warning of nan or inf among the result columns (the estimates are inputs; an
+    infinite ν or ν_eff is Type B's, not a failure)."""
     from .origin import nonfinite_notes
 
-    bad = sum(int(np.size(v) - np.count_nonzero(np.isfinite(v)))
+    bad = sum(int(np.count_nonzero(np.isnan(v))) if b.name in ("nu_eff", "nu") else
+              int(np.size(v) - np.count_nonzero(np.isfinite(v)))
               for b in table.blocks if b.kind == RESULT
               for v in (np.asarray(table.arrays[b.name], dtype=np.float64),))
     return nonfinite_notes(bad)

@@ -216,3 +216,10 @@ def test_nu_eff_of_many_output_components_streams_the_jacobian():
     got = propagate("x*c + y", at={"x": "0+-1;nu=4", "y": "0+-2;nu=9", "c": c.tolist()})
     want = (c**2 + 4) ** 2 / (c**4 / 4 + 16 / 9)
     np.testing.assert_allclose(got["nu_eff"], want, rtol=1e-13)
+
+
+def test_an_infinite_nu_eff_is_not_a_non_finite_warning():
+    """Type B inputs' ν_eff = inf is a result, not a failure: no non-finite warning."""
+    got = propagate("x", at={"x": "1+-0.1;nu=inf"}, coverage=0.95)
+    assert got["nu_eff"][0] == np.inf and got.notes == []
+    assert propagate("x", at={"x": "1+-0.1"}, coverage=0.95, budget=True).notes == []
