@@ -295,7 +295,8 @@ MEMORY = Option(
     "memory", ("--memory",), "text", None, metavar="SIZE",
     shown_default=f"$GRADCLI_MEMORY, else {size_text(DEFAULT_MEMORY)}",
     help="Working memory to stay within (512M, 2G: powers of 1024): blocks of points are "
-    "sized so every thread's fits; the interpreter and results kept whole are extra.",
+    "sized so every thread's fits, and --formula's work is bounded by it; the interpreter "
+    "and results kept whole are extra.",
     example="--memory 2G")
 #: the numeric commands' -f: their rows' formats, and with --formula the formulas' ones
 NUMERIC_FORMAT = replace(FORMAT, choices=Choices(ROWS + (format_table.FORMULA,)),
