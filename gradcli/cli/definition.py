@@ -652,6 +652,13 @@ PLOT_FIELDS = (
 )
 
 # --- propagate: measurement uncertainty through the formula (GUM, JCGM 101) ---------------
+def _distribution_list() -> str:
+    """The distributions' usages, from their table (read when the help is shown)."""
+    from ..evaluation.distributions import DISTRIBUTIONS
+
+    return ", ".join(d.usage for d in DISTRIBUTIONS.values())
+
+
 PROPAGATE_AT = Option(
     "at", ("--at", "-a"), "text", None, repeat=True, metavar="ESTIMATES",
     help="The estimates, NAME=VALUE, and their standard uncertainties, NAME=VALUE+-U (or "
@@ -665,6 +672,22 @@ PROPAGATE = (
     Option("u", ("--u",), "text", None, repeat=True, metavar="UNCERTAINTIES",
            help="Standard uncertainties by name instead of +-; a vector takes a list or "
            "@u.npy.", example='--u "V=0.0032,I=9.5e-6"'),
+    Option("nu", ("--nu",), "text", None, repeat=True, metavar="DEGREES",
+           help="Degrees of freedom of the uncertainties by name (or x=1+-0.1;nu=9 in "
+           "--at); infinite when not given (Type B). Adds nu_eff, u(f)'s effective degrees "
+           "of freedom (Welch-Satterthwaite).", example='--nu "ls=18,d=25.6"'),
+    Option("inputs", ("--inputs",), "text", None, once=True, metavar="FILE",
+           help="The inputs from a file: a .csv with a row per input (columns name, value, "
+           "and any of u, nu, dist, unit, description, corr: B=R;C=R) or a .toml with "
+           "[inputs.NAME] tables of the same keys and [correlations] \"A,B\" = R. An input "
+           "both there and in --at, --u, --nu or --dist is an error.",
+           example="--inputs budget.toml"),
+    Option("readings", ("--readings",), "text", None, once=True, metavar="FILE",
+           help="Repeated readings, Type A (GUM 4.2, 5.2.3): a CSV whose header names the "
+           "variables, one row per observation (simultaneous ones on one row; an empty cell "
+           "is a missing reading). Each variable's estimate is the mean, u = s/sqrt(n), "
+           "nu = n-1; variables observed together are correlated as their readings are.",
+           example="--readings readings.csv"),
     Option("corr", ("--corr",), "text", None, repeat=True, metavar="A,B=R",
            help="The correlation coefficient of two inputs, -1 to 1 (repeat for more "
            "pairs; x[0] names a vector's component); together they must be positive "
@@ -679,32 +702,60 @@ PROPAGATE = (
            help="2 adds u2(f), with GUM eq. 14's second-order terms for normal inputs "
            "(correlated ones in decorrelated coordinates), and E2(f) = f + tr(H Sigma)/2; "
            "U(f) is then k·u2(f).", example="--order 2"),
-    Option("k", ("--k",), "real", 2.0, low=0, metavar="K",
-           help="The coverage factor: U(f) = k·u(f).", example="--k 1.96"),
+    Option("k", ("--k",), "real", None, low=0, metavar="K", shown_default="2, or "
+           "t_P(nu_eff) with --coverage",
+           help="The coverage factor: U(f) = k·u(f); it overrides --coverage's.",
+           example="--k 1.96"),
     Option("budget", ("--budget",), "flag", False,
            help="Write the uncertainty budget instead: per input (and output component) "
            "input, value, u(x), c = df/dx, u_i(f) = |c|·u(x), and share, its part of u(f)² "
-           "in per cent (c_i(Sigma c)_i/u(f)² with correlations: the shares add up to 100).",
+           "in per cent (c_i(Sigma c)_i/u(f)² with correlations: the shares add up to 100); "
+           "then a total row with f, u(f), k and U(f) (and nu, nu_eff with degrees of "
+           "freedom). With --order 2, eq. 14's terms: per input and per pair a*b of inputs "
+           "(independent inputs), shares of u2(f)².",
            example="--budget"),
-    Option("monte_carlo", ("--monte-carlo",), "whole", None, low=2, high=10**8,
-           metavar="N",
-           help="Also propagate N samples (JCGM 101) in blocks, on every core, in bounded "
-           "memory: adds mean, sd and the probabilistically symmetric --coverage interval "
-           "low, high; says on stderr whether the law of propagation agrees with it to "
-           "JCGM 101 §8's tolerance.", example="--monte-carlo 1e6"),
-    Option("dist", ("--dist",), "text", None, repeat=True, metavar="NAME=KIND:A",
-           help="Monte Carlo draws NAME from uniform:A (rectangular, half-width A) or "
-           "triangular:A instead of a normal; it makes NAME uncertain with u = A/√3 or "
-           "A/√6 (a +-U that disagrees is an error).", example="--dist T=uniform:0.05"),
-    Option("coverage", ("--coverage",), "real", 0.95, low=0, high=1, metavar="P",
-           help="The coverage probability of Monte Carlo's interval (between 0 and 1).",
+    Option("monte_carlo", ("--monte-carlo",), "text", None, metavar="N|adaptive",
+           suggest=("adaptive",),
+           help="Also propagate N samples (JCGM 101; 2 to 10^8) in blocks, on every core, in "
+           "bounded memory: adds mean, sd and the --coverage interval low, high; says on "
+           "stderr whether the law of propagation agrees with it to JCGM 101 §8's tolerance "
+           "(or that Monte Carlo's ends are not yet stable enough to say). adaptive: JCGM "
+           "101 7.9's procedure, batches until stable to --digits (adds M, the samples it "
+           "took).", example="--monte-carlo 1e6"),
+    Option("interval", ("--interval",), "choice", "symmetric",
+           choices=("symmetric", "shortest", "both"),
+           help="Monte Carlo's coverage interval: probabilistically symmetric or shortest "
+           "(JCGM 101 7.7); both adds the shortest as low_shortest, high_shortest.",
+           example="--interval shortest"),
+    Option("digits", ("--digits",), "whole", 2, low=1, high=6, metavar="NDIG",
+           help="Significant digits of sd that adaptive Monte Carlo makes stable, and of "
+           "the tolerance of the comparison with the law of propagation (JCGM 101 7.9.2).",
+           example="--digits 3"),
+    Option("dist", ("--dist",), "text", None, repeat=True, metavar="NAME=KIND:PARAMS",
+           help=lambda: "Monte Carlo draws NAME from a distribution (JCGM 101 6.4) instead "
+           f"of a normal: {_distribution_list()} (a the half-width); it makes NAME "
+           "uncertain with that distribution's u (a +-U that disagrees is an error).",
+           example="--dist T=uniform:0.05"),
+    Option("coverage", ("--coverage",), "real", None, low=0, high=1, metavar="P",
+           shown_default="0.95",
+           help="The coverage probability (between 0 and 1): given, it sets k = t_P(nu_eff) "
+           "(Student's t for u(f)'s effective degrees of freedom, the normal's when they are "
+           "infinite) and adds nu_eff; and of Monte Carlo's interval.",
            example="--coverage 0.99"),
     Option("seed", ("--seed",), "whole", None, low=0, high=MAX_COUNT, metavar="SEED",
            shown_default="a fresh one each run",
            help="The seed of Monte Carlo's samples: the same command writes the same bytes, "
            "on any number of cores.", example="--seed 1"),
+    Option("round", ("--round",), "flag", False,
+           help="Round the table and CSV as GUM 7.2.6 recommends: uncertainties (u, U, sd) "
+           "to two significant digits, the estimate and interval ends to U(f)'s last "
+           "digit's place; files for machines (JSON, .nc, .zarr, .parquet, .npz) keep the "
+           "exact numbers.", example="--round"),
     FORMAT, replace(OUTPUT, help="Write to FILE (atomically); its extension picks the "
-                    "format: .csv .json .npz (one array per column).", example="-o u.csv"),
+                    "format: .csv .json .npz (one array per column); JSON notes, and the "
+                    "history of .nc, .zarr and .parquet, keep the inputs, correlations, "
+                    "order, samples, seed, coverage and interval (the context).",
+                    example="-o u.csv"),
     PRECISION, QUIET,
 )
 

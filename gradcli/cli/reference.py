@@ -10,7 +10,9 @@ next ``<!-- generated: end -->``; everything else in a page is left as it is. Ki
   (``cli/definition.py``);
 * ``functions``: the expression language's functions, aliases and constants, from the
   language's tables (which derive from the engine's rule table);
-* ``formats``: every output format, from the format table (``output/formats.py``).
+* ``formats``: every output format, from the format table (``output/formats.py``);
+* ``distributions``: propagate's input distributions, from their table
+  (``evaluation/distributions.py``).
 
 So a list a user reads can never drift from the code: a test checks every page.
 """
@@ -142,6 +144,17 @@ def render_formats() -> str:
     return "\n".join([*lines, ""])
 
 
+def render_distributions() -> str:
+    """propagate's input distributions (their table), with parameters and u."""
+    from ..evaluation.distributions import DISTRIBUTIONS
+
+    lines = ["| `--dist NAME=` | JCGM 101 | what it is, and its standard uncertainty u |",
+             "|---|---|---|"]
+    for d in DISTRIBUTIONS.values():
+        lines.append(f"| `{d.usage}` | {d.clause} | {_cell(d.text)} |")
+    return "\n".join([*lines, ""])
+
+
 def render(kind: str, argument: str = "") -> str:
     """The markdown of one generated block, by its kind."""
     if kind == "options":
@@ -150,6 +163,8 @@ def render(kind: str, argument: str = "") -> str:
         return render_functions()
     if kind == "formats":
         return render_formats()
+    if kind == "distributions":
+        return render_distributions()
     raise ValueError(f"unknown generated block kind {kind!r}")
 
 
