@@ -215,6 +215,10 @@ def main() -> None:
     taylor = _taylor_cases()
     meta = {"generator": "tests/reference/make_special.py", "mpmath": mp.__version__,
             "digits": mp.mp.dps, "order": ORDER,
+            # the expressions whose values and derivatives the arrays hold, by prefix
+            "values": {**{name: f"{name}(x)" for name in UNARY},
+                       **{name: f"{name}(a, b)" for name in BINARY},
+                       "polygamma": "polygamma(n, x)"},
             "taylor": [{"text": t, "x0": x0, "coefficients": c} for t, c, x0 in taylor]}
     arrays["meta"] = np.array(json.dumps(meta))
     np.savez_compressed(OUT, **arrays)
