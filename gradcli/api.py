@@ -261,3 +261,38 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
         notes.append(f"dopri5: {paths.accepted:,} steps taken ({paths.rejected:,} "
                      "rejected)")
     return RowTable(flow_rows(paths, many), f"flow ({method}) of {expression}", notes)
+
+
+def implicit(expression: str, solve_for: str | Sequence[str],
+             at: Mapping[str, Any] | Sequence[Mapping[str, Any]], *,
+             wrt: str | Sequence[str] | None = None, order: int = 1,
+             tol: float | None = None) -> RowTable:
+    """The derivatives of y(x) defined by F(x, y) = 0, as ``gradcli implicit``: ``at`` is
+    a point on the curve giving every variable (or a list of points, or a mapping of
+    equal-length arrays), ``solve_for`` the unknowns (``"y"``, or ``"y,z"`` for a
+    system ``[F1, F2]``), ``wrt`` the independent variables (default: the others),
+    ``order`` the highest d^k y/dx^k (one independent variable), ``tol`` how far from 0
+    |F| may be (1e-9). Returns a :class:`RowTable`: the variables, ``|F|``, ``dy/dx``...
+    """
+    from .evaluation.implicit import TOL, implicit_columns
+
+    def names(value: Any) -> list[str] | None:
+        if value is None:
+            return None
+        items = [value] if isinstance(value, str) else list(value)
+        return [n.strip() for item in items for n in str(item).split(",") if n.strip()]
+
+    if isinstance(at, Mapping):
+        sizes = {np.size(v) for v in at.values()}
+        if any(np.ndim(v) > 1 for v in at.values()) or len(sizes) > 1:
+            raise EvaluationError(f"{ref('at')}: one number per variable, or arrays of one "
+                                  "length (one point each)")
+        count = sizes.pop() if sizes else 1
+        points = [{n: np.ravel(v)[i] if np.ndim(v) else v for n, v in at.items()}
+                  for i in range(count if any(np.ndim(v) for v in at.values()) else 1)]
+    else:
+        points = [dict(p) for p in at]
+    columns = implicit_columns(expression, names(solve_for) or [], points, order=order,
+                               tol=TOL if tol is None else tol, wrt=names(wrt))
+    return RowTable(columns, f"implicit derivatives of {', '.join(names(solve_for) or [])} "
+                    f"in {expression}")

@@ -843,6 +843,40 @@ def check_tolerance(command: str, dtype: str) -> float:
     return (computation(command).check or {})[dtype]
 
 
+# --- implicit -------------------------------------------------------------------------------
+SOLVE_FOR = Option(
+    "solve_for", ("--solve-for",), "text", None, required=True, metavar="NAMES",
+    help="The unknowns y that F = 0 defines as functions of the other variables, "
+    "comma-separated (a system [F1, F2] needs one per equation).",
+    example="--solve-for y")
+IMPLICIT_AT = Option(
+    "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
+    help="A point on the curve, every variable given; repeat for more points. A point with "
+    "|F| above --tol is an error.", example='--at "x=0.6,y=0.8"')
+IMPLICIT_WRT = _wrt("The independent variables (default: every variable that is not an "
+                    "unknown; the others are held at the point's values).", "--wrt x")
+IMPLICIT_ORDER = Option(
+    "order", ("--order", "-k"), "whole", 1, low=1, high=30, metavar="K",
+    help="Also the derivatives d^k y/dx^k up to K (one independent variable).",
+    example="--order 3")
+IMPLICIT_TOL = Option(
+    "tol", ("--tol",), "real", None, low=0, metavar="TOL", shown_default="1e-9",
+    help="How far from 0 |F| may be at the point (the largest |F_i| of a system).",
+    example="--tol 1e-6")
+IMPLICIT = Command(
+    name="implicit", help="Implicit differentiation: the derivatives of y(x) defined by "
+    "F(x, y) = 0 at points on the curve, dy/dx = -(dF/dy)^-1 dF/dx (a system [F1, F2] "
+    "with y a vector too); columns: the variables, |F|, dy/dx per unknown and variable, "
+    "and with --order K d2y/dx2 ... dKy/dxK.",
+    run="gradcli.cli.commands.implicit:run_implicit",
+    options=(SOLVE_FOR, IMPLICIT_AT, IMPLICIT_WRT, IMPLICIT_ORDER, IMPLICIT_TOL, FORMAT,
+             OUTPUT, PRECISION, QUIET),
+    group="implicit", writes=ROWS,
+    examples=('gradcli implicit "x^2 + y^2 - 1" --solve-for y --at x=0.6,y=0.8 --order 3',
+              'gradcli implicit "x^3 + y^3 - 3x*y" --solve-for y --at x=1.5,y=1.5',
+              'gradcli implicit "[x^2 + y^2 + z^2 - 1, x + y + z]" --solve-for y,z '
+              '--at x=0,y=0.7071067811865476,z=-0.7071067811865476'))
+
 #: repl's -f: the format every line without its own -f or -o is answered in
 REPL_FORMAT = Option(
     "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
@@ -942,6 +976,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         examples=('gradcli flow "[y, -sin(x) - 0.5y]" --from x=2,y=0 --t 0:20:2001',
                   'gradcli flow "[-y, x]" --from-grid x=0.5:2:4 --from-grid y=0 --t 0:2pi:629 '
                   '--every 157')),
+    IMPLICIT,
     Command(
         name="repl", help="A line-by-line session: each line is a gradcli command line "
         "without the leading gradcli (grad sin(x)*cos(y) --at x=1,y=2; an expression with "
