@@ -266,13 +266,14 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
 def implicit(expression: str, solve_for: str | Sequence[str],
              at: Mapping[str, Any] | Sequence[Mapping[str, Any]], *,
              wrt: str | Sequence[str] | None = None, order: int = 1,
-             tol: float | None = None) -> RowTable:
+             tol: float | None = None, max_points: int = DEFAULT_MAX_POINTS) -> RowTable:
     """The derivatives of y(x) defined by F(x, y) = 0, as ``gradcli implicit``: ``at`` is
     a point on the curve giving every variable (or a list of points, or a mapping of
     equal-length arrays), ``solve_for`` the unknowns (``"y"``, or ``"y,z"`` for a
     system ``[F1, F2]``), ``wrt`` the independent variables (default: the others),
     ``order`` the highest d^k y/dx^k (one independent variable), ``tol`` how far from 0
-    |F| may be (1e-9). Returns a :class:`RowTable`: the variables, ``|F|``, ``dy/dx``...
+    |F| may be (1e-9), ``max_points`` the most points. Returns a :class:`RowTable`: the
+    variables, ``|F|``, ``dy/dx``...
     """
     from .evaluation.implicit import TOL, implicit_columns
 
@@ -288,11 +289,15 @@ def implicit(expression: str, solve_for: str | Sequence[str],
             raise EvaluationError(f"{ref('at')}: one number per variable, or arrays of one "
                                   "length (one point each)")
         count = sizes.pop() if sizes else 1
+        if count > max_points:
+            raise EvaluationError(f"{count:,} points, over the limit of {max_points:,} "
+                                  f"({ref('max_points')})")
         points = [{n: np.ravel(v)[i] if np.ndim(v) else v for n, v in at.items()}
                   for i in range(count if any(np.ndim(v) for v in at.values()) else 1)]
     else:
         points = [dict(p) for p in at]
     columns = implicit_columns(expression, names(solve_for) or [], points, order=order,
-                               tol=TOL if tol is None else tol, wrt=names(wrt))
+                               tol=TOL if tol is None else tol, wrt=names(wrt),
+                               max_points=max_points)
     return RowTable(columns, f"implicit derivatives of {', '.join(names(solve_for) or [])} "
                     f"in {expression}")

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .binding import EvaluationError, ref
+from .binding import DEFAULT_MAX_POINTS, EvaluationError, ref
 
 #: the default tolerance on |F| at the point (the point's own rounding leaves ~1e-16·scale)
 TOL = 1e-9
@@ -47,14 +47,14 @@ def _point_text(names: Sequence[str], X: np.ndarray, i: int) -> str:
 
 def implicit_columns(expression: str, solve_for: Sequence[str],
                      points: Sequence[Mapping[str, Any]], order: int = 1,
-                     tol: float = TOL, wrt: Sequence[str] | None = None
-                     ) -> dict[str, np.ndarray]:
+                     tol: float = TOL, wrt: Sequence[str] | None = None,
+                     max_points: int = DEFAULT_MAX_POINTS) -> dict[str, np.ndarray]:
     """The columns of ``gradcli implicit``: the point's variables, ``|F|`` and the
     derivative of each unknown by each independent variable (``dy/dx``; with one
     independent variable and ``order`` k also ``d2y/dx2`` ... ``dky/dxk``), one row per
     point of ``points`` (each giving every variable of the formula a number). The
     independent variables are ``wrt`` (the others held at the point's values), by default
-    every variable that is not an unknown."""
+    every variable that is not an unknown. More than ``max_points`` points is an error."""
     from .fields.function import FieldFunction
 
     unknown = list(solve_for)
@@ -86,6 +86,9 @@ def implicit_columns(expression: str, solve_for: Sequence[str],
                               "held at the point's values)")
     if not points:
         raise EvaluationError(f"give the point on the curve with {ref('at')}")
+    if len(points) > max_points:
+        raise EvaluationError(f"{len(points):,} points, over the limit of {max_points:,} "
+                              f"({ref('max_points')})")
     X = np.empty((len(names), len(points)))
     for i, point in enumerate(points):
         for j, n in enumerate(names):

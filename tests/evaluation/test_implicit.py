@@ -143,3 +143,9 @@ def test_cli_writes_rows_in_every_format_and_refuses_with_one_line(cli, tmp_path
     status, _, err = cli("implicit", "x^2 + y^2 - 1", "--solve-for", "y", "--at",
                          "x=0.6,y=0.9", "--tol", "0.2")
     assert status == 0
+
+
+def test_more_points_than_max_points_is_refused_before_any_work() -> None:
+    x = np.zeros(11)
+    with pytest.raises(EvaluationError, match="11 points, over the limit of 10"):
+        gc.implicit("x^2 + y^2 - 1", "y", {"x": x, "y": x + 1}, max_points=10)
