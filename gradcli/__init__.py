@@ -5,7 +5,8 @@
 ``gc.propagate`` (measurement uncertainty through a formula: GUM, JCGM 101), ``gc.formula``
 (the derivatives as expressions) and
 ``gc.to_xarray`` for its results; ``gc.critical``, ``gc.descend`` and ``gc.flow`` (where a
-field leads), ``gc.implicit`` (implicit differentiation) and ``gc.plot`` (a picture).
+field leads), ``gc.implicit`` (implicit differentiation), ``gc.curvilinear`` (grad, div,
+curl and the Laplacian in polar, cylindrical and spherical coordinates) and ``gc.plot``.
 Their results show themselves in Jupyter.
 """
 
@@ -16,13 +17,14 @@ from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 
 __all__ = [*_engine_all, "evaluate", "formula", "propagate", "to_xarray",  # noqa: F405
-           "critical", "descend", "flow", "implicit", "plot",
+           "critical", "descend", "flow", "implicit", "curvilinear", "plot",
            "__version__"]  # the lazy ones are in __getattr__
 
 
 def __getattr__(name: str) -> Any:
     # the evaluation layer is imported on first use so `import gradcli` stays lean
-    if name in ("evaluate", "propagate", "critical", "descend", "flow", "implicit"):
+    if name in ("evaluate", "propagate", "critical", "descend", "flow", "implicit",
+                "curvilinear"):
         # results that show themselves (Jupyter tables): gradcli/api.py
         from . import api
 

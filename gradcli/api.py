@@ -301,3 +301,23 @@ def implicit(expression: str, solve_for: str | Sequence[str],
                                max_points=max_points)
     return RowTable(columns, f"implicit derivatives of {', '.join(names(solve_for) or [])} "
                     f"in {expression}")
+
+
+def curvilinear(expression: str, what: str, coords: str, *,
+                at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+                grid: Mapping[str, Any] | None = None,
+                points: Mapping[str, Any] | None = None,
+                fixed: Mapping[str, Any] | None = None) -> RowTable:
+    """``what`` (``grad``, ``div``, ``curl`` or ``laplacian``) in polar, cylindrical or
+    spherical coordinates, as ``gradcli WHAT --coords COORDS``: the variables are the
+    coordinates (``"spherical"``: r, theta, phi with theta from +z; ``"spherical:rho,t,p"``
+    renames them), a field's components and the results are physical ones (orthonormal
+    basis). ``at``, ``grid``, ``points`` and ``fixed`` mean what they mean for
+    ``evaluate``. Returns a :class:`RowTable`: the variables, ``f`` (or ``f[i]``), then
+    ``grad_r``..., ``div``, ``curl``/``curl_r``... or ``laplacian``, one row per point."""
+    from .evaluation.curvilinear import curvilinear_columns
+
+    where = {k: v for k, v in (("at", at), ("grid", grid), ("points", points),
+                               ("fixed", fixed)) if v is not None}
+    return RowTable(curvilinear_columns(expression, what, coords, where),
+                    f"{what} of {expression} in {coords} coordinates")

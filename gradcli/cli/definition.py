@@ -801,11 +801,18 @@ COMMAND_OPTIONS: dict[tuple[str, str], Option] = {
     ("div", "wrt"): FIELD_WRT, ("curl", "wrt"): FIELD_WRT, ("laplacian", "wrt"): LAPLACIAN_WRT,
     ("diff", "wrt"): DIFF_WRT, ("diff", "order"): DIFF_ORDER, ("taylor", "wrt"): TAYLOR_WRT,
     ("taylor", "order"): TAYLOR_ORDER}
+COORDS = Option(
+    "coords", ("--coords",), "text", None, metavar="SYSTEM",
+    help="The variables are coordinates: polar (r,theta), cylindrical (r,phi,z) or "
+    "spherical (r,theta,phi; theta from +z, phi the azimuth, ISO 80000-2); "
+    "spherical:rho,t,p renames them. A field's components and the results are physical "
+    "ones, in the orthonormal basis: columns grad_r, grad_theta..., curl_r... .",
+    example="--coords spherical")
 #: options a numeric command has besides its computation's parameters (how it is shown)
 EXTRA_OPTIONS: dict[str, tuple[Option, ...]] = {
     "taylor": (POLYNOMIAL,),
-    **dict.fromkeys(("grad", "jacobian", "hessian", "diff", "laplacian", "div", "curl", "jvp",
-                     "hvp"), (FORMULA,))}
+    **dict.fromkeys(("jacobian", "hessian", "diff", "jvp", "hvp"), (FORMULA,)),
+    **dict.fromkeys(("grad", "laplacian", "div", "curl"), (FORMULA, COORDS))}
 #: what a numeric command writes, where not rows, and the -f/-o variants that say so
 NUMERIC_WRITES_OF: dict[str, tuple[str, ...]] = {"taylor": TAYLOR_WRITES}
 NUMERIC_VARIANTS_OF: dict[str, tuple[Option, ...]] = {"taylor": (TAYLOR_FORMAT, TAYLOR_OUTPUT)}
