@@ -6,7 +6,8 @@
 (the derivatives as expressions) and
 ``gc.to_xarray`` for its results; ``gc.critical``, ``gc.descend`` and ``gc.flow`` (where a
 field leads), ``gc.implicit`` (implicit differentiation), ``gc.curvilinear`` (grad, div,
-curl and the Laplacian in polar, cylindrical and spherical coordinates) and ``gc.plot``.
+curl and the Laplacian in polar, cylindrical and spherical coordinates), ``gc.integrate``
+(line integrals and flux) and ``gc.plot``.
 Their results show themselves in Jupyter.
 """
 
@@ -17,14 +18,14 @@ from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 
 __all__ = [*_engine_all, "evaluate", "formula", "propagate", "to_xarray",  # noqa: F405
-           "critical", "descend", "flow", "implicit", "curvilinear", "plot",
+           "critical", "descend", "flow", "implicit", "curvilinear", "integrate", "plot",
            "__version__"]  # the lazy ones are in __getattr__
 
 
 def __getattr__(name: str) -> Any:
     # the evaluation layer is imported on first use so `import gradcli` stays lean
     if name in ("evaluate", "propagate", "critical", "descend", "flow", "implicit",
-                "curvilinear"):
+                "curvilinear", "integrate"):
         # results that show themselves (Jupyter tables): gradcli/api.py
         from . import api
 

@@ -321,3 +321,25 @@ def curvilinear(expression: str, what: str, coords: str, *,
                                ("fixed", fixed)) if v is not None}
     return RowTable(curvilinear_columns(expression, what, coords, where),
                     f"{what} of {expression} in {coords} coordinates")
+
+
+def integrate(expression: str, path: str | None = None, *, disc: str | None = None,
+              box: str | None = None, flux: bool = False, check: str | None = None,
+              tol: float | None = None, wrt: str | Sequence[str] | None = None,
+              at: Mapping[str, Any] | None = None) -> RowTable:
+    """A line integral, as ``gradcli integrate``: the work ∫F·dr of a field ``[P, Q(, R)]``
+    along ``path`` (``"t: [cos(t), sin(t)], t=0:2pi"``; its circulation when closed), the
+    integral ∫f ds of a scalar f, or with ``flux=True`` the flux of a plane field through
+    the path; ``disc="cx,cy,R"`` or ``box="x0:x1,y0:y1"`` take that region's
+    counter-clockwise boundary as the path, and ``check="green"`` adds the area integral
+    of Green's theorem. ``tol`` is the quadrature's relative tolerance (1e-10), ``wrt``
+    the field's variables the path's components pair with (x, y, z), ``at`` holds others
+    fixed. Returns a one-row :class:`RowTable` with the result and its error estimate."""
+    from .evaluation.integrate import TOL, integrate_columns
+
+    names = None if wrt is None else [n.strip() for n in (
+        wrt.split(",") if isinstance(wrt, str) else wrt)]
+    columns, notes = integrate_columns(expression, path, disc=disc, box=box, flux=flux,
+                                       check=check, tol=TOL if tol is None else tol,
+                                       wrt=names, fixed=at)
+    return RowTable(columns, f"integral of {expression}", notes)

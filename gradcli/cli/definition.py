@@ -884,6 +884,48 @@ IMPLICIT = Command(
               'gradcli implicit "[x^2 + y^2 + z^2 - 1, x + y + z]" --solve-for y,z '
               '--at x=0,y=0.7071067811865476,z=-0.7071067811865476'))
 
+# --- integrate ------------------------------------------------------------------------------
+PATH = Option(
+    "path", ("--path",), "text", None, once=True, metavar="SPEC",
+    help="The path: 't: [x(t), y(t)], t=LO:HI' (or three components); they pair with the "
+    "field's variables x, y(, z), or with --wrt.", example='--path "t: [cos(t), sin(t)], t=0:2pi"')
+DISC = Option(
+    "disc", ("--disc",), "text", None, once=True, metavar="CX,CY,R",
+    help="The boundary of a disc, counter-clockwise, as the path (then --check green "
+    "knows the region).", example="--disc 0,0,1")
+BOX = Option(
+    "box", ("--box",), "text", None, once=True, metavar="X0:X1,Y0:Y1",
+    help="The boundary of a rectangle, counter-clockwise, as the path.",
+    example="--box 0:1,0:2")
+FLUX = Option(
+    "flux", ("--flux",), "flag", False,
+    help="The flux of a plane field [P, Q] through the path (outward for a "
+    "counter-clockwise closed path): the integral of P dy - Q dx.", example="--flux")
+INTEGRATE_CHECK = Option(
+    "check", ("--check",), "choice", None, choices=("green",), metavar="THEOREM",
+    help="Also the other side of Green's theorem over the --disc or --box: the area "
+    "integral of the curl (of the divergence, with --flux), with its error estimate; exit "
+    "1 if the two differ by more than their estimates.", example="--disc 0,0,1 --check green")
+INTEGRATE_TOL = Option(
+    "tol", ("--tol",), "real", None, low=0, metavar="TOL", shown_default="1e-10",
+    help="Relative tolerance of the adaptive Gauss-Kronrod quadrature (the error estimate "
+    "is a column beside the result).", example="--tol 1e-12")
+INTEGRATE_WRT = _wrt("The field's variables the path's components pair with (default x, "
+                     "y, z).", "--wrt u,v")
+INTEGRATE = Command(
+    name="integrate", help="Line integrals: the work of a vector field along a path (its "
+    "circulation on a closed one), the integral of a scalar field over arc length, or "
+    "with --flux the flux of a plane field through the path, by adaptive Gauss-Kronrod "
+    "(G7-K15); columns: work, circulation, flux or integral, error (the estimate), and "
+    "with --check green the area integral and its estimate.",
+    run="gradcli.cli.commands.integrate:run_integrate",
+    options=(PATH, DISC, BOX, FLUX, INTEGRATE_CHECK, INTEGRATE_TOL, INTEGRATE_WRT, HOLD,
+             FORMAT, OUTPUT, PRECISION, QUIET),
+    group="integrate", writes=ROWS,
+    examples=('gradcli integrate "[-y, x]" --path "t: [cos(t), sin(t)], t=0:2pi"',
+              'gradcli integrate "[x^2*y, sin(x) + y]" --box 0:1,0:2 --check green',
+              'gradcli integrate "[x, y]" --disc 0,0,2 --flux --check green'))
+
 #: repl's -f: the format every line without its own -f or -o is answered in
 REPL_FORMAT = Option(
     "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
@@ -984,6 +1026,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
                   'gradcli flow "[-y, x]" --from-grid x=0.5:2:4 --from-grid y=0 --t 0:2pi:629 '
                   '--every 157')),
     IMPLICIT,
+    INTEGRATE,
     Command(
         name="repl", help="A line-by-line session: each line is a gradcli command line "
         "without the leading gradcli (grad sin(x)*cos(y) --at x=1,y=2; an expression with "
