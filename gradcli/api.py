@@ -92,14 +92,15 @@ def _held(at: Mapping[str, Any] | None, *given: Mapping[str, Any]) -> dict[str, 
 def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
              points: Mapping[str, Any] | None = None,
              at: Mapping[str, Any] | None = None,
-             max_points: int = DEFAULT_MAX_POINTS) -> RowTable:
+             max_points: int = DEFAULT_MAX_POINTS, track: str | None = None) -> RowTable:
     """The critical points of a scalar formula f (where ∇f = 0) or a vector field F
     (where F = 0), found by damped Newton from seeds and classified, as ``gradcli
     critical`` does: ``grid`` samples seeds and bounds the search box (``{"x": (-3, 3,
     13), "y": (-3, 3, 13)}``), or ``points`` gives seeds (``{"x": array, "y": array}``);
     ``at`` holds more variables fixed. Returns a :class:`RowTable` with the command's
     columns: the point, ``f``, ``|grad f|``, ``eig[i]`` (or ``|F|``, ``re[i]``,
-    ``im[i]``), ``vec[i][k]``, ``type``."""
+    ``im[i]``), ``vec[i][k]``, ``type``; ``track="p"`` (a parameter held by ``at``) adds
+    ``dx/dp``..., how each point moves with p."""
     from .evaluation.fields.critical import find_critical
     from .evaluation.fields.function import FieldFunction
     from .evaluation.fields.rows import critical_rows
@@ -136,8 +137,15 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
     found = find_critical(function, seeds, box)
     notes = [] if len(found) else ["no critical points found " + (
         "inside the grid's box" if box is not None else "from these seeds")]
-    return RowTable(critical_rows(found, function.n), f"critical points of {expression}",
-                    notes)
+    columns = critical_rows(found, function.n)
+    if track is not None:  # dx*/dp by the implicit function theorem
+        from .evaluation.implicit import tracking_columns
+
+        kinds = columns.pop("type")
+        columns |= tracking_columns(expression, found.kind, found.columns, found.X, held,
+                                    track)
+        columns["type"] = kinds
+    return RowTable(columns, f"critical points of {expression}", notes)
 
 
 def _starts(start: Any, start_grid: Mapping[str, Any] | None, held: Mapping[str, Any],

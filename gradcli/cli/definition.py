@@ -547,6 +547,11 @@ SEED_POINTS = replace(
     "(other columns are ignored); every converged point is kept.",
     example="--points seeds.csv")
 FIELDS_WRITE = (FORMAT, FIELDS_OUTPUT, PRECISION, QUIET, MAX_POINTS)
+TRACK = Option(
+    "track", ("--track",), "text", None, once=True, metavar="P",
+    help="Also how each critical point moves with the parameter P (held with --at): "
+    "columns dx/dP..., by the implicit function theorem on grad f = 0 (nan where the "
+    "point is degenerate).", example="--at a=2 --track a")
 _METHODS = fields_defaults.METHODS
 DESCEND_METHOD = Option(
     "method", ("--method", "-m"), "choice", "gd", choices=_METHODS, metavar="METHOD",
@@ -977,7 +982,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         "im[i], vec[i][k] (nan for a complex eigenvalue) and type (stable/unstable node or "
         "focus, saddle, center, degenerate).",
         run=f"{RUN_FIELDS}:run_critical",
-        options=(SEED_GRID, SEED_POINTS, HOLD, *FIELDS_WRITE), group="fields",
+        options=(SEED_GRID, SEED_POINTS, HOLD, TRACK, *FIELDS_WRITE), group="fields",
         writes=ROWS,
         examples=('gradcli critical "x^3 - 3x + y^3 - 3y" --grid x=-3:3:13 --grid y=-3:3:13',
                   'gradcli critical "[y, -sin(x) - 0.5y]" --grid x=-7:7:29 --grid y=-3:3:13',

@@ -189,3 +189,45 @@ def _higher(function: Any, X: np.ndarray, Jy: np.ndarray, y1: np.ndarray, ix: in
             coefficients.append(yq)
             result[q] = yq * math.factorial(q)
     return result
+
+
+def tracking_columns(expression: str, kind: str, columns: Sequence[str], X: np.ndarray,
+                     held: Mapping[str, Any], track: str) -> dict[str, np.ndarray]:
+    """How each critical point x* moves with the held parameter ``track``: ``dx/dp`` per
+    variable, by the implicit function theorem on ∇f(x*, p) = 0 (a field: F(x*, p) = 0),
+    dx*/dp = -(∂G/∂x)⁻¹·∂G/∂p with G = ∇f (the Hessian's blocks) or F (the Jacobian's).
+    ``X`` is (N, n), one critical point per row; nan where ∂G/∂x is singular (a degenerate
+    point does not move smoothly)."""
+    from .evaluator import evaluate
+
+    if track not in held:
+        raise EvaluationError(f"{ref('track', text=track)}: '{track}' must be a parameter "
+                              f"held fixed with {ref('at')} (the point moves as it changes)")
+    if np.ndim(held[track]) != 0 or any("[" in c for c in columns):
+        raise EvaluationError(f"{ref('track')} needs scalar variables and a scalar parameter")
+    names = list(columns)
+    n, count = len(names), X.shape[0]
+    out = {f"d{c}/d{track}": np.full(count, np.nan) for c in names}
+    if not count:
+        return out
+    points = {c: X[:, j] for j, c in enumerate(names)}
+    points[track] = np.full(count, float(held[track]))
+    fixed = {k: v for k, v in held.items() if k != track}
+    wrt = [*names, track]
+    with np.errstate(all="ignore"):
+        if kind == "scalar":
+            got = evaluate(expression, "hessian", points=points, fixed=fixed or None, wrt=wrt)
+            block = np.array([[np.broadcast_to(got[f"d2f/d{a}d{b}"], count) for b in wrt]
+                              for a in names]).transpose(2, 0, 1)
+        else:
+            got = evaluate(expression, "jacobian", points=points, fixed=fixed or None,
+                           wrt=wrt)
+            block = np.array([[np.broadcast_to(got[f"df[{i}]/d{b}"], count) for b in wrt]
+                              for i in range(n)]).transpose(2, 0, 1)
+        A, b = block[:, :, :n], block[:, :, n]
+        ok = np.linalg.cond(A) < MAX_CONDITION
+        if ok.any():
+            d = -np.linalg.solve(A[ok], b[ok][:, :, None])[:, :, 0]
+            for j, c in enumerate(names):
+                out[f"d{c}/d{track}"][ok] = d[:, j]
+    return out

@@ -149,3 +149,26 @@ def test_more_points_than_max_points_is_refused_before_any_work() -> None:
     x = np.zeros(11)
     with pytest.raises(EvaluationError, match="11 points, over the limit of 10"):
         gc.implicit("x^2 + y^2 - 1", "y", {"x": x, "y": x + 1}, max_points=10)
+
+
+def test_critical_points_tracked_along_a_parameter(cli) -> None:  # noqa: ANN001
+    """f = (x - a)² + 3(y - a²)² + xy has its minimum at x = (12a - 6a²)/11,
+    y = 2a - 2x, so dx/da = (12 - 12a)/11 and dy/da = 2 - 2·dx/da; the field
+    [y - a, x² - a·y] vanishes at (±a, a): dx/da = ±1, dy/da = 1."""
+    a = 1.5
+    got = gc.critical("(x - a)^2 + 3*(y - a^2)^2 + x*y", {"x": (-3, 3, 7), "y": (-3, 3, 7)},
+                      at={"a": a}, track="a")
+    dx = (12 - 12 * a) / 11
+    np.testing.assert_allclose([got["dx/da"][0], got["dy/da"][0]], [dx, 2 - 2 * dx],
+                               rtol=1e-12)
+    assert list(got)[-1] == "type"
+    status, out, _ = cli("critical", "[y - a, x^2 - a*y]", "--grid", "x=-3:3:7", "--grid",
+                         "y=-3:3:7", "--at", "a=2", "--track", "a", "-f", "json")
+    rows = json.loads(out)
+    columns = rows["columns"]
+    tracked = sorted((r[columns.index("x")], r[columns.index("dx/da")],
+                      r[columns.index("dy/da")]) for r in rows["rows"])
+    np.testing.assert_allclose(tracked, [(-2.0, -1.0, 1.0), (2.0, 1.0, 1.0)], rtol=1e-12)
+    status, out, err = cli("critical", "x^2 + y^2", "--grid", "x=-1:1:3", "--grid",
+                           "y=-1:1:3", "--track", "a")
+    assert status == 2 and out == "" and "'a' must be a parameter held fixed with --at" in err
