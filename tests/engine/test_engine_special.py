@@ -209,6 +209,11 @@ def test_closed_forms_and_edges() -> None:
         assert np.isnan(gc.erfinv(gc.tensor(1.5)).item())
         assert gc.lgamma(gc.tensor([0.0, -2.0])).tolist() == [math.inf, math.inf]
         assert np.isnan(gc.polygamma(gc.tensor([1.5, -1.0]), gc.tensor(2.0)).numpy()).all()
+        # the poles, as docs/reference/conventions.md says
+        g = gc.gamma(gc.tensor([0.0, -0.0, -1.0])).numpy()
+        assert g[0] == math.inf and g[1] == -math.inf and np.isnan(g[2])
+        d = gc.digamma(gc.tensor([0.0, -0.0, -1.0])).numpy()
+        assert d[0] == -math.inf and d[1] == math.inf and np.isnan(d[2])
     # erfc and ncdf far in their tails: normal numbers to a few ulps, not 0 (mpmath 1.3.0)
     assert abs(float(gc.erfc(gc.tensor(26.0))) / 5.663192408856143e-296 - 1) < 8 * EPS
     assert abs(float(gc.ncdf(gc.tensor(-37.0))) / 5.725571222524577e-300 - 1) < 8 * EPS
