@@ -332,7 +332,8 @@ def curvilinear(expression: str, what: str, coords: str, *,
 
 
 def integrate(expression: str, path: str | None = None, *, disc: str | None = None,
-              box: str | None = None, flux: bool = False, check: str | None = None,
+              box: str | None = None, surface: str | None = None, ball: str | None = None,
+              flux: bool = False, check: str | None = None,
               tol: float | None = None, wrt: str | Sequence[str] | None = None,
               at: Mapping[str, Any] | None = None) -> RowTable:
     """A line integral, as ``gradcli integrate``: the work ∫F·dr of a field ``[P, Q(, R)]``
@@ -340,14 +341,18 @@ def integrate(expression: str, path: str | None = None, *, disc: str | None = No
     integral ∫f ds of a scalar f, or with ``flux=True`` the flux of a plane field through
     the path; ``disc="cx,cy,R"`` or ``box="x0:x1,y0:y1"`` take that region's
     counter-clockwise boundary as the path, and ``check="green"`` adds the area integral
-    of Green's theorem. ``tol`` is the quadrature's relative tolerance (1e-10), ``wrt``
-    the field's variables the path's components pair with (x, y, z), ``at`` holds others
-    fixed. Returns a one-row :class:`RowTable` with the result and its error estimate."""
+    of Green's theorem; ``surface="u,v: [x, y, z], u=0:1, v=0:1"`` (or ``ball=
+    "cx,cy,cz,R"``, its sphere outward) gives the flux of a field [P, Q, R] through it,
+    and ``check="divergence"`` (a ball) the volume integral of div F. ``tol`` is the
+    quadrature's relative tolerance (1e-10), ``wrt`` the field's variables the path's
+    components pair with (x, y, z), ``at`` holds others fixed. Returns a one-row
+    :class:`RowTable` with the result and its error estimate."""
     from .evaluation.integrate import TOL, integrate_columns
 
     names = None if wrt is None else [n.strip() for n in (
         wrt.split(",") if isinstance(wrt, str) else wrt)]
-    columns, notes = integrate_columns(expression, path, disc=disc, box=box, flux=flux,
+    columns, notes = integrate_columns(expression, path, disc=disc, box=box,
+                                       surface=surface, ball=ball, flux=flux,
                                        check=check, tol=TOL if tol is None else tol,
                                        wrt=names, fixed=at)
     return RowTable(columns, f"integral of {expression}", notes)

@@ -902,15 +902,26 @@ BOX = Option(
     "box", ("--box",), "text", None, once=True, metavar="X0:X1,Y0:Y1",
     help="The boundary of a rectangle, counter-clockwise, as the path.",
     example="--box 0:1,0:2")
+SURFACE = Option(
+    "surface", ("--surface",), "text", None, once=True, metavar="SPEC",
+    help="Instead of a path, the flux of a field [P, Q, R] through a parametric surface: "
+    "'u,v: [x, y, z], u=LO:HI, v=LO:HI', normal r_u x r_v.",
+    example='--surface "u,v: [u, v, 1 - u^2], u=0:1, v=0:1"')
+BALL = Option(
+    "ball", ("--ball",), "text", None, once=True, metavar="CX,CY,CZ,R",
+    help="The sphere bounding a ball, outward, as the surface (then --check divergence "
+    "knows the region).", example="--ball 0,0,0,1")
 FLUX = Option(
     "flux", ("--flux",), "flag", False,
     help="The flux of a plane field [P, Q] through the path (outward for a "
     "counter-clockwise closed path): the integral of P dy - Q dx.", example="--flux")
 INTEGRATE_CHECK = Option(
-    "check", ("--check",), "choice", None, choices=("green",), metavar="THEOREM",
-    help="Also the other side of Green's theorem over the --disc or --box: the area "
-    "integral of the curl (of the divergence, with --flux), with its error estimate; exit "
-    "1 if the two differ by more than their estimates.", example="--disc 0,0,1 --check green")
+    "check", ("--check",), "choice", None, choices=("green", "divergence"),
+    metavar="THEOREM",
+    help="Also the theorem's other side with its error estimate: green over the --disc or "
+    "--box (the area integral of the curl, of the divergence with --flux), divergence "
+    "over the --ball (the volume integral of div F); exit 1 if the two differ by more "
+    "than their estimates.", example="--disc 0,0,1 --check green")
 INTEGRATE_TOL = Option(
     "tol", ("--tol",), "real", None, low=0, metavar="TOL", shown_default="1e-10",
     help="Relative tolerance of the adaptive Gauss-Kronrod quadrature (the error estimate "
@@ -920,16 +931,19 @@ INTEGRATE_WRT = _wrt("The field's variables the path's components pair with (def
 INTEGRATE = Command(
     name="integrate", help="Line integrals: the work of a vector field along a path (its "
     "circulation on a closed one), the integral of a scalar field over arc length, or "
-    "with --flux the flux of a plane field through the path, by adaptive Gauss-Kronrod "
-    "(G7-K15); columns: work, circulation, flux or integral, error (the estimate), and "
-    "with --check green the area integral and its estimate.",
+    "with --flux the flux of a plane field through the path, or the flux of a field in "
+    "space through a --surface, by adaptive Gauss-Kronrod (G7-K15); columns: work, "
+    "circulation, flux or integral, error (the estimate), and with --check the other "
+    "side of Green's or the divergence theorem and its estimate.",
     run="gradcli.cli.commands.integrate:run_integrate",
-    options=(PATH, DISC, BOX, FLUX, INTEGRATE_CHECK, INTEGRATE_TOL, INTEGRATE_WRT, HOLD,
+    options=(PATH, DISC, BOX, SURFACE, BALL, FLUX, INTEGRATE_CHECK, INTEGRATE_TOL,
+             INTEGRATE_WRT, HOLD,
              FORMAT, OUTPUT, PRECISION, QUIET),
     group="integrate", writes=ROWS,
     examples=('gradcli integrate "[-y, x]" --path "t: [cos(t), sin(t)], t=0:2pi"',
               'gradcli integrate "[x^2*y, sin(x) + y]" --box 0:1,0:2 --check green',
-              'gradcli integrate "[x, y]" --disc 0,0,2 --flux --check green'))
+              'gradcli integrate "[x, y]" --disc 0,0,2 --flux --check green',
+              'gradcli integrate "[x, y, z]" --ball 0,0,0,1 --check divergence'))
 
 #: repl's -f: the format every line without its own -f or -o is answered in
 REPL_FORMAT = Option(

@@ -13,8 +13,11 @@ generous bound (K15 is far more accurate than the G7 it is compared with).
 ``--check green`` (on a disc or a box, whose counter-clockwise boundary is the path)
 computes the other side of Green's theorem, ∬ (∂Q/∂x - ∂P/∂y) dA for the circulation or
 ∬ div F dA for the flux, by the same rule on rectangles in (ρ, φ) for a disc and in
-(x, y) for a box, each cell split in two along its longer side where its estimate is
-largest.
+(x, y) for a box, each cell split in two along its longest side where its estimate is
+largest. Through a parametric surface r(u, v) the flux is ∬ F·(r_u × r_v) du dv (r_u, r_v
+from the engine), on cells in (u, v); ``--check divergence`` over a ball integrates div F
+on cells in (ρ, θ, φ) (the tensor rule in three dimensions), the divergence theorem's
+other side. Stokes' theorem is not checked.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ NODES = np.concatenate([-_XK[:-1], [0.0], _XK[:-1][::-1]])  # 15 nodes, ascendin
 KRONROD = np.concatenate([_WK[:-1], [_WK[-1]], _WK[:-1][::-1]])
 GAUSS = np.zeros(15)
 GAUSS[1:14:2] = np.concatenate([_WG[:-1], [_WG[-1]], _WG[:-1][::-1]])
-#: the most intervals (cells, for a double integral) before giving up on the tolerance
+#: the most intervals (cells, for a double integral; a tenth of that for a triple one)
+#: before giving up on the tolerance
 MAX_INTERVALS = 2000
 MAX_CELLS = 4000
 TOL = 1e-10
@@ -89,16 +93,20 @@ def _rule(fn: Callable[[np.ndarray], np.ndarray], intervals: np.ndarray
     return k, np.abs(k - g)
 
 
-def adaptive2(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], box: Sequence[float],
-              tol: float, limit: int = MAX_CELLS) -> tuple[float, float, int, bool]:
-    """∬ fn(u, v) du dv over the rectangle box = (u0, u1, v0, v1) by the tensor G7-K15
-    rule on cells, the worst ones halved along their longer side."""
+def adaptive2(fn: Callable[..., np.ndarray], box: Sequence[float], tol: float,
+              limit: int | None = None, atol: float = 0.0) -> tuple[float, float, int, bool]:
+    """∫ fn over the box ``(lo₀, hi₀, lo₁, hi₁, ...)`` (two or three dimensions) by the
+    tensor G7-K15 rule on cells, the worst ones halved along their longest side, until
+    the estimates sum to ``tol`` of the result or to ``atol`` (the other side's size, for a
+    theorem's check: an integral that is 0 up to rounding has no relative accuracy)."""
     cells = np.array([box], dtype=float)
-    values, errors = _rule2(fn, cells)
+    if limit is None:  # a 3-D cell costs 15³ evaluations
+        limit = MAX_CELLS if len(box) == 4 else MAX_CELLS // 10
+    values, errors = _rule_cells(fn, cells)
     while True:
         total, error = float(values.sum()), float(errors.sum())
-        if error <= tol * max(abs(total), float(np.abs(values).sum()) * 1e-3, 1e-300) or \
-                not math.isfinite(error):
+        if error <= max(tol * max(abs(total), float(np.abs(values).sum()) * 1e-3, 1e-300),
+                        atol) or not math.isfinite(error):
             return total, error, len(cells), math.isfinite(error)
         if len(cells) >= limit:
             return total, error, len(cells), False
@@ -106,29 +114,36 @@ def adaptive2(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], box: Sequence[
         worst = np.argsort(errors)[::-1][:count]
         keep = np.setdiff1d(np.arange(len(cells)), worst)
         c = cells[worst]
-        along_u = (c[:, 1] - c[:, 0]) >= (c[:, 3] - c[:, 2])
-        mu, mv = 0.5 * (c[:, 0] + c[:, 1]), 0.5 * (c[:, 2] + c[:, 3])
-        first = np.where(along_u[:, None], np.stack([c[:, 0], mu, c[:, 2], c[:, 3]], 1),
-                         np.stack([c[:, 0], c[:, 1], c[:, 2], mv], 1))
-        second = np.where(along_u[:, None], np.stack([mu, c[:, 1], c[:, 2], c[:, 3]], 1),
-                          np.stack([c[:, 0], c[:, 1], mv, c[:, 3]], 1))
+        widths = c[:, 1::2] - c[:, 0::2]
+        axis = np.argmax(widths, axis=1)
+        rows = np.arange(len(c))
+        mid = 0.5 * (c[rows, 2 * axis] + c[rows, 2 * axis + 1])
+        first, second = c.copy(), c.copy()
+        first[rows, 2 * axis + 1] = mid
+        second[rows, 2 * axis] = mid
         new = np.concatenate([first, second])
-        new_values, new_errors = _rule2(fn, new)
+        new_values, new_errors = _rule_cells(fn, new)
         cells = np.concatenate([cells[keep], new])
         values = np.concatenate([values[keep], new_values])
         errors = np.concatenate([errors[keep], new_errors])
 
 
-def _rule2(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], cells: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray]:
-    hu, hv = 0.5 * (cells[:, 1] - cells[:, 0]), 0.5 * (cells[:, 3] - cells[:, 2])
-    cu, cv = 0.5 * (cells[:, 1] + cells[:, 0]), 0.5 * (cells[:, 3] + cells[:, 2])
-    u = cu[:, None, None] + hu[:, None, None] * NODES[None, :, None]
-    v = cv[:, None, None] + hv[:, None, None] * NODES[None, None, :]
-    u, v = np.broadcast_arrays(u, v)
-    y = np.asarray(fn(u.ravel(), v.ravel()), dtype=float).reshape(u.shape)
-    k = np.einsum("cij,i,j->c", y, KRONROD, KRONROD) * hu * hv
-    g = np.einsum("cij,i,j->c", y, GAUSS, GAUSS) * hu * hv
+def _rule_cells(fn: Callable[..., np.ndarray], cells: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The tensor K15 rule on each cell, and |K15⊗... - G7⊗...|."""
+    d = cells.shape[1] // 2
+    half = 0.5 * (cells[:, 1::2] - cells[:, 0::2])  # (c, d)
+    centre = 0.5 * (cells[:, 1::2] + cells[:, 0::2])
+    grids = np.meshgrid(*([NODES] * d), indexing="ij")  # d arrays of (15,)*d
+    points = [centre[:, a, None] + half[:, a, None] * grids[a].ravel()[None, :]
+              for a in range(d)]
+    y = np.asarray(fn(*(p.ravel() for p in points)), dtype=float).reshape(len(cells), -1)
+    wk = np.ones(1)
+    wg = np.ones(1)
+    for _ in range(d):
+        wk, wg = np.outer(wk, KRONROD).ravel(), np.outer(wg, GAUSS).ravel()
+    volume = np.prod(half, axis=1)
+    k, g = (y @ wk) * volume, (y @ wg) * volume
     return k, np.abs(k - g)
 
 
@@ -211,19 +226,29 @@ def _quiet_evaluate(expression: str, what: str, **kwargs: Any) -> Any:
 
 
 def integrate_columns(expression: str, path: str | None = None, *, disc: str | None = None,
-                      box: str | None = None, flux: bool = False, check: str | None = None,
+                      box: str | None = None, surface: str | None = None,
+                      ball: str | None = None, flux: bool = False, check: str | None = None,
                       tol: float = TOL, wrt: Sequence[str] | None = None,
                       fixed: Mapping[str, Any] | None = None) -> tuple[dict, list[str]]:
-    """The columns of ``gradcli integrate`` (one row) and its notes."""
+    """The columns of ``gradcli integrate`` (one row) and its notes: along a ``path``
+    (or the boundary of a ``disc`` or ``box``), or through a ``surface`` (or the sphere
+    bounding a ``ball``)."""
     from ..lang import free_variables, parse
 
-    if sum(x is not None for x in (path, disc, box)) != 1:
-        raise EvaluationError(f"give one of {ref('path')}, {ref('disc')} or {ref('box')}")
+    given = [k for k, v in (("path", path), ("disc", disc), ("box", box),
+                            ("surface", surface), ("ball", ball)) if v is not None]
+    if len(given) != 1:
+        raise EvaluationError(f"give one of {ref('path')}, {ref('disc')}, {ref('box')}, "
+                              f"{ref('surface')} or {ref('ball')}")
     if not (isinstance(tol, (int, float)) and 0 < tol < 1):
         raise EvaluationError(f"{ref('tol')} must be between 0 and 1 (relative)")
+    if surface is not None or ball is not None:
+        return surface_columns(expression, surface, ball=ball, check=check, tol=tol, wrt=wrt,
+                               fixed=fixed)
     if check not in (None, "green"):
-        raise EvaluationError(f"{ref('check', text=repr(check))}: this build checks green "
-                              "(a plane region); stokes and divergence need surfaces")
+        raise EvaluationError(f"{ref('check', text=repr(check))}: a path checks green (over "
+                              f"a {ref('disc')} or {ref('box')}); divergence is for a "
+                              f"{ref('ball')}")
     fixed = dict(fixed or {})
     tree = parse(expression)
     if disc is not None or box is not None:
@@ -327,14 +352,138 @@ def integrate_columns(expression: str, path: str | None = None, *, disc: str | N
 
             cell = (0.0, radius, 0.0, 2 * math.pi)
             with np.errstate(all="ignore"):
-                other, other_error, _, done2 = adaptive2(polar, cell, tol)
+                other, other_error, _, done2 = adaptive2(polar, cell, tol,
+                                                         atol=tol * abs(value))
         else:
             x0, x1, y0, y1 = region["box"]
             with np.errstate(all="ignore"):
-                other, other_error, _, done2 = adaptive2(density, (x0, x1, y0, y1), tol)
+                other, other_error, _, done2 = adaptive2(density, (x0, x1, y0, y1), tol,
+                                                         atol=tol * abs(value))
         out["green"] = np.array([other])
         out["green_error"] = np.array([other_error])
         if not done2:
             notes.append(f"note: the area integral's estimate {other_error:.3g} is above "
+                         f"--tol {tol:g} of its value {other:.3g}")
+    return out, notes
+
+
+# --- surfaces ---------------------------------------------------------------------------------
+def parse_surface(text: str) -> tuple[tuple[str, str], str, tuple[float, float, float, float]]:
+    """``u,v: [x, y, z], u=0:pi, v=0:2pi`` -> ((u, v), vector text, (u0, u1, v0, v1))."""
+    from .binding import parse_constant
+    from .spec_text import split_top
+
+    head, colon, rest = text.partition(":")
+    params = tuple(p.strip() for p in head.split(","))
+    parts = split_top(rest, ",") if colon else []
+    where = ref("surface", text=repr(text))
+    if len(params) != 2 or not all(p.isidentifier() for p in params) or len(parts) < 3:
+        raise EvaluationError(f"{where}: write the surface as 'u,v: [x(u,v), y(u,v), "
+                              "z(u,v)], u=0:pi, v=0:2pi'")
+    ranges: list[float] = []
+    for name, part in zip(params, parts[-2:], strict=True):
+        bound, eq, span = part.partition("=")
+        ends = split_top(span, ":") if eq else []
+        if bound.strip() != name or len(ends) != 2:
+            raise EvaluationError(f"{where}: end it with the ranges {params[0]}=LO:HI, "
+                                  f"{params[1]}=LO:HI")
+        lo, hi = (parse_constant(e, f"{where} {name}") for e in ends)
+        if not all(isinstance(v, float) and math.isfinite(v) for v in (lo, hi)) or lo >= hi:
+            raise EvaluationError(f"{where}: the range of {name} needs two finite ends, the "
+                                  "lower first")
+        ranges += [float(lo), float(hi)]
+    return (params[0], params[1]), ",".join(parts[:-2]).strip(), (
+        ranges[0], ranges[1], ranges[2], ranges[3])
+
+
+def surface_columns(expression: str, surface: str | None = None, *, ball: str | None = None,
+                    check: str | None = None, tol: float = TOL,
+                    wrt: Sequence[str] | None = None,
+                    fixed: Mapping[str, Any] | None = None) -> tuple[dict, list[str]]:
+    """The flux ∬ F·(r_u × r_v) du dv of a field [P, Q, R] through a parametric surface
+    (or the sphere bounding ``ball`` = "cx,cy,cz,R", outward), and with ``check=
+    "divergence"`` the volume integral of div F over the ball: (columns, notes)."""
+    from ..lang import free_variables, parse
+    from .binding import parse_constant
+    from .spec_text import split_top
+
+    fixed = dict(fixed or {})
+    if (surface is None) == (ball is None):
+        raise EvaluationError(f"give one of {ref('surface')} or {ref('ball')}")
+    if check not in (None, "divergence"):
+        raise EvaluationError(f"{ref('check', text=repr(check))}: a surface checks "
+                              "divergence (over a ball)")
+    if ball is not None:
+        parts = [p.strip() for p in split_top(ball, ",")]
+        where = ref("ball", text=repr(ball))
+        values = [parse_constant(p, where) for p in parts] if len(parts) == 4 else []
+        if len(values) != 4 or not all(isinstance(v, float) and math.isfinite(v)
+                                       for v in values) or values[3] <= 0:
+            raise EvaluationError(f"{where}: give the centre and a radius > 0, cx,cy,cz,R")
+        cx, cy, cz, radius = values
+        params = ("u", "v")
+        text = (f"[({cx!r}) + ({radius!r})*sin(u)*cos(v), ({cy!r}) + ({radius!r})*sin(u)*"
+                f"sin(v), ({cz!r}) + ({radius!r})*cos(u)]")
+        box = (0.0, math.pi, 0.0, 2 * math.pi)
+    else:
+        assert surface is not None
+        params, text, box = parse_surface(surface)
+        if check is not None:
+            raise EvaluationError(f"{ref('check')} divergence needs the region the surface "
+                                  f"bounds: give {ref('ball')} instead of {ref('surface')}")
+    tree, shape_tree = parse(expression), parse(text)
+    if type(shape_tree).__name__ != "Vector" or len(shape_tree.items) != 3:
+        raise EvaluationError(f"{ref('surface')}: a surface is a bracket of 3 components")
+    extra = [v for v in free_variables(shape_tree) if v not in params and v not in fixed]
+    if extra:
+        raise EvaluationError(f"{ref('surface')}: '{extra[0]}' has no value")
+    names = list(wrt) if wrt else ["x", "y", "z"]
+    if len(names) != 3:
+        raise EvaluationError(f"{ref('wrt')} names {len(names)} variables for a surface in "
+                              "space")
+    if type(tree).__name__ != "Vector" or len(tree.items) != 3:
+        raise EvaluationError("the flux through a surface is of a field [P, Q, R]")
+    unknown = [v for v in free_variables(tree) if v not in names and v not in fixed]
+    if unknown:
+        raise EvaluationError(f"'{unknown[0]}' has no value: the field's variables are "
+                              f"{', '.join(names)}, and others are held with {ref('at')}")
+
+    def integrand(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        got = _quiet_evaluate(text, "jacobian", points={params[0]: u, params[1]: v},
+                              fixed=fixed, wrt=list(params))
+        r = [np.broadcast_to(got[f"f[{i}]"], u.shape) for i in range(3)]
+        ru = np.stack([np.broadcast_to(got[f"df[{i}]/d{params[0]}"], u.shape)
+                       for i in range(3)])
+        rv = np.stack([np.broadcast_to(got[f"df[{i}]/d{params[1]}"], u.shape)
+                       for i in range(3)])
+        normal = np.cross(ru, rv, axis=0)
+        F = _quiet_evaluate(expression, "eval", points=dict(zip(names, r, strict=True)),
+                            fixed=fixed)
+        field = np.stack([np.broadcast_to(F[f"f[{i}]"], u.shape) for i in range(3)])
+        return (field * normal).sum(axis=0)
+
+    with np.errstate(all="ignore"):
+        value, error, _, done = adaptive2(integrand, box, tol)
+    out: dict[str, np.ndarray] = {"flux": np.array([value]), "error": np.array([error])}
+    notes = [] if done else [f"note: the error estimate {error:.3g} is above --tol {tol:g} "
+                             f"of the value {value:.3g}"]
+    if check:
+        def density(rho: np.ndarray, theta: np.ndarray, phi: np.ndarray) -> np.ndarray:
+            x = cx + rho * np.sin(theta) * np.cos(phi)
+            y = cy + rho * np.sin(theta) * np.sin(phi)
+            z = cz + rho * np.cos(theta)
+            got = _quiet_evaluate(expression, "div", points=dict(zip(names, (x, y, z),
+                                                                     strict=True)),
+                                  fixed=fixed, wrt=names)
+            div = np.broadcast_to(np.asarray(got["div"], dtype=float), rho.shape)
+            return div * rho * rho * np.sin(theta)
+
+        with np.errstate(all="ignore"):
+            other, other_error, _, done2 = adaptive2(
+                density, (0.0, radius, 0.0, math.pi, 0.0, 2 * math.pi), tol,
+                atol=tol * abs(value))
+        out["divergence"], out["divergence_error"] = np.array([other]), np.array([other_error])
+        if not done2:
+            notes.append(f"note: the volume integral's estimate {other_error:.3g} is above "
                          f"--tol {tol:g} of its value {other:.3g}")
     return out, notes

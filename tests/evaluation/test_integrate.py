@@ -118,7 +118,7 @@ def test_a_singular_field_breaks_greens_theorem_and_the_cli_says_so(cli) -> None
     (("[-y, x]", "t: [t, s], t=0:1"), {}, "'s' has no value"),
     (("[-y, x]",), {"disc": "0,0,-1"}, "a radius > 0"),
     (("[-y, x]",), {"box": "1:0,0:1"}, "each low end first"),
-    (("[-y, x]",), {}, "give one of path, disc or box"),
+    (("[-y, x]",), {}, "give one of path, disc, box, surface or ball"),
 ])
 def test_refusals(args: tuple, kwargs: dict, message: str) -> None:
     with pytest.raises(EvaluationError, match=message):
@@ -129,3 +129,45 @@ def test_held_values_and_renamed_variables() -> None:
     got = gc.integrate("[-k*v, k*u]", "t: [cos(t), sin(t)], t=0:2pi", wrt="u,v",
                        at={"k": 3.0})
     assert abs(got["circulation"][0] - 6 * math.pi) < 1e-13
+
+
+def test_flux_of_the_coulomb_field_through_a_sphere_is_4_pi() -> None:
+    """r̂/r² through the unit sphere, and through a sphere off the origin that still
+    encloses it: 4π, whatever the sphere; a graph z = u² + v² over the unit square has
+    flux 1 of the field (0, 0, 1) (r_u × r_v = (-2u, -2v, 1))."""
+    coulomb = "[x/(x^2+y^2+z^2)^1.5, y/(x^2+y^2+z^2)^1.5, z/(x^2+y^2+z^2)^1.5]"
+    for ball in ("0,0,0,1", "0.3,-0.2,0.1,2"):
+        got = gc.integrate(coulomb, ball=ball)
+        assert abs(got["flux"][0] - 4 * math.pi) <= got["error"][0] + 1e-13
+    got = gc.integrate("[0, 0, 1]", surface="u,v: [u, v, u^2 + v^2], u=0:1, v=0:1")
+    assert abs(got["flux"][0] - 1.0) < 1e-14
+
+
+@pytest.mark.parametrize("field", ["[x^3, y*z^2, sin(x) + z]", "[x*y, y*z, z*x]",
+                                   "[exp(x)*y, cos(z), x*y*z]"])
+def test_divergence_theorem_sides_agree_within_their_estimates(field: str) -> None:
+    got = gc.integrate(field, ball="0.5,0,-0.5,1", check="divergence")
+    gap = abs(got["flux"][0] - got["divergence"][0])
+    assert gap <= got["error"][0] + got["divergence_error"][0] + 1e-14 * abs(got["flux"][0])
+
+
+def test_the_coulomb_field_breaks_the_divergence_theorem(cli) -> None:  # noqa: ANN001
+    coulomb = "[x/(x^2+y^2+z^2)^1.5, y/(x^2+y^2+z^2)^1.5, z/(x^2+y^2+z^2)^1.5]"
+    status, _, err = cli("integrate", coulomb, "--ball", "0,0,0,1", "--check", "divergence")
+    assert status == 1 and "the flux and the volume integral differ by 12.6" in err
+    status, _, err = cli("integrate", "[x, y, z]", "--ball", "0,0,0,1", "--check",
+                         "divergence")
+    assert status == 0 and "check: the divergence theorem holds" in err
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"surface": "u,v: [u, v], u=0:1, v=0:1"}, "a bracket of 3 components"),
+    ({"surface": "u,v: [u, v, 0], u=0:1"}, "write the surface as"),
+    ({"surface": "u,v: [u, v, 0], u=1:0, v=0:1"}, "the lower first"),
+    ({"surface": "u,v: [u, v, 0], u=0:1, v=0:1", "check": "divergence"}, "give ball"),
+    ({"ball": "0,0,0,0"}, "a radius > 0"),
+    ({"ball": "0,0,0,1", "check": "green"}, "a surface checks divergence"),
+])
+def test_surface_refusals(kwargs: dict, message: str) -> None:
+    with pytest.raises(EvaluationError, match=message):
+        gc.integrate("[x, y, z]", **kwargs)

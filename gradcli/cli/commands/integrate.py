@@ -13,15 +13,16 @@ from .numeric import held_values
 
 
 def run_integrate(what: str, expression: str, path: str | None, disc: str | None,
-                  box: str | None, flux: bool, check: str | None, tol: float | None,
-                  wrt: list[str] | None, at: list[str], fmt: str, output: str | None,
-                  precision: int, quiet: bool) -> int:
+                  box: str | None, surface: str | None, ball: str | None, flux: bool,
+                  check: str | None, tol: float | None, wrt: list[str] | None, at: list[str],
+                  fmt: str, output: str | None, precision: int, quiet: bool) -> int:
     """Integrate; write the row; with --check green, say whether both sides agree within
     their error estimates (exit 1 if not)."""
     _format(what, fmt, output)
     names = [n.strip() for spec in wrt or [] for n in spec.split(",") if n.strip()] or None
     with expression_warnings(quiet):
-        columns, notes = integrate_columns(expression, path, disc=disc, box=box, flux=flux,
+        columns, notes = integrate_columns(expression, path, disc=disc, box=box,
+                                           surface=surface, ball=ball, flux=flux,
                                            check=check, tol=TOL if tol is None else tol,
                                            wrt=names, fixed=held_values(at))
     _write(columns, _request(expression, fmt, output, precision, quiet, []), what)
@@ -31,15 +32,18 @@ def run_integrate(what: str, expression: str, path: str | None, disc: str | None
     if check is None:
         return ExitStatus.OK
     first = next(iter(columns))
+    other = "green" if check == "green" else "divergence"
     a, ea = float(columns[first][0]), float(columns["error"][0])
-    b, eb = float(columns["green"][0]), float(columns["green_error"][0])
+    b, eb = float(columns[other][0]), float(columns[f"{other}_error"][0])
     gap = abs(a - b)
     allowed = ea + eb + 8 * np.finfo(float).eps * max(abs(a), abs(b))
+    theorem, side = (("Green's theorem", "area integral") if check == "green" else
+                     ("the divergence theorem", "volume integral"))
     if gap <= allowed:
         if not quiet:
-            say(f"check: Green's theorem holds: the two sides differ by {gap:.3g}, within "
-                f"their error estimates ({ea:.3g} + {eb:.3g})")
+            say(f"check: {theorem} holds: the two sides differ by {gap:.3g}, within their "
+                f"error estimates ({ea:.3g} + {eb:.3g})")
         return ExitStatus.OK
-    say(f"check: FAILED: the {first} and the area integral differ by {gap:.3g}, more than "
-        f"their error estimates ({ea:.3g} + {eb:.3g})")
+    say(f"check: FAILED: the {first} and the {side} differ by {gap:.3g}, more than their "
+        f"error estimates ({ea:.3g} + {eb:.3g})")
     return ExitStatus.FAIL
