@@ -343,7 +343,8 @@ def integrate(expression: str, path: str | None = None, *, disc: str | None = No
     counter-clockwise boundary as the path, and ``check="green"`` adds the area integral
     of Green's theorem; ``surface="u,v: [x, y, z], u=0:1, v=0:1"`` (or ``ball=
     "cx,cy,cz,R"``, its sphere outward) gives the flux of a field [P, Q, R] through it,
-    and ``check="divergence"`` (a ball) the volume integral of div F. ``tol`` is the
+    and ``check="divergence"`` (a ball) the volume integral of div F; ``check="stokes"``
+    (a surface) gives the circulation around its boundary and the flux of curl F. ``tol`` is the
     quadrature's relative tolerance (1e-10), ``wrt`` the field's variables the path's
     components pair with (x, y, z), ``at`` holds others fixed. Returns a one-row
     :class:`RowTable` with the result and its error estimate."""

@@ -916,12 +916,13 @@ FLUX = Option(
     help="The flux of a plane field [P, Q] through the path (outward for a "
     "counter-clockwise closed path): the integral of P dy - Q dx.", example="--flux")
 INTEGRATE_CHECK = Option(
-    "check", ("--check",), "choice", None, choices=("green", "divergence"),
+    "check", ("--check",), "choice", None, choices=("green", "stokes", "divergence"),
     metavar="THEOREM",
     help="Also the theorem's other side with its error estimate: green over the --disc or "
-    "--box (the area integral of the curl, of the divergence with --flux), divergence "
-    "over the --ball (the volume integral of div F); exit 1 if the two differ by more "
-    "than their estimates.", example="--disc 0,0,1 --check green")
+    "--box (the area integral of the curl, of the divergence with --flux); stokes on a "
+    "--surface (the circulation around its boundary, and the flux of curl F); "
+    "divergence over the --ball (the volume integral of div F); exit 1 if the two "
+    "differ by more than their estimates.", example="--disc 0,0,1 --check green")
 INTEGRATE_TOL = Option(
     "tol", ("--tol",), "real", None, low=0, metavar="TOL", shown_default="1e-10",
     help="Relative tolerance of the adaptive Gauss-Kronrod quadrature (the error estimate "

@@ -17,7 +17,8 @@ computes the other side of Green's theorem, ∬ (∂Q/∂x - ∂P/∂y) dA for t
 largest. Through a parametric surface r(u, v) the flux is ∬ F·(r_u × r_v) du dv (r_u, r_v
 from the engine), on cells in (u, v); ``--check divergence`` over a ball integrates div F
 on cells in (ρ, θ, φ) (the tensor rule in three dimensions), the divergence theorem's
-other side. Stokes' theorem is not checked.
+other side; ``--check stokes`` on a surface over a (u, v) rectangle compares the
+circulation around the image of the rectangle's boundary with the flux of curl F.
 """
 
 from __future__ import annotations
@@ -410,9 +411,12 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
     fixed = dict(fixed or {})
     if (surface is None) == (ball is None):
         raise EvaluationError(f"give one of {ref('surface')} or {ref('ball')}")
-    if check not in (None, "divergence"):
-        raise EvaluationError(f"{ref('check', text=repr(check))}: a surface checks "
-                              "divergence (over a ball)")
+    if check not in (None, "divergence", "stokes"):
+        raise EvaluationError(f"{ref('check', text=repr(check))}: a surface checks stokes "
+                              "(its boundary) or divergence (over a ball)")
+    if check == "stokes" and surface is None:
+        raise EvaluationError(f"{ref('check')} stokes needs a {ref('surface')} with a "
+                              "boundary (a sphere has none)")
     if ball is not None:
         parts = [p.strip() for p in split_top(ball, ",")]
         where = ref("ball", text=repr(ball))
@@ -428,7 +432,7 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
     else:
         assert surface is not None
         params, text, box = parse_surface(surface)
-        if check is not None:
+        if check == "divergence":
             raise EvaluationError(f"{ref('check')} divergence needs the region the surface "
                                   f"bounds: give {ref('ball')} instead of {ref('surface')}")
     tree, shape_tree = parse(expression), parse(text)
@@ -448,7 +452,8 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
         raise EvaluationError(f"'{unknown[0]}' has no value: the field's variables are "
                               f"{', '.join(names)}, and others are held with {ref('at')}")
 
-    def integrand(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def frame(u: np.ndarray, v: np.ndarray) -> tuple[list, np.ndarray, np.ndarray]:
+        """r(u, v), r_u and r_v, from the engine."""
         got = _quiet_evaluate(text, "jacobian", points={params[0]: u, params[1]: v},
                               fixed=fixed, wrt=list(params))
         r = [np.broadcast_to(got[f"f[{i}]"], u.shape) for i in range(3)]
@@ -456,12 +461,20 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
                        for i in range(3)])
         rv = np.stack([np.broadcast_to(got[f"df[{i}]/d{params[1]}"], u.shape)
                        for i in range(3)])
-        normal = np.cross(ru, rv, axis=0)
-        F = _quiet_evaluate(expression, "eval", points=dict(zip(names, r, strict=True)),
-                            fixed=fixed)
-        field = np.stack([np.broadcast_to(F[f"f[{i}]"], u.shape) for i in range(3)])
-        return (field * normal).sum(axis=0)
+        return r, ru, rv
 
+    def field_at(r: list, what: str = "eval") -> np.ndarray:
+        got = _quiet_evaluate(expression, what, points=dict(zip(names, r, strict=True)),
+                              fixed=fixed, **({"wrt": names} if what == "curl" else {}))
+        key = "curl" if what == "curl" else "f"
+        return np.stack([np.broadcast_to(got[f"{key}[{i}]"], r[0].shape) for i in range(3)])
+
+    def integrand(u: np.ndarray, v: np.ndarray, what: str = "eval") -> np.ndarray:
+        r, ru, rv = frame(u, v)
+        return (field_at(r, what) * np.cross(ru, rv, axis=0)).sum(axis=0)
+
+    if check == "stokes":
+        return _stokes(box, frame, field_at, integrand, tol)
     with np.errstate(all="ignore"):
         value, error, _, done = adaptive2(integrand, box, tol)
     out: dict[str, np.ndarray] = {"flux": np.array([value]), "error": np.array([error])}
@@ -486,4 +499,40 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
         if not done2:
             notes.append(f"note: the volume integral's estimate {other_error:.3g} is above "
                          f"--tol {tol:g} of its value {other:.3g}")
+    return out, notes
+
+
+def _stokes(box: tuple[float, float, float, float], frame: Callable, field_at: Callable,
+            integrand: Callable, tol: float) -> tuple[dict, list[str]]:
+    """Stokes' theorem on a surface over the rectangle ``box`` of (u, v): the circulation
+    of F around the image of the rectangle's boundary (counter-clockwise in (u, v), so
+    that it turns about r_u × r_v by the right-hand rule), dr/dt = r_u·u' + r_v·v', and
+    the flux of curl F through the surface."""
+    u0, u1, v0, v1 = box
+
+    def boundary(t: np.ndarray) -> np.ndarray:
+        side = np.minimum(np.floor(t), 3).astype(int)
+        s = t - side
+        u = np.choose(side, [u0 + (u1 - u0) * s, np.full_like(s, u1), u1 - (u1 - u0) * s,
+                             np.full_like(s, u0)])
+        v = np.choose(side, [np.full_like(s, v0), v0 + (v1 - v0) * s, np.full_like(s, v1),
+                             v1 - (v1 - v0) * s])
+        du = np.choose(side, [np.full_like(s, u1 - u0), np.zeros_like(s),
+                              np.full_like(s, u0 - u1), np.zeros_like(s)])
+        dv = np.choose(side, [np.zeros_like(s), np.full_like(s, v1 - v0), np.zeros_like(s),
+                              np.full_like(s, v0 - v1)])
+        r, ru, rv = frame(u, v)
+        return (field_at(r) * (ru * du + rv * dv)).sum(axis=0)
+
+    with np.errstate(all="ignore"):
+        value, error, pieces, done = adaptive(boundary, 0.0, 4.0, tol)
+        other, other_error, _, done2 = adaptive2(
+            lambda u, v: integrand(u, v, "curl"), box, tol, atol=tol * abs(value))
+    out = {"circulation": np.array([value]), "error": np.array([error]),
+           "stokes": np.array([other]), "stokes_error": np.array([other_error])}
+    notes = [] if done else [f"note: the error estimate {error:.3g} is above --tol {tol:g} "
+                             f"of the value {value:.3g} after {pieces:,} intervals"]
+    if not done2:
+        notes.append(f"note: the flux of the curl's estimate {other_error:.3g} is above "
+                     f"--tol {tol:g} of its value {other:.3g}")
     return out, notes

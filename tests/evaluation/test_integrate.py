@@ -166,8 +166,32 @@ def test_the_coulomb_field_breaks_the_divergence_theorem(cli) -> None:  # noqa: 
     ({"surface": "u,v: [u, v, 0], u=1:0, v=0:1"}, "the lower first"),
     ({"surface": "u,v: [u, v, 0], u=0:1, v=0:1", "check": "divergence"}, "give ball"),
     ({"ball": "0,0,0,0"}, "a radius > 0"),
-    ({"ball": "0,0,0,1", "check": "green"}, "a surface checks divergence"),
+    ({"ball": "0,0,0,1", "check": "green"}, "a surface checks stokes"),
 ])
 def test_surface_refusals(kwargs: dict, message: str) -> None:
     with pytest.raises(EvaluationError, match=message):
         gc.integrate("[x, y, z]", **kwargs)
+
+
+def test_stokes_theorem_on_a_hemisphere_and_a_saddle() -> None:
+    """The rotation (-y, x, 0) around the upper unit hemisphere's equator: 2π both ways
+    (curl = (0, 0, 2) through the hemisphere, whose shadow is the unit disc). F = (yz, x²,
+    sin(xy)) on z = uv over [0, 1]²: curl F·(r_u × r_v) = 2u - 2uv there (worked by hand),
+    whose integral is 1/2, and so is the circulation."""
+    got = gc.integrate("[-y, x, 0]", check="stokes",
+                       surface="u,v: [sin(u)*cos(v), sin(u)*sin(v), cos(u)], u=0:pi/2, "
+                       "v=0:2pi")
+    assert list(got) == ["circulation", "error", "stokes", "stokes_error"]
+    for column in ("circulation", "stokes"):
+        assert abs(got[column][0] - 2 * math.pi) < 1e-10
+    got = gc.integrate("[y*z, x^2, sin(x*y)]", surface="u,v: [u, v, u*v], u=0:1, v=0:1",
+                       check="stokes")
+    for column in ("circulation", "stokes"):
+        assert abs(got[column][0] - 0.5) < 1e-12
+    gap = abs(got["circulation"][0] - got["stokes"][0])
+    assert gap <= got["error"][0] + got["stokes_error"][0] + 1e-15
+
+
+def test_stokes_needs_a_surface_with_a_boundary() -> None:
+    with pytest.raises(EvaluationError, match="stokes needs a surface with a boundary"):
+        gc.integrate("[x, y, z]", ball="0,0,0,1", check="stokes")

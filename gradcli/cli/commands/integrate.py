@@ -32,13 +32,14 @@ def run_integrate(what: str, expression: str, path: str | None, disc: str | None
     if check is None:
         return ExitStatus.OK
     first = next(iter(columns))
-    other = "green" if check == "green" else "divergence"
+    other = check
     a, ea = float(columns[first][0]), float(columns["error"][0])
     b, eb = float(columns[other][0]), float(columns[f"{other}_error"][0])
     gap = abs(a - b)
     allowed = ea + eb + 8 * np.finfo(float).eps * max(abs(a), abs(b))
-    theorem, side = (("Green's theorem", "area integral") if check == "green" else
-                     ("the divergence theorem", "volume integral"))
+    theorem, side = {"green": ("Green's theorem", "area integral"),
+                     "divergence": ("the divergence theorem", "volume integral"),
+                     "stokes": ("Stokes' theorem", "flux of the curl")}[check]
     if gap <= allowed:
         if not quiet:
             say(f"check: {theorem} holds: the two sides differ by {gap:.3g}, within their "
