@@ -549,6 +549,11 @@ SEED_POINTS = replace(
     "(other columns are ignored); every converged point is kept.",
     example="--points seeds.csv")
 FIELDS_WRITE = (FORMAT, FIELDS_OUTPUT, PRECISION, QUIET, MAX_POINTS)
+TRACK = Option(
+    "track", ("--track",), "text", None, once=True, metavar="P",
+    help="Also how each critical point moves with the parameter P (held with --at): "
+    "columns dx/dP..., by the implicit function theorem on grad f = 0 (nan where the "
+    "point is degenerate).", example="--at a=2 --track a")
 _METHODS = fields_defaults.METHODS
 DESCEND_METHOD = Option(
     "method", ("--method", "-m"), "choice", "gd", choices=_METHODS, metavar="METHOD",
@@ -854,11 +859,18 @@ COMMAND_OPTIONS: dict[tuple[str, str], Option] = {
     ("div", "wrt"): FIELD_WRT, ("curl", "wrt"): FIELD_WRT, ("laplacian", "wrt"): LAPLACIAN_WRT,
     ("diff", "wrt"): DIFF_WRT, ("diff", "order"): DIFF_ORDER, ("taylor", "wrt"): TAYLOR_WRT,
     ("taylor", "order"): TAYLOR_ORDER}
+COORDS = Option(
+    "coords", ("--coords",), "text", None, metavar="SYSTEM",
+    help="The variables are coordinates: polar (r,theta), cylindrical (r,phi,z) or "
+    "spherical (r,theta,phi; theta from +z, phi the azimuth, ISO 80000-2); "
+    "spherical:rho,t,p renames them. A field's components and the results are physical "
+    "ones, in the orthonormal basis: columns grad_r, grad_theta..., curl_r... .",
+    example="--coords spherical")
 #: options a numeric command has besides its computation's parameters (how it is shown)
 EXTRA_OPTIONS: dict[str, tuple[Option, ...]] = {
     "taylor": (POLYNOMIAL,),
-    **dict.fromkeys(("grad", "jacobian", "hessian", "diff", "laplacian", "div", "curl", "jvp",
-                     "hvp"), (FORMULA,))}
+    **dict.fromkeys(("jacobian", "hessian", "diff", "jvp", "hvp"), (FORMULA,)),
+    **dict.fromkeys(("grad", "laplacian", "div", "curl"), (FORMULA, COORDS))}
 #: what a numeric command writes, where not rows, and the -f/-o variants that say so
 NUMERIC_WRITES_OF: dict[str, tuple[str, ...]] = {"taylor": TAYLOR_WRITES}
 NUMERIC_VARIANTS_OF: dict[str, tuple[Option, ...]] = {"taylor": (TAYLOR_FORMAT, TAYLOR_OUTPUT)}
@@ -895,6 +907,97 @@ def check_tolerance(command: str, dtype: str) -> float:
 
     return (computation(command).check or {})[dtype]
 
+
+# --- implicit -------------------------------------------------------------------------------
+SOLVE_FOR = Option(
+    "solve_for", ("--solve-for",), "text", None, required=True, metavar="NAMES",
+    help="The unknowns y that F = 0 defines as functions of the other variables, "
+    "comma-separated (a system [F1, F2] needs one per equation).",
+    example="--solve-for y")
+IMPLICIT_AT = Option(
+    "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
+    help="A point on the curve, every variable given; repeat for more points. A point with "
+    "|F| above --tol is an error.", example='--at "x=0.6,y=0.8"')
+IMPLICIT_WRT = _wrt("The independent variables (default: every variable that is not an "
+                    "unknown; the others are held at the point's values).", "--wrt x")
+IMPLICIT_ORDER = Option(
+    "order", ("--order", "-k"), "whole", 1, low=1, high=30, metavar="K",
+    help="Also the derivatives d^k y/dx^k up to K (one independent variable).",
+    example="--order 3")
+IMPLICIT_TOL = Option(
+    "tol", ("--tol",), "real", None, low=0, metavar="TOL", shown_default="1e-9",
+    help="How far from 0 |F| may be at the point (the largest |F_i| of a system).",
+    example="--tol 1e-6")
+IMPLICIT = Command(
+    name="implicit", help="Implicit differentiation: the derivatives of y(x) defined by "
+    "F(x, y) = 0 at points on the curve, dy/dx = -(dF/dy)^-1 dF/dx (a system [F1, F2] "
+    "with y a vector too); columns: the variables, |F|, dy/dx per unknown and variable, "
+    "and with --order K d2y/dx2 ... dKy/dxK.",
+    run="gradcli.cli.commands.implicit:run_implicit",
+    options=(SOLVE_FOR, IMPLICIT_AT, IMPLICIT_WRT, IMPLICIT_ORDER, IMPLICIT_TOL, FORMAT,
+             OUTPUT, PRECISION, QUIET),
+    group="implicit", writes=ROWS,
+    examples=('gradcli implicit "x^2 + y^2 - 1" --solve-for y --at x=0.6,y=0.8 --order 3',
+              'gradcli implicit "x^3 + y^3 - 3x*y" --solve-for y --at x=1.5,y=1.5',
+              'gradcli implicit "[x^2 + y^2 + z^2 - 1, x + y + z]" --solve-for y,z '
+              '--at x=0,y=0.7071067811865476,z=-0.7071067811865476'))
+
+# --- integrate ------------------------------------------------------------------------------
+PATH = Option(
+    "path", ("--path",), "text", None, once=True, metavar="SPEC",
+    help="The path: 't: [x(t), y(t)], t=LO:HI' (or three components); they pair with the "
+    "field's variables x, y(, z), or with --wrt.", example='--path "t: [cos(t), sin(t)], t=0:2pi"')
+DISC = Option(
+    "disc", ("--disc",), "text", None, once=True, metavar="CX,CY,R",
+    help="The boundary of a disc, counter-clockwise, as the path (then --check green "
+    "knows the region).", example="--disc 0,0,1")
+BOX = Option(
+    "box", ("--box",), "text", None, once=True, metavar="X0:X1,Y0:Y1",
+    help="The boundary of a rectangle, counter-clockwise, as the path.",
+    example="--box 0:1,0:2")
+SURFACE = Option(
+    "surface", ("--surface",), "text", None, once=True, metavar="SPEC",
+    help="Instead of a path, the flux of a field [P, Q, R] through a parametric surface: "
+    "'u,v: [x, y, z], u=LO:HI, v=LO:HI', normal r_u x r_v.",
+    example='--surface "u,v: [u, v, 1 - u^2], u=0:1, v=0:1"')
+BALL = Option(
+    "ball", ("--ball",), "text", None, once=True, metavar="CX,CY,CZ,R",
+    help="The sphere bounding a ball, outward, as the surface (then --check divergence "
+    "knows the region).", example="--ball 0,0,0,1")
+FLUX = Option(
+    "flux", ("--flux",), "flag", False,
+    help="The flux of a plane field [P, Q] through the path (outward for a "
+    "counter-clockwise closed path): the integral of P dy - Q dx.", example="--flux")
+INTEGRATE_CHECK = Option(
+    "check", ("--check",), "choice", None, choices=("green", "stokes", "divergence"),
+    metavar="THEOREM",
+    help="Also the theorem's other side with its error estimate: green over the --disc or "
+    "--box (the area integral of the curl, of the divergence with --flux); stokes on a "
+    "--surface (the circulation around its boundary, and the flux of curl F); "
+    "divergence over the --ball (the volume integral of div F); exit 1 if the two "
+    "differ by more than their estimates.", example="--disc 0,0,1 --check green")
+INTEGRATE_TOL = Option(
+    "tol", ("--tol",), "real", None, low=0, metavar="TOL", shown_default="1e-10",
+    help="Relative tolerance of the adaptive Gauss-Kronrod quadrature (the error estimate "
+    "is a column beside the result).", example="--tol 1e-12")
+INTEGRATE_WRT = _wrt("The field's variables the path's components pair with (default x, "
+                     "y, z).", "--wrt u,v")
+INTEGRATE = Command(
+    name="integrate", help="Line integrals: the work of a vector field along a path (its "
+    "circulation on a closed one), the integral of a scalar field over arc length, or "
+    "with --flux the flux of a plane field through the path, or the flux of a field in "
+    "space through a --surface, by adaptive Gauss-Kronrod (G7-K15); columns: work, "
+    "circulation, flux or integral, error (the estimate), and with --check the other "
+    "side of Green's or the divergence theorem and its estimate.",
+    run="gradcli.cli.commands.integrate:run_integrate",
+    options=(PATH, DISC, BOX, SURFACE, BALL, FLUX, INTEGRATE_CHECK, INTEGRATE_TOL,
+             INTEGRATE_WRT, HOLD,
+             FORMAT, OUTPUT, PRECISION, QUIET),
+    group="integrate", writes=ROWS,
+    examples=('gradcli integrate "[-y, x]" --path "t: [cos(t), sin(t)], t=0:2pi"',
+              'gradcli integrate "[x^2*y, sin(x) + y]" --box 0:1,0:2 --check green',
+              'gradcli integrate "[x, y]" --disc 0,0,2 --flux --check green',
+              'gradcli integrate "[x, y, z]" --ball 0,0,0,1 --check divergence'))
 
 #: repl's -f: the format every line without its own -f or -o is answered in
 REPL_FORMAT = Option(
@@ -947,7 +1050,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         "im[i], vec[i][k] (nan for a complex eigenvalue) and type (stable/unstable node or "
         "focus, saddle, center, degenerate).",
         run=f"{RUN_FIELDS}:run_critical",
-        options=(SEED_GRID, SEED_POINTS, HOLD, *FIELDS_WRITE), group="fields",
+        options=(SEED_GRID, SEED_POINTS, HOLD, TRACK, *FIELDS_WRITE), group="fields",
         writes=ROWS,
         examples=('gradcli critical "x^3 - 3x + y^3 - 3y" --grid x=-3:3:13 --grid y=-3:3:13',
                   'gradcli critical "[y, -sin(x) - 0.5y]" --grid x=-7:7:29 --grid y=-3:3:13',
@@ -995,6 +1098,8 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         examples=('gradcli flow "[y, -sin(x) - 0.5y]" --from x=2,y=0 --t 0:20:2001',
                   'gradcli flow "[-y, x]" --from-grid x=0.5:2:4 --from-grid y=0 --t 0:2pi:629 '
                   '--every 157')),
+    IMPLICIT,
+    INTEGRATE,
     Command(
         name="repl", help="A line-by-line session: each line is a gradcli command line "
         "without the leading gradcli (grad sin(x)*cos(y) --at x=1,y=2; an expression with "

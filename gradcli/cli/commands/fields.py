@@ -118,7 +118,7 @@ def _function(expression: str, variables: dict[str, Any], held: dict[str, Any],
 
 def run_critical(what: str, expression: str, grid: list[str], points: str | None,
                  at: list[str], fmt: str, output: str | None, precision: int, quiet: bool,
-                 max_points: int) -> int:
+                 max_points: int, track: str | None = None) -> int:
     """Find, classify and write the critical points seeded by --grid or --points."""
     from ...evaluation.fields.critical import find_critical
 
@@ -154,6 +154,13 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
     from ...evaluation.fields.notes import critical_notes
 
     columns = critical_rows(found, function.n)
+    if track is not None:  # dx*/dp by the implicit function theorem (evaluation/implicit)
+        from ...evaluation.implicit import tracking_columns
+
+        kinds = columns.pop("type")  # the text column stays last
+        columns |= tracking_columns(expression, found.kind, found.columns, found.X, held,
+                                    track)
+        columns["type"] = kinds
     for line in _said(critical_notes(found, box)):
         note(line, quiet)
     _write(columns, _request(expression, fmt, output, precision, quiet, found.columns),
