@@ -36,6 +36,11 @@ def run_numeric(what: str, **options: Any) -> int:
     """The body of every numeric command (``definition.py`` routes them here): the options as
     declared become one Request, which is run; with --formula, the formulas instead."""
     form = options.pop("formula", None)
+    coords = options.pop("coords", None)
+    if coords is not None:  # curvilinear coordinates: their own module
+        from .curvilinear import run_coords
+
+        return run_coords(what, coords, form, **options)
     if form is not None or options.get("fmt") == "latex":
         from .formula import run_formula  # --formula: formulas, not values
 
