@@ -132,7 +132,7 @@ def read_parameters(what: str, options: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in computation(what).parameters:
         p, text = TABLE[name], options.get(name)
-        if not p.given(text) or text == []:
+        if not p.given(text) or (isinstance(text, list) and not text):
             continue
         out[name] = p.read(text, read_array) if p.read is not None else text
     return out
