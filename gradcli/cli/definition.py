@@ -1061,7 +1061,9 @@ OTHER_COMMANDS: tuple[Command, ...] = (
                   'gradcli plot "(x^2+y-11)^2 + (x+y^2-7)^2" --grid x=-5:5:101 --grid '
                   'y=-5:5:101 --basins --mark-critical -o basins.png',
                   'gradcli plot "(1-x)^2 + 100(y-x^2)^2" --grid x=-2:2:101 --grid y=-1:3:101 '
-                  '--path-from x=-1.2,y=1 --method adam --lr 1e-2 --log -o path.png')),
+                  '--path-from x=-1.2,y=1 --method adam --lr 1e-2 --log -o path.png',
+                  'gradcli plot "[-y, x]" --grid x=-2:2:41 --grid y=-2:2:41 --color curl '
+                  '--path "t: [cos(t), sin(t)], t=0:2pi" -o circulation.png')),
     Command(
         name="critical", help="Critical points: where grad f = 0 (or F = 0 for a vector "
         "field [P, Q, ...]), by damped Newton from the grid's points (or --points) as seeds; "
