@@ -28,16 +28,16 @@ def limits() -> list[tuple[str, str, str]]:
     from ..output.cf import MAX_CARRIED
     from ..plot.html import MAX_PAGE_POINTS
     from ..plot.layout import MAX_ARROWS_PER_AXIS
-    from ..plot.traced import MAX_TRACED, PATH_SAMPLES, SURFACE_SAMPLES
     from ..plot.options import (
         MAX_CONTOUR_LEVELS,
         MAX_FRAMES,
         MAX_PIXELS_PER_SIDE,
         PICTURE_BYTES_PER_POINT,
     )
+    from ..plot.traced import MAX_TRACED, PATH_SAMPLES, SURFACE_SAMPLES
+    from .calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
     from .commands.repl import HISTORY_BYTES, HISTORY_LINES, MAX_DEFINITIONS
     from .commands.repl import MAX_LINE as SESSION_LINE
-    from .calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
     from .definition import BY_NAME
     from .inputs import MAX_ARRAY_BYTES
     from .reading import MAX_LINE
