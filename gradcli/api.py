@@ -141,10 +141,30 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
     columns: the point, ``f``, ``|grad f|``, ``eig[i]`` (or ``|F|``, ``re[i]``,
     ``im[i]``), ``vec[i][k]``, ``type``; ``track="p"`` (a parameter held by ``at``) adds
     ``dx/dp``..., how each point moves with p."""
+    from .evaluation.fields.notes import critical_notes
+
+    found, columns, box = critical_points(expression, grid, points=points, at=at,
+                                          max_points=max_points, track=track)
+    return RowTable(columns, f"critical points of {expression}",
+                    _said(critical_notes(found, box)))
+
+
+def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
+                    points: Mapping[str, Any] | None = None,
+                    at: Mapping[str, Any] | None = None,
+                    max_points: int = DEFAULT_MAX_POINTS, track: str | None = None,
+                    unbound: str | None = None) -> tuple[Any, dict[str, Any], Any]:
+    """The one path of ``critical``, for this library function and for the command
+    (which reads its options' text into these parameters first): the seeds from ``grid``
+    or ``points``, the search, the rows (with ``track``'s ``dx/dp`` columns), and (the
+    points found, the rows, the search box or None). ``unbound`` is the hint for a
+    variable left unbound (a front end's words)."""
     from .evaluation.fields.critical import find_critical
     from .evaluation.fields.function import FieldFunction
     from .evaluation.fields.rows import critical_rows
     from .evaluation.fields.starts import from_lattice
+
+    hint = {} if unbound is None else {"unbound": unbound}
 
     if (grid is None) == (points is None):
         raise EvaluationError(f"give one of {ref('grid')} (seeds on a lattice, and the "
@@ -157,7 +177,7 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
                                   f"{ref('grid', python=repr({'x': (-3, 3, 13)}))}")
         held = _held(at, axes) | more
         starts = from_lattice(axes, max_points)
-        function = FieldFunction(expression, starts.variables, held)
+        function = FieldFunction(expression, starts.variables, held, **hint)
         ends = np.array([v[:2] for v in axes.values()], dtype=float)
         seeds, box = starts.X, (ends.min(axis=1), ends.max(axis=1))
     else:
@@ -171,22 +191,19 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
             raise EvaluationError(f"more seeds than {ref('max_points')}")
         held = _held(at, arrays)
         first = {n: a[0].tolist() for n, a in arrays.items()}
-        function = FieldFunction(expression, first, held)
+        function = FieldFunction(expression, first, held, **hint)
         seeds = np.column_stack([a.reshape(len(a), -1) for a in arrays.values()])
         box = None
-    from .evaluation.fields.notes import critical_notes
-
     found = find_critical(function, seeds, box)
     columns = critical_rows(found, function.n)
     if track is not None:  # dx*/dp by the implicit function theorem
         from .evaluation.implicit import tracking_columns
 
-        kinds = columns.pop("type")
+        kinds = columns.pop("type")  # the text column stays last
         columns |= tracking_columns(expression, found.kind, found.columns, found.X, held,
                                     track)
         columns["type"] = kinds
-    return RowTable(columns, f"critical points of {expression}",
-                    _said(critical_notes(found, box)))
+    return found, columns, box
 
 
 def _said(notes: list[str]) -> list[str]:
@@ -235,25 +252,74 @@ def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, An
     with several starts, ``step``, the point, ``f``, ``|grad f|``); its ``notes`` say
     why the runs stopped."""
     from .evaluation.fields import defaults
-    from .evaluation.fields.descend import descend as run_descend
-    from .evaluation.fields.descend import row_limit
-    from .evaluation.fields.function import FieldFunction
-    from .evaluation.fields.optim import settings
+    from .evaluation.fields.notes import descend_notes
     from .evaluation.fields.rows import descend_rows
 
     held = dict(at or {})
     steps = defaults.STEPS if steps is None else _whole(steps, "steps", 0)
     every = _whole(every, "every", 1)
     starts = _starts(start, start_grid, held, max_points)
-    chosen = settings(method, **hyper)
-    row_limit(len(starts), steps, every, max_points)
-    function = FieldFunction(expression, starts.variables, held)
-    from .evaluation.fields.notes import descend_notes
-
-    path = run_descend(function, starts.X, chosen, steps=steps, tol=tol, every=every)
+    path, _, chosen = descend_paths(expression, starts, held, method=method, steps=steps,
+                                    tol=tol, every=every, max_points=max_points, **hyper)
     many = len(starts) > 1 or starts.lattice
     return RowTable(descend_rows(path, many), f"descend ({method}) on {expression}",
                     _said(descend_notes(path, tol, steps, chosen.maximize)))
+
+
+def descend_paths(expression: str, starts: Any, held: Mapping[str, Any], *,
+                  method: str = "gd", steps: int, tol: float | None = None, every: int = 1,
+                  max_points: int = DEFAULT_MAX_POINTS, unbound: str | None = None,
+                  progress: Any = None, recording: Any = None,
+                  **hyper: Any) -> tuple[Any, Any, Any]:
+    """The one path of ``descend``, for this library function and for the command (which
+    reads its options' text into ``starts`` and ``held`` first): the optimiser's
+    settings, the row bound, the function (a scalar f), the descent; returns (the paths,
+    the function, the settings). ``recording(function)`` may give a callable that gets
+    each recorded row as it is made (the command's stream); ``unbound`` is the hint for a
+    variable left unbound (a front end's words)."""
+    from .evaluation.fields.descend import descend as run_descend
+    from .evaluation.fields.descend import row_limit
+    from .evaluation.fields.function import FieldFunction
+    from .evaluation.fields.optim import settings
+
+    chosen = settings(method, **hyper)
+    row_limit(len(starts), steps, every, max_points)
+    hint = {} if unbound is None else {"unbound": unbound}
+    function = FieldFunction(expression, starts.variables, held, **hint)
+    if function.kind != "scalar":
+        raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "
+                              f"{function.shape}: a vector field's trajectories are "
+                              "gradcli flow")
+    path = run_descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
+                       progress=progress,
+                       recorded=recording(function) if recording is not None else None)
+    return path, function, chosen
+
+
+def flow_paths(expression: str, starts: Any, held: Mapping[str, Any], grid: Any, *,
+               method: str = "rk4", every: int = 1, tol: float | None = None,
+               box: Mapping[str, Any] | None = None, rtol: float | None = None,
+               atol: float | None = None, max_points: int = DEFAULT_MAX_POINTS,
+               unbound: str | None = None, progress: Any = None) -> Any:
+    """The one path of ``flow``, for this library function and for the command (which
+    reads its options' text into ``starts``, ``held``, the time grid and ``box`` first):
+    the row bound, the field function, the integration; returns the trajectories.
+    ``unbound`` is the hint for a variable left unbound (a front end's words)."""
+    from .evaluation.fields import defaults
+    from .evaluation.fields.flow import integrate
+    from .evaluation.fields.function import FieldFunction
+
+    rows = len(starts) * ((grid.n - 1) // every + 2)
+    if rows > max_points:
+        raise EvaluationError(f"{len(starts):,} runs × {grid.n:,} times would write up to "
+                              f"{rows:,} rows, over the limit of {max_points:,}: write "
+                              f"fewer with {ref('every', text='K', python='K')}, or raise "
+                              f"{ref('max_points')}")
+    hint = {} if unbound is None else {"unbound": unbound}
+    function = FieldFunction(expression, starts.variables, held, **hint)
+    return integrate(function, starts.X, grid, method=method, every=every, tol=tol, box=box,
+                     progress=progress, rtol=defaults.RTOL if rtol is None else rtol,
+                     atol=defaults.ATOL if atol is None else atol)
 
 
 @_with_warnings
@@ -271,8 +337,7 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
     :class:`RowTable` with the command's columns (``run`` with several starts, ``t``,
     the point, ``|F|``)."""
     from .evaluation.fields import defaults
-    from .evaluation.fields.flow import TimeGrid, integrate
-    from .evaluation.fields.function import FieldFunction
+    from .evaluation.fields.flow import TimeGrid
     from .evaluation.fields.rows import flow_rows
     from .evaluation.fields.starts import parse_times
 
@@ -289,17 +354,9 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
     times = defaults.TIMES if t is None else parse_times(t)
     grid = TimeGrid.of(times)
     starts = _starts(start, start_grid, held, max_points)
-    rows = len(starts) * ((grid.n - 1) // every + 2)
-    if rows > max_points:
-        raise EvaluationError(f"{len(starts):,} runs × {grid.n:,} times would record up to "
-                              f"{rows:,} rows, over the limit of {max_points:,}: record "
-                              f"fewer with {ref('every', text='K', python='K')}, or raise "
-                              f"{ref('max_points')}")
-    function = FieldFunction(expression, starts.variables, held)
-    paths = integrate(function, starts.X, grid, method=method, every=every, tol=tol,
-                      box=dict(box) if box is not None else None,
-                      rtol=defaults.RTOL if rtol is None else rtol,
-                      atol=defaults.ATOL if atol is None else atol)
+    paths = flow_paths(expression, starts, held, grid, method=method, every=every, tol=tol,
+                       box=dict(box) if box is not None else None, rtol=rtol, atol=atol,
+                       max_points=max_points)
     from .evaluation.fields.notes import flow_notes
 
     many = len(starts) > 1 or starts.lattice

@@ -114,6 +114,8 @@ class Command:
     writes: tuple[str, ...] = ()
     auto: tuple[str, str] = ("table", "csv")
     takes_expression: bool = True  # False: ``gradcli NAME [OPTIONS]`` (repl)
+    #: its rows of the docs' "Commands and their columns": (shown, columns, notes)
+    columns: tuple[tuple[str, str, str], ...] = ()
     expression_default: str | None = None  # an expression that may be left out (explore)
 
     def option(self, name: str) -> Option:
@@ -298,8 +300,10 @@ MEMORY = Option(
     "sized so every thread's fits, and --formula's work is bounded by it; the interpreter "
     "and results kept whole are extra.",
     example="--memory 2G")
-#: the numeric commands' -f: their rows' formats, and with --formula the formulas' ones
-NUMERIC_FORMAT = replace(FORMAT, choices=Choices(ROWS + (format_table.FORMULA,)),
+#: the numeric commands' -f: their rows' formats, and where the command has --formula (its
+#: computation's record has formulas) the formulas' ones
+NUMERIC_FORMAT = replace(FORMAT, choices=Choices(ROWS), help=_format_help(ROWS))
+FORMULA_FORMAT = replace(FORMAT, choices=Choices(ROWS + (format_table.FORMULA,)),
                          help=lambda: _format_help(ROWS)() + " With --formula: "
                          + " ".join(f.name for f in format_table.holding((format_table.FORMULA,)))
                          + ".")
@@ -329,35 +333,6 @@ def _check(tol: dict[str, float]) -> tuple[Option, Option]:
     )
 
 
-VECTOR = Option(
-    "vector", ("--vector", "-v"), "text", None, required=True, metavar="V",
-    help='v shaped like f: "1,0", or "[[1,0],[0,1]]" for a matrix, or @v.npy.',
-    example='--vector "1,0"')
-DIRECTION = Option(
-    "direction", ("--direction", "-d"), "text", None, required=True, metavar="U",
-    help="The tangent u; variables not named get 0; a vector may come from a file "
-    "(x=@u.npy).", example='--direction "x=1,y=0"')
-
-
-def _wrt(help: str, example: str) -> Option:  # noqa: A002 - the declaration's field name
-    """The one --wrt option: names, comma-separated or repeated; what they mean is the
-    command's (its help says)."""
-    return Option("wrt", ("--wrt", "-w"), "text", None, repeat=True, metavar="NAMES",
-                  help=help, example=example)
-
-
-WRT = _wrt("Differentiate by these variables or named steps only (comma-separated, or "
-           "repeat); by a step m, df/dm holds m's inputs fixed (PyTorch's retain_grad).",
-           'gradcli grad "m = x^2; y = m + x; p = 4*y" --at x=3 --wrt m')
-UNIT = Option(
-    "unit", ("--unit",), "flag", False,
-    help="Normalise the direction to unit length: jvp is then the directional derivative "
-    "(hvp: H·u for the unit u).", example='--direction "x=3,y=4" --unit')
-NORM = Option(
-    "norm", ("--norm",), "flag", False,
-    help="Also write |grad f|, the Euclidean norm of the gradient, after the partials.",
-    example="--norm")
-
 FORMULA = Option(
     "formula", ("--formula",), "choice", None, choices=("expr", "program"), bare="expr",
     metavar="FORM",
@@ -373,26 +348,27 @@ FORMULA = Option(
 PAIRING = ("Components pair with the variables in the order the command line binds them: "
            "grid order, --at order, or points-file column order; --wrt x,y,z states the "
            "pairing and takes precedence.")
-FIELD_WRT = _wrt(
-    "The variables the field's components pair with, in order (default: the bound "
+# each computation parameter's option is made from its declaration (the parameter table,
+# ``gradcli.evaluation.parameters``); a command words it for itself here
+FIELD_WRT = dict(
+    help="The variables the field's components pair with, in order (default: the bound "
     "variables in binding order; a vector or matrix variable gives its components in "
-    "turn, v[0], v[1]...).", "--wrt x,y,z")
-LAPLACIAN_WRT = _wrt("Sum over these variables only (default: every bound variable; a "
-                     "vector variable is all its components, x[1] one of them).", "--wrt x,y")
-DIFF_WRT = _wrt(
-    "The variables of the partial: x,x,y is the third partial d3f/dx2dy; one variable "
+    "turn, v[0], v[1]...).", example="--wrt x,y,z")
+LAPLACIAN_WRT = dict(help="Sum over these variables only (default: every bound variable; a "
+                     "vector variable is all its components, x[1] one of them).",
+                     example="--wrt x,y")
+DIFF_WRT = dict(
+    help="The variables of the partial: x,x,y is the third partial d3f/dx2dy; one variable "
     "with --order k is d^k f/dx^k (default: the only bound variable; x[1] names a "
-    "component).", "--wrt x,x,y")
-DIFF_ORDER = Option(
-    "order", ("--order", "-k"), "whole", None, low=1, high=100, metavar="K",
-    shown_default="1, or the number of --wrt names",
+    "component).", example="--wrt x,x,y")
+DIFF_ORDER = dict(
+    low=1, shown_default="1, or the number of --wrt names",
     help="The order k of the pure partial d^k f/dx^k of the one --wrt variable (1 to 100).",
     example="--wrt x --order 3")
-TAYLOR_WRT = _wrt("The variables of the polynomial (default: every bound variable; the "
-                  "others keep their values).", "--wrt x,y")
-TAYLOR_ORDER = Option(
-    "order", ("--order", "-k"), "whole", 2, low=0, high=100, metavar="K",
-    help="The total order K: every multi-index with |alpha| <= K (0 to 100).",
+TAYLOR_WRT = dict(help="The variables of the polynomial (default: every bound variable; the "
+                  "others keep their values).", example="--wrt x,y")
+TAYLOR_ORDER = dict(
+    default=2, help="The total order K: every multi-index with |alpha| <= K (0 to 100).",
     example="--order 8")
 POLYNOMIAL = Option(
     "polynomial", ("--polynomial",), "flag", False,
@@ -851,11 +827,92 @@ NUMERIC_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {
          'gradcli taylor "sqrt(1+x+y)" --at x=0,y=0 --order 2 -o coefficients.csv')),
 }
 
-#: the one map from a computation's parameter names to the CLI's options (per command
-#: where the option's help says what the parameter means for it)
-PARAMETER_OPTIONS: dict[str, Option] = {
-    "norm": NORM, "vector": VECTOR, "direction": DIRECTION, "unit": UNIT, "wrt": WRT}
-COMMAND_OPTIONS: dict[tuple[str, str], Option] = {
+#: the docs' table "Commands and their columns" (``cli/reference.py``): per row the
+#: command as shown, its columns after the variables, and notes. A computation registered
+#: elsewhere is listed with its record's help.
+NUMERIC_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    'eval': (
+        ('eval',
+         '`f` (scalar), `f[i]` (vector), `f[i][j]` (matrix)',
+         'values only'),
+    ),
+    'grad': (
+        ('grad',
+         '`f`, `df/dx` for each variable (`df/dx[k]`, `df/dA[i][j]` for vector '
+         'and matrix variables); `--norm` adds `|grad f|` after them',
+         'scalar-valued expressions only; `--wrt m` by a named step; `|grad f|`'
+         ' is the Euclidean norm of the gradient'),
+    ),
+    'jacobian': (
+        ('jacobian',
+         'the values, then `df[i]/dx` for each component and variable, '
+         'components slowest',
+         '`df/dx` for a scalar f, `df[i][j]/dx` for a matrix, `df[i]/dx[k]` for'
+         ' a vector variable'),
+    ),
+    'vjp': (
+        ('vjp --vector V',
+         'the values, then `vjp/dx` for each variable: vᵀJ',
+         "PyTorch's `backward(gradient=v)`; v is shaped like f"),
+    ),
+    'jvp': (
+        ('jvp --direction U',
+         'the values, then `jvp` (scalar f) or `jvp[i]`: J·u by forward mode',
+         'variables not named in U get 0; `--unit` normalises u to length 1: '
+         'the directional derivative'),
+    ),
+    'hessian': (
+        ('hessian',
+         '`f`, then `d2f/dadb` for every ordered pair of variables',
+         'scalar-valued only'),
+    ),
+    'hvp': (
+        ('hvp --direction U',
+         '`f`, then `hvp/dx` for each variable: H·u',
+         'forward over reverse (the values of `torch.autograd.functional.hvp`);'
+         ' scalar-valued only; `--unit` as for jvp'),
+    ),
+    'div': (
+        ('div "[P, Q, ...]"',
+         '`f[i]`..., `div` = ∑ ∂f[i]/∂x_i',
+         'any dimension; components pair with variables (below)'),
+    ),
+    'curl': (
+        ('curl "[P, Q]"',
+         '`f[0]`, `f[1]`, `curl` = ∂Q/∂x − ∂P/∂y',
+         '2-D'),
+        ('curl "[P, Q, R]"',
+         '`f[0..2]`, `curl[0]`, `curl[1]`, `curl[2]`',
+         '3-D; any other dimension is an error'),
+    ),
+    'laplacian': (
+        ('laplacian',
+         '`f`, `laplacian` = ∑ ∂²f/∂x_i²; for a vector f: `f[i]`, '
+         '`laplacian[i]`',
+         'over the bound variables, or over `--wrt`'),
+        ('`grad`, `div`, `curl`, `laplacian` with `--coords SYSTEM`',
+         '`grad_r`, `grad_theta`..., `div`, `curl` (polar) or `curl_r`..., `laplacian`',
+         'in polar, cylindrical or spherical coordinates, physical components; see '
+         '[Curvilinear coordinates](../how-to/curvilinear.md)'),
+    ),
+    'diff': (
+        ('diff --wrt x --order 3',
+         '`f`, `d3f/dx3`',
+         '`--wrt x,x,y` gives `d3f/dx2dy`; `f[i]` and `d3f[i]/dx2dy` for a '
+         'vector f'),
+    ),
+    'taylor': (
+        ('taylor --order K',
+         'one row per multi-index α, |α| ≤ K: the point, `order`, `deg(x)`..., '
+         '`coefficient` = ∂^αf/α!, `derivative` = ∂^αf',
+         'graded lexicographic order; `--polynomial` prints the polynomial '
+         'instead'),
+    ),
+}
+
+#: how a command words one of its computation's parameters (changes to the option made
+#: from the parameter's declaration)
+COMMAND_OPTIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("div", "wrt"): FIELD_WRT, ("curl", "wrt"): FIELD_WRT, ("laplacian", "wrt"): LAPLACIAN_WRT,
     ("diff", "wrt"): DIFF_WRT, ("diff", "order"): DIFF_ORDER, ("taylor", "wrt"): TAYLOR_WRT,
     ("taylor", "order"): TAYLOR_ORDER}
@@ -866,22 +923,41 @@ COORDS = Option(
     "spherical:rho,t,p renames them. A field's components and the results are physical "
     "ones, in the orthonormal basis: columns grad_r, grad_theta..., curl_r... .",
     example="--coords spherical")
-#: options a numeric command has besides its computation's parameters (how it is shown)
+#: options a numeric command has besides its computation's parameters and --formula (which
+#: every computation whose record has formulas gets, before these)
 EXTRA_OPTIONS: dict[str, tuple[Option, ...]] = {
-    "taylor": (POLYNOMIAL,),
-    **dict.fromkeys(("jacobian", "hessian", "diff", "jvp", "hvp"), (FORMULA,)),
-    **dict.fromkeys(("grad", "laplacian", "div", "curl"), (FORMULA, COORDS))}
+    "taylor": (POLYNOMIAL,), **dict.fromkeys(("grad", "laplacian", "div", "curl"), (COORDS,))}
 #: what a numeric command writes, where not rows, and the -f/-o variants that say so
 NUMERIC_WRITES_OF: dict[str, tuple[str, ...]] = {"taylor": TAYLOR_WRITES}
 NUMERIC_VARIANTS_OF: dict[str, tuple[Option, ...]] = {"taylor": (TAYLOR_FORMAT, TAYLOR_OUTPUT)}
-#: the option a parameter without a declared one gets (a run-time computation's order)
-GENERIC_ORDER = Option("order", ("--order", "-k"), "whole", None, low=0, high=100,
-                       metavar="K", help="The order.", example="--order 2")
+#: the CLI's value kind of each kind of parameter
+_PARAMETER_KINDS = {"names": "text", "whole": "whole", "flag": "flag", "array": "text",
+                    "point": "text"}
+
+
+def parameter_option(parameter: Any) -> Option:
+    """The option of a computation parameter, made from its declaration
+    (``gradcli.evaluation.parameters.Parameter``: name, flags, help, example, bounds)."""
+    kind = _PARAMETER_KINDS[parameter.kind]
+    return Option(parameter.name, parameter.flags, kind, False if kind == "flag" else None,
+                  help=parameter.help, example=parameter.example, metavar=parameter.metavar,
+                  repeat=parameter.repeat, required=parameter.required, low=parameter.low,
+                  high=parameter.high)
+
+
+def _wrt(help: str, example: str) -> Option:  # noqa: A002 - the declaration's field name
+    """The ``wrt`` parameter's option (its declaration) worded for a command that is not a
+    computation of the table (implicit, integrate)."""
+    from ..evaluation.parameters import TABLE
+
+    return replace(parameter_option(TABLE["wrt"]), help=help, example=example)
 
 
 def _parameter_option(command: str, parameter: str) -> Option:
-    option = COMMAND_OPTIONS.get((command, parameter)) or PARAMETER_OPTIONS.get(parameter)
-    return option if option is not None else GENERIC_ORDER
+    from ..evaluation.parameters import TABLE
+
+    return replace(parameter_option(TABLE[parameter]),
+                   **COMMAND_OPTIONS.get((command, parameter), {}))
 
 
 def numeric_command(record: Any) -> Command:
@@ -891,14 +967,18 @@ def numeric_command(record: Any) -> Command:
     help_text, examples = NUMERIC_WORDS.get(record.name, (record.help, record.examples))
     first = [p for p in record.parameters if p not in ("wrt", "order")]
     last = [p for p in ("wrt", "order") if p in record.parameters]
-    common = _with(NUMERIC, *NUMERIC_VARIANTS_OF.get(record.name, ()))
+    formulas = record.formula is not None
+    common = _with(NUMERIC, *((FORMULA_FORMAT,) if formulas else ()),
+                   *NUMERIC_VARIANTS_OF.get(record.name, ()))
     options = (*common, *(_parameter_option(record.name, p) for p in first),
                *(_check(record.check) if record.check else ()),
                *(_parameter_option(record.name, p) for p in last),
-               *EXTRA_OPTIONS.get(record.name, ()), NO_FILES)
+               *((FORMULA,) if formulas else ()), *EXTRA_OPTIONS.get(record.name, ()),
+               NO_FILES)
+    columns = NUMERIC_COLUMNS.get(record.name, ((record.name, record.help, ""),))
     return Command(name=record.name, help=help_text, run=RUN_NUMERIC, options=options,
                    group="numeric", examples=examples,
-                   writes=NUMERIC_WRITES_OF.get(record.name, ROWS))
+                   writes=NUMERIC_WRITES_OF.get(record.name, ROWS), columns=columns)
 
 
 def check_tolerance(command: str, dtype: str) -> float:
@@ -1191,6 +1271,54 @@ for _command in OTHER_COMMANDS:  # every command is handed text that may name a 
     _command.options = (*_command.options, NO_FILES)
 
 
+#: the same rows for the other commands
+OTHER_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    'graph': (
+        ('graph',
+         'a node table: operation, inputs, value, adjoint ∂f/∂node',
+         'one point; `-f table|json|dot`'),
+    ),
+    'plot': (
+        ('plot',
+         'a picture (PNG/SVG/PDF), an interactive page (HTML), an animation '
+         '(GIF/MP4) or a terminal preview',
+         'see [Pictures](plot.md)'),
+    ),
+    'critical': (
+        ('critical',
+         '`f`, `|grad f|`, `eig[0]`..`eig[n-1]`, `type`; for a field `[P, Q, '
+         '...]`: `|F|`, `re[i]`, `im[i]`, `type`',
+         'where ∇f = 0 (F = 0); see [Where the field leads](fields.md)'),
+    ),
+    'descend': (
+        ('descend',
+         '`[run,] step`, the variables, `f`, `|grad f|` (the variables come '
+         'after `step`)',
+         "torch.optim's optimisers, iterate for iterate"),
+    ),
+    'flow': (
+        ('flow',
+         '`[run,] t`, the variables, `|F|` (the variables come after `t`)',
+         'RK4 or Euler trajectories of a field'),
+    ),
+    'integrate': (
+        ('integrate --path SPEC',
+         '`work` (`circulation` on a closed path), `integral` (a scalar field, over arc '
+         'length) or `flux` (`--flux`), `error`; `--check green` adds `green`, '
+         '`green_error`',
+         'adaptive Gauss–Kronrod; see [Line integrals and flux](../how-to/line-integrals.md)'),
+    ),
+    'implicit': (
+        ('implicit --solve-for y',
+         '`|F|`, `dy/dx` for each unknown and independent variable; `--order K` adds '
+         '`d2y/dx2`..`dKy/dxK`',
+         'y(x) defined by F = 0; see [Implicit curves](../how-to/implicit-curves.md)'),
+    ),
+}
+for _command in OTHER_COMMANDS:
+    _command.columns = OTHER_COLUMNS.get(_command.name, ())
+
+
 def all_commands() -> tuple[Command, ...]:
     """Every command: one per registered computation (in the table's order), then the
     others. Built when asked for, so a computation registered at run time is a command."""
@@ -1215,6 +1343,10 @@ def command(name: str) -> Command | None:
 def flag_of(parameter: str) -> str:
     """The option a library parameter is given with on the command line: the first flag
     of the declared option of that name (``max_points`` -> ``--max-points``)."""
+    from ..evaluation.parameters import TABLE
+
+    if parameter in TABLE:  # a computation parameter: its declared flags
+        return TABLE[parameter].flags[0]
     for c in all_commands():
         for o in c.options:
             if o.name == parameter:

@@ -11,6 +11,8 @@ next ``<!-- generated: end -->``; everything else in a page is left as it is. Ki
 * ``functions``: the expression language's functions, aliases and constants, from the
   language's tables (which derive from the engine's rule table);
 * ``formats``: every output format, from the format table (``output/formats.py``);
+* ``columns``: every command's columns, one row per computation record (in the table's
+  order, the built-ins in the CLI's words) and per other command.
 * ``distributions``: propagate's input distributions, from their table
   (``evaluation/distributions.py``).
 
@@ -144,6 +146,16 @@ def render_formats() -> str:
     return "\n".join([*lines, ""])
 
 
+def render_columns() -> str:
+    """"Commands and their columns": each command's rows (``Command.columns``)."""
+    lines = ["| command | columns after the variables | notes |", "|---|---|---|"]
+    for command in all_commands():
+        for shown, columns, notes in command.columns:
+            cells = (shown if "`" in shown else f"`{shown}`", columns, notes)
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join([*lines, ""])
+
+
 def render_distributions() -> str:
     """propagate's input distributions (their table), with parameters and u."""
     from ..evaluation.distributions import DISTRIBUTIONS
@@ -157,6 +169,8 @@ def render_distributions() -> str:
 
 def render(kind: str, argument: str = "") -> str:
     """The markdown of one generated block, by its kind."""
+    if kind == "columns":
+        return render_columns()
     if kind == "options":
         return render_options(argument)
     if kind == "functions":

@@ -23,7 +23,7 @@ def result_layout(plan: Plan, binding: Binding | None = None) -> Layout:
     blocks = plan.blocks()
     try:
         # a Hessian's column order has one entry per scalar column: made only when asked
-        return Layout(blocks, plan.order if plan.what == "hessian" else plan.order())
+        return Layout(blocks, plan.order if plan.computation.streams else plan.order())
     except ValueError:
         names = [b.name for b in blocks]
         twice = next(n for n in names if names.count(n) > 1)

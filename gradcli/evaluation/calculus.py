@@ -128,16 +128,17 @@ def _order(order: Any, low: int, what: str) -> int:
     return k
 
 
-def _pairing(what: str, plan: Plan, wrt: Any, inputs: list[Column]) -> list[int]:
+def _pairing(what: str, plan: Plan, wrt: Any, inputs: list[Column],
+             sizes: tuple[int, ...] | None = None) -> list[int]:
     m = math.prod(plan.program.shape)
     shape = plan.program.shape
     if len(shape) != 1:
         kind = "a scalar" if shape == () else f"an array of shape {shape}"
         raise EvaluationError(f"{what} needs a vector field \"[P, Q, ...]\", but this "
                               f"expression is {kind}")
-    if what == "curl" and m not in (2, 3):
-        raise EvaluationError(f"curl is defined for fields of 2 or 3 components; this one "
-                              f"has {m}")
+    if sizes is not None and m not in sizes:
+        raise EvaluationError(f"{what} is defined for fields of "
+                              f"{' or '.join(map(str, sizes))} components; this one has {m}")
     pairs = _resolve(wrt_names(wrt), plan, True) if wrt is not None else \
         list(range(len(inputs)))
     if len(pairs) != m:
@@ -160,12 +161,13 @@ def _inputs_spec(plan: Plan, pairs: list[int], **kw: Any) -> Spec:
     return Spec(pairs, [inputs[i].name for i in pairs], inputs, **kw)
 
 
-def specify_field(what: str) -> Any:
-    """div's and curl's check: a vector field whose components pair with variables."""
+def specify_field(what: str, sizes: tuple[int, ...] | None = None) -> Any:
+    """div's and curl's check: a vector field (of ``sizes`` components, when given) whose
+    components pair with variables."""
     def specify(plan: Plan, *, wrt: Any = None, order: Any = None) -> Spec:
         if order is not None:
             raise EvaluationError(f"{what} takes no order")
-        return _inputs_spec(plan, _pairing(what, plan, wrt, input_columns(plan)))
+        return _inputs_spec(plan, _pairing(what, plan, wrt, input_columns(plan), sizes))
     return specify
 
 

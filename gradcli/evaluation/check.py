@@ -70,28 +70,51 @@ def finite_difference_check(prepared: Any, columns: Result) -> CheckResult:
                               f"step of the program (drop {ref('check')}, or "
                               f"{ref('wrt')} the variables)")
     eps = plan.computation.check_step
-    base = replace(plan, what=plan.computation.check_differences, vector=None)
+    base = replace(plan, what=plan.computation.check_differences, params={})
     outs = len(base.outputs)
     # the differenced computation's derivative blocks (the gradient), or its values
     differenced = base.blocks()[outs:] if base.computation.records else \
         base.blocks()[:outs]
     derivatives = plan.blocks()[len(plan.outputs):]
+    pairs = _pairs(plan, len(derivatives), len(differenced))
     found = CheckResult(0.0, 0.0, 0, 0, 0)
     for t, (var, shape) in enumerate(plan.targets):
         x = _components(np.asarray(binding.values[var], dtype=np.float64), shape)
-        for k in range(x.shape[-1]):
+        mine = [(d, o) for d, o, v in pairs if v == t]
+        for k in range(x.shape[-1] if mine else 0):
             hi = _evaluate(base, _shifted(binding, var, k, +1.0, eps))
             lo = _evaluate(base, _shifted(binding, var, k, -1.0, eps))
             step = 2.0 * eps * np.maximum(1.0, np.abs(x[..., k]))
-            for o, out in enumerate(differenced):
+            for d, o in mine:
+                out = differenced[o]
                 fd = (_block(hi, out.name) - _block(lo, out.name)) / step[..., None]
-                engine = _block(columns, derivatives[o * len(plan.targets) + t].name)
+                engine = _block(columns, derivatives[d].name)
                 engine = engine.reshape(engine.shape[:-1] + (out.size, -1))[..., k]
                 gaps = _compare(np.broadcast_to(engine, fd.shape), fd)
                 found = CheckResult(max(found[0], gaps[0]), max(found[1], gaps[1]),
                                     found[2] + gaps[2], found[3] + gaps[3],
                                     found[4] + gaps[4])
     return found
+
+
+def _pairs(plan: Any, derivatives: int, differenced: int) -> list[tuple[int, int, int]]:
+    """(derivative block, differenced block, variable) per derivative block the check
+    compares: the record's ``pairs``, else one derivative block per (differenced block,
+    variable) in that order; a pairing that names a block the computation does not have is
+    refused with the record's name, not an IndexError."""
+    record, targets = plan.computation, len(plan.targets)
+    if record.pairs is not None:
+        pairs = list(record.pairs(plan))
+    else:
+        pairs = [(o * targets + t, o, t) for o in range(differenced) for t in range(targets)]
+    bad = next((p for p in pairs if not (0 <= p[0] < derivatives and 0 <= p[1] < differenced
+                                         and 0 <= p[2] < targets)), None)
+    if bad is not None:
+        raise EvaluationError(
+            f"{ref('check')}: {record.name} gives {derivatives} derivative block(s) for "
+            f"{differenced} differenced block(s) and {targets} variable(s), so its pairing "
+            f"{bad} names a block it does not have: give its record pairs=")
+    return pairs
 
 
 def _compare(engine: np.ndarray, fd: np.ndarray) -> CheckResult:

@@ -2,8 +2,8 @@
 
 A :class:`Computation` says everything the rest of gradcli needs to know about a
 computation, in one place: its name (``what=``, and the CLI command of that name), the
-parameters it accepts besides the points (``wrt``, ``order``, ``norm``, ``unit``,
-``vector``, ``direction``), whether it needs a scalar-valued expression, how it checks a
+parameters it accepts besides the points (names of the parameter table,
+``parameters.py``), whether it needs a scalar-valued expression, how it checks a
 request and fills ``Plan.spec`` (``specify``), its result blocks, its cost in sweeps, its
 column order, its kernel, whether a grid must be cut into blocks, its ``check``
 tolerance per dtype and difference step, and its help text.
@@ -26,9 +26,20 @@ from typing import Any, NamedTuple
 
 from .binding import EvaluationError
 
-#: the parameters a computation may accept, besides the points and the common ones
-#: (dtype, max_points, threads, block_size, scheduler)
-PARAMETERS = ("wrt", "order", "norm", "unit", "vector", "direction")
+
+class Axes:
+    """One data variable of a gridded file made of a computation's blocks: ``name``,
+    its ``long_name`` (for a scalar f, and for a vector f: templates naming the axes in
+    braces), its axes (of ``component``: f's components, dropped for a scalar f; ``wrt``
+    and ``wrt2``: the variables), and ``column(component=, wrt=, wrt2=)`` the scalar column
+    at one label of each. (A plain class: cheaper to define at start-up than a
+    NamedTuple.)"""
+
+    __slots__ = ("name", "long_name", "dims", "column")
+
+    def __init__(self, name: str, long_name: tuple[str, str], dims: tuple[str, ...],
+                 column: Callable[..., str]) -> None:
+        self.name, self.long_name, self.dims, self.column = name, long_name, dims, column
 
 
 def _one_sweep(plan: Any) -> int:
@@ -57,7 +68,18 @@ class Computation(NamedTuple):
     rows one point's results make when more than one, and what they are (taylor: one per
     multi-index, "coefficients"), bounded with the points by ``max_points``. ``help`` and
     ``examples`` describe it (the CLI shows them; the CLI's own words for the built-in
-    commands take precedence). A NamedTuple: immutable, and cheap to define at start-up.
+    commands take precedence). ``formula(columns, asked)``: its derivatives as formulas
+    (``gradcli.formula`` and the CLI's formula option; ``evaluation/formula.py``), None:
+    it has none. ``shown(result, plan)``: the table a front end shows instead of the
+    blocks' columns (taylor's long table, one row per multi-index). ``axes``: what the
+    component axes of its blocks mean, for gridded files (:class:`Axes`; read by the
+    NetCDF/Zarr plan). ``streams``: its column order is made only when asked (one entry
+    per scalar column: the Hessian's rows are streamed). ``pairs(plan)``: for the
+    derivative check (``check.py``), (derivative block, differenced block, variable) per
+    derivative block, the block differenced being one of ``check_differences``' own and
+    the variable an index of ``plan.targets`` (default: one derivative block per
+    (differenced block, variable), in that order).
+    A NamedTuple: immutable, and cheap to define at start-up.
     """
 
     name: str
@@ -76,6 +98,11 @@ class Computation(NamedTuple):
     check_differences: str = "eval"
     rows: Callable[[Any], tuple[int, str]] | None = None
     examples: tuple[str, ...] = ()
+    formula: Callable[[Any, Any], list] | None = None
+    shown: Callable[[Any, Any], Any] | None = None
+    axes: tuple[Axes, ...] = ()
+    streams: bool = False
+    pairs: Callable[[Any], list[tuple[int, int, int]]] | None = None
 
     @property
     def records(self) -> bool:
@@ -90,10 +117,13 @@ TABLE: dict[str, Computation] = {}
 def register(computation: Computation) -> Computation:
     """Add (or replace) a computation: it becomes a ``what=`` of ``gradcli.evaluate`` and,
     in a process whose CLI is built after this call, a command."""
+    from .parameters import TABLE as PARAMETERS
+
     unknown = [p for p in computation.parameters if p not in PARAMETERS]
     if unknown:
         raise ValueError(f"computation '{computation.name}': unknown parameter "
-                         f"'{unknown[0]}' (known: {', '.join(PARAMETERS)})")
+                         f"'{unknown[0]}' (known: {', '.join(PARAMETERS)}; declare a new one "
+                         "with parameters.declare)")
     _builtins()
     TABLE[computation.name] = computation
     return computation

@@ -30,7 +30,6 @@ from .binding import (
     count_text,
     hold,
     point_list,
-    real_array,
     ref,
     unused_text,
     warn_unused,
@@ -147,33 +146,41 @@ def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> E
 def prepare(expression: str, what: str = "eval", *,
             at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
             grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
-            fixed: Mapping[str, Any] | None = None, vector: Any = None,
-            direction: Mapping[str, Any] | None = None, dtype: Any = None,
+            fixed: Mapping[str, Any] | None = None, dtype: Any = None,
             max_points: int = DEFAULT_MAX_POINTS,
-            carry: Mapping[str, Any] | None = None, wrt: Any = None, order: Any = None,
-            norm: bool = False, unit: bool = False) -> Prepared:
+            carry: Mapping[str, Any] | None = None, **parameters: Any) -> Prepared:
     """Parse, bind and compile; raise ExpressionError/EvaluationError for bad requests
-    (TypeError for an ``at=`` that is neither a point nor a list of points).
+    (TypeError for an ``at=`` that is neither a point nor a list of points, or a keyword
+    that is no parameter of the table).
 
     ``fixed``: variables held at one value for every point (see :func:`evaluate`).
     ``carry``: text columns passed through to the result before the variables (a points
-    file's other columns), each as long as the point set. ``wrt``, ``order``, ``norm``
-    and ``unit``: see :func:`evaluate`. The arguments become one :class:`Request`
-    (``prepare_request``).
+    file's other columns), each as long as the point set. ``parameters``: the
+    computation's (``wrt``, ``order``, ``vector``...: see :func:`evaluate`). The arguments
+    become one :class:`Request` (``prepare_request``).
     """
     return prepare_request(Request(
         expression, what, at=at, grid=grid, points=points, fixed=fixed, carry=carry,
-        vector=vector, direction=direction, dtype=dtype, max_points=max_points, wrt=wrt,
-        order=order, norm=norm, unit=unit))
+        parameters=_parameters("prepare", parameters), dtype=dtype, max_points=max_points))
+
+
+def _parameters(function: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The keywords of ``evaluate``/``prepare`` that are parameters of the table
+    (TypeError for another, as Python says of an unknown keyword)."""
+    from .parameters import TABLE
+
+    unknown = next((name for name in given if name not in TABLE), None)
+    if unknown is not None:
+        raise TypeError(f"{function}() got an unexpected keyword argument '{unknown}'")
+    return dict(given)
 
 
 def prepare_request(request: Request) -> Prepared:
     """Parse, bind and compile one :class:`Request` (see :func:`prepare`)."""
     r = request
     expression, what, at, grid, points = r.expression, r.what, r.at, r.grid, r.points
-    fixed, vector, direction, dtype = r.fixed, r.vector, r.direction, r.dtype
-    max_points, carry, wrt, order, norm, unit = (r.max_points, r.carry, r.wrt, r.order,
-                                                 r.norm, r.unit)
+    fixed, dtype, max_points, carry = r.fixed, r.dtype, r.max_points, r.carry
+    wrt = r.get("wrt")
     record = computation(what)
     given = [a for a in (at, grid, points) if a is not None]
     if len(given) != 1:
@@ -209,23 +216,37 @@ def prepare_request(request: Request) -> Prepared:
                               "it cannot also be given a value: rename one of them")
     free = set(_free(tree))
     warn_unused([n for n in binding.names if n not in free])
-    _check_options(record, wrt=wrt, order=order, norm=norm, unit=unit)
+    _check_options(record, r.parameters or {})
     names = None if wrt is None or record.specify is not None else wrt_names(wrt)
     plan = Plan(program, what, [(n, binding.shapes[n]) for n in binding.names],
-                wrt=_wrt(names, program, binding), norm=norm)
+                wrt=_wrt(names, program, binding))
     if record.scalar and program.shape != ():
         hint = f": {record.scalar_hint}" if record.scalar_hint else ""
         raise EvaluationError(f"{what} needs a scalar-valued expression, but this one has "
                               f"shape {program.shape}{hint}")
-    if "vector" in record.parameters:
-        plan.vector = _vector(vector, program)
-    if "direction" in record.parameters:
-        plan.direction = _direction(direction, binding, what, unit)
+    _check_parameters(record, plan, binding, r)
     if record.specify is not None:
-        plan.spec = record.specify(plan, wrt=wrt, order=order)
+        plan.spec = record.specify(plan, wrt=wrt, order=r.get("order"))
     _check_work(plan, binding.size, max_points)
+    given = dict(r.parameters or {})
+    if wrt is not None:
+        given["wrt"] = wrt_names(wrt)
     return Prepared(expression, program, binding, plan, dt, carry, request.replace(
-        fixed=dict(fixed or {}), dtype=dt.name, wrt=None if wrt is None else wrt_names(wrt)))
+        fixed=dict(fixed or {}), dtype=dt.name, parameters=given))
+
+
+def _check_parameters(record: Computation, plan: Plan, binding: Binding,
+                      request: Request) -> None:
+    """Each parameter the computation takes, checked by its declaration (in the table's
+    order: ``unit`` scales the ``direction`` checked before it) into ``plan.params``."""
+    from .parameters import TABLE, Context
+
+    context = Context(plan, binding, record.name)
+    for name, p in TABLE.items():
+        if name in record.parameters and p.check is not None:
+            value = request.get(name)
+            if p.required or p.given(value):
+                plan.params[name] = p.check(value, context)
 
 
 def _check_work(plan: Plan, points: int, max_points: int) -> None:
@@ -253,10 +274,15 @@ def _check_work(plan: Plan, points: int, max_points: int) -> None:
             f"{ref('direction')}) or use fewer vector components")
 
 
-def _check_options(record: Computation, **given: Any) -> None:
+def _check_options(record: Computation, given: Mapping[str, Any]) -> None:
     """Refuse a parameter the computation does not take (the table says which do)."""
+    from .parameters import TABLE
+
     for name, value in given.items():
-        if value not in (None, False) and name not in record.parameters:
+        p = TABLE.get(name)
+        if p is None:
+            raise EvaluationError(f"unknown parameter '{name}' (known: {', '.join(TABLE)})")
+        if p.given(value) and name not in record.parameters:
             raise EvaluationError(f"{name}= is for {', '.join(accepting(name))}, not "
                                   f"{record.name}")
 
@@ -299,71 +325,14 @@ def _free(tree: Any) -> list[str]:
     return free_variables(tree)
 
 
-def _vector(vector: Any, program: Program) -> list[Any]:
-    """v for vjp, shaped like f: one entry per output block."""
-    if vector is None:
-        raise EvaluationError("vjp needs a vector v shaped like f: "
-                              f"{ref('vector', text=chr(34) + '1,0' + chr(34), python='[1, 0]')}")
-    try:
-        arr = real_array(vector, "the vector")
-    except EvaluationError:
-        raise
-    except ValueError:
-        raise EvaluationError("the vector is ragged: every row needs the same length") \
-            from None
-    if arr.shape != program.shape:
-        raise EvaluationError(f"the vector has shape {arr.shape} but f has shape "
-                              f"{program.shape}: v must have one entry per component of f")
-    if len(program.outputs) == 1:
-        return [arr if arr.shape else float(arr)]
-    return [float(v) for v in arr.reshape(-1)]
-
-
-def _direction(direction: Mapping[str, Any] | None, binding: Binding, what: str = "jvp",
-               unit: bool = False) -> dict[str, Any]:
-    """u for jvp and hvp: one array per variable, shaped like it (missing variables:
-    zero); ``unit`` scales it to length 1 over every component."""
-    if not direction:
-        example = ref("direction", text='"x=1,y=0"', python='{"x": 1, "y": 0}')
-        raise EvaluationError(f"{what} needs a direction u: {example}")
-    out = {}
-    for name, value in direction.items():
-        if name not in binding.shapes:
-            raise EvaluationError(f"the direction names '{name}', which is not a variable "
-                                  f"here (variables: {', '.join(binding.names)})")
-        try:
-            arr = real_array(value, f"the direction for '{name}'")
-        except EvaluationError:
-            raise
-        except ValueError:
-            raise EvaluationError(f"the direction for '{name}' is ragged") from None
-        want = binding.shapes[name]
-        if arr.shape != want:
-            if arr.size != int(np.prod(want)):
-                raise EvaluationError(f"the direction for '{name}' has {arr.size} entries, "
-                                      f"the variable has {int(np.prod(want))}")
-            raise EvaluationError(f"the direction for '{name}' has shape {arr.shape}, the "
-                                  f"variable {want}")
-        out[name] = arr if arr.shape else float(arr)
-    if unit:
-        parts = [np.abs(np.asarray(u, dtype=float)).reshape(-1) for u in out.values()]
-        length = float(np.hypot.reduce(np.concatenate(parts))) if parts else 0.0
-        if not np.isfinite(length) or length == 0.0:
-            raise EvaluationError(f"{ref('unit')}: the direction has length {length:g}, so it "
-                                  "cannot be made a unit vector")
-        out = {name: u / length for name, u in out.items()}
-    return out
-
-
 def evaluate(expression: str, what: str = "eval", *,
              at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
              grid: Mapping[str, Any] | None = None, points: Mapping[str, Any] | None = None,
-             fixed: Mapping[str, Any] | None = None, vector: Any = None,
-             direction: Mapping[str, Any] | None = None, dtype: Any = None,
+             fixed: Mapping[str, Any] | None = None, dtype: Any = None,
              max_points: int = DEFAULT_MAX_POINTS, threads: int | None = None,
-             block_size: int | None = None, wrt: Any = None, order: Any = None,
-             norm: bool = False, unit: bool = False, scheduler: Any = None,
-             scheduler_timeout: float = 10.0, memory: Any = None) -> dict[str, Any]:
+             block_size: int | None = None, scheduler: Any = None,
+             scheduler_timeout: float = 10.0, memory: Any = None,
+             **parameters: Any) -> dict[str, Any]:
     """Evaluate ``expression`` and its derivatives; return ``{name: array}``, one array per
     block.
 
@@ -411,9 +380,9 @@ def evaluate(expression: str, what: str = "eval", *,
     1 GiB): blocks of points are sized so that every thread's block fits in it.
     """
     return evaluate_request(Request(
-        expression, what, at=at, grid=grid, points=points, fixed=fixed, vector=vector,
-        direction=direction, dtype=dtype, max_points=max_points, wrt=wrt, order=order,
-        norm=norm, unit=unit, threads=threads, block_size=block_size, scheduler=scheduler,
+        expression, what, at=at, grid=grid, points=points, fixed=fixed,
+        parameters=_parameters("evaluate", parameters), dtype=dtype, max_points=max_points,
+        threads=threads, block_size=block_size, scheduler=scheduler,
         scheduler_timeout=scheduler_timeout, memory=memory))
 
 

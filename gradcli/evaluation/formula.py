@@ -30,11 +30,25 @@ from ..lang.symbolic import MAX_TEXT, Expr, FormulaError, Symbolic, _factors
 from .binding import EvaluationError
 from .budget import memory_budget, size_text
 
-__all__ = ["FORMS", "MAX_OUTPUT", "WHATS", "TooLarge", "TooLong", "formula"]
+__all__ = ["FORMS", "MAX_OUTPUT", "TooLarge", "TooLong", "formula", "whats"]
 
-#: the commands that have formulas, and the forms they print in
-WHATS = ("grad", "jacobian", "hessian", "diff", "laplacian", "div", "curl", "jvp", "hvp")
+#: the forms formulas print in
 FORMS = ("expr", "program", "latex")
+
+
+def whats() -> tuple[str, ...]:
+    """The computations that have formulas: those whose record has ``formula``."""
+    from .computations import TABLE, names
+
+    names()
+    return tuple(name for name, record in TABLE.items() if record.formula is not None)
+
+
+def __getattr__(name: str) -> Any:
+    """``WHATS``: :func:`whats` (the table may grow at run time)."""
+    if name == "WHATS":
+        return whats()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 #: a closed form longer than this many characters, and this many times the backward
 #: program, is reported instead of printed (its shared subexpressions repeat)
 LONG_TEXT, LONG_RATIO = 1_000, 4
@@ -74,7 +88,8 @@ class TooLong(str):
 def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "expr", *,
             at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
             direction: Mapping[str, Any] | None = None, order: int | None = None,
-            unit: bool = False, memory: Any = None) -> dict[str, str] | str:
+            unit: bool = False, vector: Any = None,
+            memory: Any = None) -> dict[str, str] | str:
     """The derivatives ``what`` computes, as text in gradcli's language.
 
     Returns ``{column name: formula}`` in the command's column order, preceded by the
@@ -82,14 +97,20 @@ def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "e
     gives LaTeX instead; ``form="program"`` (grad only) returns the backward program's
     text. ``wrt`` means what it means for ``evaluate``; ``at`` (a point, or a list whose
     first point counts) gives vector variables their length; ``direction`` is jvp's and
-    hvp's tangent (``unit=True`` normalises it); ``order`` is diff's. ``memory`` is the
-    budget (``"512M"``; default ``$GRADCLI_MEMORY``, else 1 GiB): building takes at most
-    one step of work per ``symbolic.STEP_BYTES`` of it.
+    hvp's tangent (``unit=True`` normalises it); ``order`` is diff's; ``vector`` vjp's v.
+    Which computations have formulas, and how, is their records' ``formula``. ``memory``
+    is the budget (``"512M"``; default ``$GRADCLI_MEMORY``, else 1 GiB): building takes
+    at most one step of work per ``symbolic.STEP_BYTES`` of it.
     Raises :class:`EvaluationError` naming the parameter or the part with no formula;
     :class:`TooLarge` (one of them) past a limit on the formulas' size.
     """
-    if what not in WHATS:
-        raise EvaluationError(f"what={what!r} has no formulas: use one of {', '.join(WHATS)}")
+    from .computations import TABLE, names
+
+    names()
+    record = TABLE.get(what)
+    if record is None or record.formula is None:
+        raise EvaluationError(f"what={what!r} has no formulas: use one of "
+                              f"{', '.join(whats())}")
     if form not in FORMS:
         raise EvaluationError(f"form={form!r}: use one of {', '.join(FORMS)}")
     if form == "program" and what != "grad":
@@ -103,7 +124,10 @@ def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "e
         sym = Symbolic(tree, shapes, limit=budget // symbolic.STEP_BYTES)
         if form == "program":
             return backward_program(sym, tree, names)
-        columns = _Columns(sym, names, point, tree).build(what, wrt, direction, order, unit)
+        asked = {"wrt": _split(wrt) if wrt is not None else None, "direction": direction,
+                 "order": order, "unit": unit, "vector": vector}
+        made = _Columns(sym, names, point, tree)
+        columns = made.count(record.formula(made, asked))
         return _render(sym, tree, names, columns, form)
     except symbolic.TooLarge as exc:
         raise TooLarge(f"building the formulas takes more than {exc.limit:,} steps, the limit "
@@ -205,54 +229,20 @@ class _Columns:
                                   f"{len(self.outputs)} (jacobian gives its derivatives)")
         return self.outputs[0][1]
 
-    def build(self, what: str, wrt: Any, direction: Any, order: int | None,
-              unit: bool) -> list[tuple[str, Expr, list[tuple]]]:
-        """(column, formula, wrt keys it is the vector of) per column, made one at a time
-        and counted: past :data:`MAX_OUTPUT` characters in all, :class:`TooLarge`."""
-        columns, total = [], 0
-        for column in self._build(what, wrt, direction, order, unit):
+    def count(self, columns: Iterable[tuple[str, Expr, list[tuple]]]
+              ) -> list[tuple[str, Expr, list[tuple]]]:
+        """``columns`` (a computation's formula function's, made one at a time) counted:
+        past :data:`MAX_OUTPUT` characters in all, :class:`TooLarge`."""
+        out, total = [], 0
+        for column in columns:
             text = column[1].text
             total += MAX_TEXT if text is None else len(text)
             if total > MAX_OUTPUT:
                 raise TooLarge(f"the formulas are over {MAX_OUTPUT:,} characters in all "
-                               f"(at {column[0]}, column {len(columns) + 1:,}): ask for "
+                               f"(at {column[0]}, column {len(out) + 1:,}): ask for "
                                "fewer derivatives (wrt)")
-            columns.append(column)
-        return columns
-
-    def _build(self, what: str, wrt: Any, direction: Any, order: int | None,
-               unit: bool) -> Iterable[tuple[str, Expr, list[tuple]]]:
-        a = self.alg
-        names = _split(wrt) if wrt is not None else None
-        if what in ("grad", "jacobian"):
-            targets = self.targets(names or self.order, allow_steps=True)
-            outputs = self.outputs if what == "jacobian" else [("f", self.scalar(what))]
-            return ((f"d{out}/d{label}", self.d(e, key), [key])
-                    for out, e in outputs for label, key in targets)
-        if what == "hessian":
-            e = self.scalar(what)
-            targets = self.targets(names or self.order)
-            return ((f"d2f/d{la}d{lb}", self.d(self.d(e, ka), kb), [])
-                    for la, ka in targets for lb, kb in targets)
-        if what == "diff":
-            return self.diff(names, order)
-        if what == "laplacian":
-            targets = self.targets(names or self.order)
-            if names and len(set(names)) < len(names):
-                raise EvaluationError("wrt names a variable twice")
-            return ((f"laplacian{out[1:]}", a.add([(self.d(self.d(e, k), k), 1.0)
-                                                   for _, k in targets]), [])
-                    for out, e in self.outputs)
-        if what in ("div", "curl"):
-            return self.field(what, names)
-        u = self.direction(direction, unit)
-        if what == "jvp":
-            return ((f"jvp{out[1:]}", a.add([(a.scale(self.d(e, k), c), 1.0)
-                                             for k, c in u]), []) for out, e in self.outputs)
-        e = self.scalar(what)  # hvp
-        return ((f"hvp/d{label}", a.add([(a.scale(self.d(self.d(e, key), k), c), 1.0)
-                                         for k, c in u]), [])
-                for label, key in self.targets(self.order))
+            out.append(column)
+        return out
 
     def diff(self, names: list[str] | None, order: int | None) -> list:
         if names is None:
@@ -279,31 +269,22 @@ class _Columns:
             cols.append((f"d{k if k > 1 else ''}{out}/{parts}", e, []))
         return cols
 
-    def field(self, what: str, names: list[str] | None) -> list:
+    def field(self, what: str, names: list[str] | None,
+              sizes: tuple[int, ...] | None = None) -> tuple[list[Expr], list[tuple]]:
+        """A vector field's components and the variables they pair with (``sizes``: the
+        numbers of components the computation takes; None: at least 2)."""
         n = len(self.outputs)
         targets = self.targets(names or self.sorted)
-        if n < 2 or (what == "curl" and n not in (2, 3)):
-            raise EvaluationError(f"{what} needs a vector field of "
-                                  f"{'2 or 3' if what == 'curl' else 'at least 2'} "
+        if n < 2 or (sizes is not None and n not in sizes):
+            allowed = " or ".join(map(str, sizes)) if sizes else "at least 2"
+            raise EvaluationError(f"{what} needs a vector field of {allowed} "
                                   f"components; this formula has {n}")
         if len(targets) != n:
             shown = ", ".join(label for label, _ in targets)
             raise EvaluationError(f"{what} pairs the {n} components with {n} variables, "
                                   f"got {len(targets)} ({shown}): name them in order with "
                                   "wrt")
-        f = [e for _, e in self.outputs]
-        v = [k for _, k in targets]
-        a = self.alg
-
-        def sub(i: int, j: int, k: int, m: int) -> Expr:  # df_i/dv_j - df_k/dv_m
-            return a.add([(self.d(f[i], v[j]), 1.0), (self.d(f[k], v[m]), -1.0)])
-
-        if what == "div":
-            return [("div", a.add([(self.d(f[i], v[i]), 1.0) for i in range(n)]), [])]
-        if n == 2:
-            return [("curl", sub(1, 0, 0, 1), [])]
-        return [("curl[0]", sub(2, 1, 1, 2), []), ("curl[1]", sub(0, 2, 2, 0), []),
-                ("curl[2]", sub(1, 0, 0, 1), [])]
+        return [e for _, e in self.outputs], [k for _, k in targets]
 
     def direction(self, direction: Any, unit: bool) -> list[tuple[tuple, float]]:
         if not direction:
@@ -325,6 +306,105 @@ class _Columns:
                 raise EvaluationError("direction is zero: it has no unit vector")
             pairs = [(k, c / size) for k, c in pairs]
         return pairs
+
+
+#: one function per computation that has formulas, named in its record (``formula=``):
+#: ``(columns, asked) -> [(column, formula, wrt keys it is the vector of)]``, ``asked``
+#: holding the parameters by name (``wrt`` already split into names)
+Columns = Iterable[tuple[str, Expr, list[tuple]]]
+
+
+def grad_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
+    """df/dx per variable or named step."""
+    e = c.scalar("grad")
+    return ((f"df/d{label}", c.d(e, key), [key])
+            for label, key in c.targets(asked["wrt"] or c.order, allow_steps=True))
+
+
+def jacobian_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
+    """df[i]/dx per component and variable or named step."""
+    targets = c.targets(asked["wrt"] or c.order, allow_steps=True)
+    return ((f"d{out}/d{label}", c.d(e, key), [key])
+            for out, e in c.outputs for label, key in targets)
+
+
+def vjp_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
+    """vjp/dx = sum of v_i df[i]/dx per variable or named step."""
+    v = asked.get("vector")
+    if v is None:
+        raise EvaluationError("vjp needs vector, shaped like f, e.g. [1, 0]")
+    from .binding import parse_constant
+
+    values = [float(parse_constant(x)) if isinstance(x, str) else float(x)
+              for x in np.ravel(np.asarray(v, dtype=object))]
+    if len(values) != len(c.outputs):
+        raise EvaluationError(f"vector has {len(values)} entries but f has "
+                              f"{len(c.outputs)}: v must have one entry per component of f")
+    a = c.alg
+    return ((f"vjp/d{label}", a.add([(a.scale(c.d(e, key), vi), 1.0)
+                                     for (_, e), vi in zip(c.outputs, values, strict=True)]),
+             [key]) for label, key in c.targets(asked["wrt"] or c.order, allow_steps=True))
+
+
+def hessian_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
+    """d2f/dadb for every ordered pair."""
+    e = c.scalar("hessian")
+    targets = c.targets(asked["wrt"] or c.order)
+    return ((f"d2f/d{la}d{lb}", c.d(c.d(e, ka), kb), [])
+            for la, ka in targets for lb, kb in targets)
+
+
+def diff_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
+    """One partial of any order per component."""
+    return c.diff(asked["wrt"], asked.get("order"))
+
+
+def laplacian_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
+    """The sum of the pure second partials per component."""
+    names = asked["wrt"]
+    targets = c.targets(names or c.order)
+    if names and len(set(names)) < len(names):
+        raise EvaluationError("wrt names a variable twice")
+    a = c.alg
+    return ((f"laplacian{out[1:]}", a.add([(c.d(c.d(e, k), k), 1.0) for _, k in targets]), [])
+            for out, e in c.outputs)
+
+
+def div_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
+    """div F = sum of dF_i/dx_i."""
+    f, v = c.field("div", asked["wrt"])
+    return [("div", c.alg.add([(c.d(f[i], v[i]), 1.0) for i in range(len(f))]), [])]
+
+
+def curl_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
+    """curl of a field of 2 (one column) or 3 components."""
+    f, v = c.field("curl", asked["wrt"], sizes=(2, 3))
+    a = c.alg
+
+    def sub(i: int, j: int, k: int, m: int) -> Expr:  # df_i/dv_j - df_k/dv_m
+        return a.add([(c.d(f[i], v[j]), 1.0), (c.d(f[k], v[m]), -1.0)])
+
+    if len(f) == 2:
+        return [("curl", sub(1, 0, 0, 1), [])]
+    return [("curl[0]", sub(2, 1, 1, 2), []), ("curl[1]", sub(0, 2, 2, 0), []),
+            ("curl[2]", sub(1, 0, 0, 1), [])]
+
+
+def jvp_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
+    """J·u per component."""
+    u = c.direction(asked.get("direction"), asked.get("unit", False))
+    a = c.alg
+    return ((f"jvp{out[1:]}", a.add([(a.scale(c.d(e, k), w), 1.0) for k, w in u]), [])
+            for out, e in c.outputs)
+
+
+def hvp_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
+    """H·u per variable."""
+    u = c.direction(asked.get("direction"), asked.get("unit", False))
+    e = c.scalar("hvp")
+    a = c.alg
+    return ((f"hvp/d{label}", a.add([(a.scale(c.d(c.d(e, key), k), w), 1.0) for k, w in u]),
+             []) for label, key in c.targets(c.order))
 
 
 def _render(sym: Symbolic, tree: Any, names: list[str],

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,19 +47,34 @@ class Plan:
 
     ``variables`` are the bound variables and their component shapes, in binding order;
     ``wrt`` the variables and steps derivatives are taken by (default: the variables).
-    ``vector`` (vjp) holds v, one array per output block; ``direction`` (jvp) holds u, one
-    array per variable (absent: zero). ``norm`` (grad) adds ``|grad f|``; ``spec`` is what
-    the computation's ``specify`` found (``calculus.Spec``).
+    ``params`` holds the computation's parameters as their checks made them (the
+    parameter table, ``parameters.py``): ``vector`` (vjp) v, one array per output block;
+    ``direction`` (jvp) u, one array per variable (absent: zero); ``norm`` (grad) adds
+    ``|grad f|``. ``spec`` is what the computation's ``specify`` found
+    (``calculus.Spec``).
     """
 
     program: Program
     what: str
     variables: list[tuple[str, Shape]]
     wrt: list[tuple[str, Shape]] | None = None
-    vector: list[np.ndarray] | None = None
-    direction: dict[str, np.ndarray] | None = None
-    norm: bool = False
+    params: dict[str, Any] = field(default_factory=dict)
     spec: Any = None
+
+    @property
+    def vector(self) -> list[np.ndarray] | None:
+        """vjp's v, one array per output block (``params['vector']``)."""
+        return self.params.get("vector")
+
+    @property
+    def direction(self) -> dict[str, np.ndarray] | None:
+        """jvp's and hvp's u, one array per variable (``params['direction']``)."""
+        return self.params.get("direction")
+
+    @property
+    def norm(self) -> bool:
+        """grad's ``norm``: add ``|grad f|``."""
+        return bool(self.params.get("norm"))
 
     @property
     def targets(self) -> list[tuple[str, Shape]]:

@@ -25,12 +25,12 @@ class Request(NamedTuple):
     """Everything one evaluation was asked: the expression, the computation (``what``, a
     name of the computation table), where (``at``, ``grid`` or ``points``; ``fixed`` holds
     more variables; ``carry`` passes a points file's text columns through), the
-    computation's parameters (``vector``, ``direction``, ``wrt``, ``order``, ``norm``,
-    ``unit``), the numbers (``dtype``, ``max_points``), how to run (``threads``,
-    ``block_size``, ``scheduler``, ``scheduler_timeout``, ``memory``: they never change a
-    value) and
-    the front end's ``options``. Immutable (a NamedTuple, cheap to define at start-up):
-    change one with :meth:`replace`."""
+    computation's ``parameters`` by name (the parameter table, ``parameters.py``: ``wrt``,
+    ``vector``, ``direction``...; :meth:`get` reads one), the numbers (``dtype``,
+    ``max_points``), how to run (``threads``, ``block_size``, ``scheduler``,
+    ``scheduler_timeout``, ``memory``: they never change a value) and the front end's
+    ``options``. Immutable (a NamedTuple, cheap to define at start-up): change one with
+    :meth:`replace`."""
 
     expression: str
     what: str = "eval"
@@ -39,14 +39,9 @@ class Request(NamedTuple):
     points: Mapping[str, Any] | None = None
     fixed: Mapping[str, Any] | None = None
     carry: Mapping[str, Any] | None = None
-    vector: Any = None
-    direction: Mapping[str, Any] | None = None
+    parameters: Mapping[str, Any] | None = None
     dtype: Any = None
     max_points: int = DEFAULT_MAX_POINTS
-    wrt: Any = None
-    order: Any = None
-    norm: bool = False
-    unit: bool = False
     threads: int | None = None
     block_size: int | None = None
     scheduler: Any = None
@@ -62,11 +57,10 @@ class Request(NamedTuple):
         """A front-end option as given (``fmt``, ``output``, ``precision``...)."""
         return (self.options or {}).get(name, default)
 
-    def computation_parameters(self) -> dict[str, Any]:
-        """What ``prepare`` needs besides the points: the fields that decide values."""
-        skip = {"expression", "what", "threads", "block_size", "scheduler",
-                "scheduler_timeout", "memory", "options"}
-        return {name: getattr(self, name) for name in self._fields if name not in skip}
+    def get(self, parameter: str, default: Any = None) -> Any:
+        """A computation parameter's value (``wrt``, ``vector``...), ``default`` if not
+        given."""
+        return (self.parameters or {}).get(parameter, default)
 
     def for_worker(self) -> Request:
         """The request as a Dask worker receives it: without the points (they travel per
@@ -77,9 +71,9 @@ class Request(NamedTuple):
         """``gradcli.evaluate('sin(x)', 'grad', grid={'x': (0, 1, 11)})``: the library's
         equivalent of a command line, for a file's ``history``."""
         from .origin import describe_call
+        from .parameters import TABLE
 
+        given = {name: value for name, value in (self.parameters or {}).items()
+                 if name not in TABLE or TABLE[name].given(value)}
         return describe_call(self.expression, self.what, at=self.at, grid=self.grid,
-                             points=self.points, fixed=self.fixed, vector=self.vector,
-                             direction=self.direction, dtype=self.dtype, wrt=self.wrt,
-                             order=self.order, norm=self.norm or None,
-                             unit=self.unit or None)
+                             points=self.points, fixed=self.fixed, dtype=self.dtype, **given)

@@ -222,15 +222,16 @@ def _result_vars(layout: Layout, origin: Origin | None, dims: tuple[str, ...],
         outs, ins = list(origin.outputs), list(origin.inputs)
         comp = [(COMPONENT, outs)] if outs != ["f"] else []
         group("f", "f", comp, lambda o="f": o)
-        group("jvp", "jvp" if not comp else "jvp[i]: J·u for component f[i]", comp,
-              lambda o="f": "jvp" + o[1:])
-        if origin.what == "jacobian":
-            group("jacobian", "d{component}/d{wrt}" if comp else "df/d{wrt}",
-                  [*comp, (WRT, ins)], lambda *ow: f"d{ow[0]}/d{ow[1]}" if comp
-                  else f"df/d{ow[0]}")
-        if origin.what == "hessian":
-            group("hessian", "d2f/d{wrt}d{wrt2}", [(WRT, ins), (WRT2, ins)],
-                  lambda a, b: f"d2f/d{a}d{b}")
+        from ..evaluation.computations import TABLE
+
+        record = TABLE.get(origin.what)
+        labels_of = {COMPONENT: outs, WRT: ins, WRT2: ins}
+        for axes in record.axes if record is not None else ():
+            # what the computation's record says its blocks' component axes mean
+            kept = [d for d in axes.dims if d != COMPONENT or comp]
+            group(axes.name, axes.long_name[bool(comp)], [(d, labels_of[d]) for d in kept],
+                  lambda *labels, kept=kept, column=axes.column: column(
+                      **dict(zip(kept, labels, strict=True))))
     for block, cols in zip(layout.blocks, layout.sources(), strict=True):
         if any(int(c) in used for c in cols):
             continue

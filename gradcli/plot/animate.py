@@ -1,4 +1,4 @@
-"""Animations over a variable (``--animate t=0:2pi:48 -o wave.gif``).
+"""Animations over a variable (``animate t=0:2pi:48 -o wave.gif``).
 
 The whole animation is one engine evaluation (the animated variable is the grid's last
 axis); each frame is then an ordinary still (``build_figure``) whose colour scale, arrow

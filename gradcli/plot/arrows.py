@@ -32,7 +32,7 @@ class Lattice:
 
 
 def plane_lattice(fl: Field, opts: PlotOptions) -> Lattice:
-    """Every ``--every``-th grid point (about 25 per axis by default), clamped to the grid."""
+    """Every ``every``-th grid point (about 25 per axis by default), clamped to the grid."""
     counts = tuple(len(c) for c in fl.coords[:2])
     every, note = clamp_every(opts.every or default_every(max(counts), PLANE_ARROWS), counts)
     return Lattice(lattice(counts[0], every), lattice(counts[1], every), every, note)

@@ -2,7 +2,7 @@
 
 Every backend (matplotlib, the interactive page, the terminal preview) asks this module
 which scalar to paint (``heat``), and with which limits and scale (``color_scale``), so
-they all show the same numbers. A new heatmap (``--color laplacian``, basins) is one more
+they all show the same numbers. A new heatmap (``color laplacian``, basins) is one more
 entry in ``HEATS``.
 """
 
@@ -115,13 +115,13 @@ HEATS: dict[str, tuple[Callable[[Field], np.ndarray], Callable[[Field], str], bo
         f"∂{c}/∂{n}" for c, n in zip("uvw", fl.pairs or fl.names[:2], strict=False)), True),
     "curl": (_curl, lambda fl: "curl F = ∂v/∂{} − ∂u/∂{}".format(*fl.names[:2]), True),
     "normal": (_normal, _normal_label, True),
-    # --basins: the index of the point each grid point's descent reaches (marks.py)
+    # basins: the index of the point each grid point's descent reaches (marks.py)
     "basins": (lambda fl: fl.marks.basins.labels, lambda fl: "basin", False),
 }
 
 
 def heat_name(fl: Field, color: str | None) -> str | None:
-    """Which entry of HEATS a 2-D field paints: its basins when drawn, the --color asked
+    """Which entry of HEATS a 2-D field paints: its basins when drawn, the color asked
     for, else a slice's normal component, a scalar's f, or none for a bare vector field
     (its arrows are coloured instead)."""
     if getattr(fl.marks, "basins", None) is not None:

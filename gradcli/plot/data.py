@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError, prepare
+from ..evaluation.binding import ref
 from ..evaluation.spec_text import split_top
 from ..lang import Vector, parse
 from .options import COLOR_FIELDS, KERNEL_COLORS
@@ -37,7 +38,7 @@ class Field:
     expression: str
     names: tuple[str, ...]  # the sampled variables, one per axis of the picture
     coords: tuple[np.ndarray, ...]
-    held: dict[str, Any]  # values held fixed: numbers, or vectors and matrices (--at)
+    held: dict[str, Any]  # values held fixed: numbers, or vectors and matrices (at)
     kind: str  # "curve" (one variable), "scalar" or "vector" (two or three)
     values: tuple[np.ndarray, ...]  # (f,) or one per component: curves, [u, v], [u, v, w]
     grad: tuple[np.ndarray, ...] = ()  # curves: df[i]/dx per component; scalars: per axis
@@ -65,12 +66,12 @@ class Field:
     pairs: tuple[str, ...] = ()
 
     def divergence(self) -> np.ndarray:
-        """div F, by the ``div`` computation's kernel (``--color divergence``)."""
+        """div F, by the ``div`` computation's kernel (``color divergence``)."""
         return self.columns["div"]
 
     def curl(self) -> np.ndarray:
         """The curl across the drawn plane, by the ``curl`` computation's kernel
-        (``--color curl``): ∂v/∂x − ∂u/∂y."""
+        (``color curl``): ∂v/∂x − ∂u/∂y."""
         return self.columns["curl"]
 
     def laplacian(self) -> np.ndarray:
@@ -102,6 +103,12 @@ class Field:
                        frames=None, animated=None)
 
 
+def _grid_ref(name: str, text: str, python: str) -> str:
+    """A reference to the grid parameter with one variable's value (``ref``): the CLI
+    shows ``grid x=0:1:11``, the library ``grid={'x': (0, 1, 11)}``."""
+    return ref("grid", text=f"{name}={text}", python=f"{{{name!r}: {python}}}")
+
+
 def sampled_names(grid: Mapping[str, Any]) -> list[str]:
     """The grid variables that are sampled (start, stop, count), in the order given."""
     return [n for n, v in grid.items() if isinstance(v, (tuple, list))]
@@ -114,41 +121,46 @@ def _check_grid(grid: Mapping[str, Any], slice_: tuple[str, float] | None,
     for n in names:
         start, stop, count = grid[n]
         if int(count) < 2:
-            raise EvaluationError(f"--grid {n}: a plot needs at least 2 points per variable")
+            raise EvaluationError(f"{ref('grid', key=n)}: a plot needs at least 2 points per "
+                                  "variable")
         if start == stop:
-            raise EvaluationError(f"--grid {n}={start:g}:{stop:g}:{int(count)}: start and "
+            given = ref("grid", text=f"{n}={start:g}:{stop:g}:{int(count)}",
+                        python=f"{{{n!r}: ({start:g}, {stop:g}, {int(count)})}}")
+            raise EvaluationError(f"{given}: start and "
                                   f"stop are equal, so there is no range to draw; give "
                                   f"two different ends, e.g. {n}={start:g}:{start + 1:g}")
     grid = dict(grid)
     if slice_ is not None:
         name, value = slice_
         if name not in names:
-            raise EvaluationError(f"--slice {name}={value:g}: {name} must be one of the "
-                                  "sampled grid variables, e.g. --grid "
-                                  f"{name}=-1:1:21 --slice {name}=0")
+            raise EvaluationError(f"{ref('slice', text=f'{name}={value:g}')}: {name} must be "
+                                  "one of the sampled grid variables, e.g. "
+                                  f"{_grid_ref(name, '-1:1:21', '(-1, 1, 21)')} "
+                                  f"{ref('slice', text=f'{name}=0')}")
         if len(names) != 3:
-            raise EvaluationError("--slice draws one plane of a 3-D field: it needs three "
+            raise EvaluationError(f"{ref('slice')} draws one plane of a 3-D field: it needs three "
                                   f"sampled grid variables, this plot has {len(names)}")
         lo, hi = sorted(grid[name][:2])
         if not lo <= value <= hi:
-            raise EvaluationError(f"--slice {name}={value:g} is outside the grid's range "
-                                  f"{lo:g} to {hi:g}")
+            raise EvaluationError(f"{ref('slice', text=f'{name}={value:g}')} is outside the "
+                                  f"grid's range {lo:g} to {hi:g}")
         grid[name] = value
         names.remove(name)
     if not names:
         raise EvaluationError("plot needs one, two or three sampled variables, e.g. "
-                              "--grid x=0:2pi:100 (or a bare --grid)")
+                              f"{_grid_ref('x', '0:2pi:100', '(0, 2*pi, 100)')} (or a bare "
+                              f"{ref('grid')})")
     if len(names) > 3:
-        held = " ".join(f"--grid {n}=VALUE" for n in names[3:])
+        held = " ".join(_grid_ref(n, "VALUE", "VALUE") for n in names[3:])
         raise EvaluationError(
             f"plot draws up to three grid variables, but {len(names)} are sampled "
             f"({', '.join(names)}): hold the others fixed with {held}, "
-            f"e.g. --grid {names[-1]}=0.5")
+            f"e.g. {_grid_ref(names[-1], '0.5', '0.5')}")
     if animate is not None:
         name, spec = animate
         if name in grid:
-            raise EvaluationError(f"--animate {name}: {name} is also given with --grid; "
-                                  "give it only once")
+            raise EvaluationError(f"{ref('animate', key=name)}: {name} is also given with "
+                                  f"{ref('grid')}; give it only once")
         grid[name] = spec
     return grid, names
 
@@ -180,7 +192,7 @@ def _kind(shape: tuple[int, ...], n: int, sliced: bool) -> str:
                           f"field {want} here, but this one has shape {shape}")
 
 
-#: which --color each kind of field takes (from the one list, ``options.COLOR_FIELDS``)
+#: which color each kind of field takes (from the one list, ``options.COLOR_FIELDS``)
 FIELD_COLORS = {kind: tuple(c for c, kinds in COLOR_FIELDS.items() if kind in kinds)
                 for kind in ("vector", "scalar")}
 
@@ -189,19 +201,19 @@ def _check_color(color: str | None, kind: str) -> None:
     if color is None or color in FIELD_COLORS.get(kind, ()):
         return
     if kind == "curve":
-        raise EvaluationError("--color needs two grid variables (a heatmap)")
+        raise EvaluationError(f"{ref('color')} needs two grid variables (a heatmap)")
     if kind == "scalar":
-        raise EvaluationError(f"--color {color} is for vector fields [u, v]; a scalar f takes "
-                              "--color magnitude (|∇f|) or laplacian (∇²f), or is drawn as a "
-                              "heatmap of f itself")
-    raise EvaluationError(f"--color {color} is for a scalar f; a vector field takes --color "
-                          "magnitude, divergence or curl")
+        raise EvaluationError(f"{ref('color', text=color)} is for vector fields [u, v]; a "
+                              f"scalar f takes {ref('color', text='magnitude')} (|∇f|) or "
+                              "laplacian (∇²f), or is drawn as a heatmap of f itself")
+    raise EvaluationError(f"{ref('color', text=color)} is for a scalar f; a vector field "
+                          f"takes {ref('color', text='magnitude')}, divergence or curl")
 
 
 def _kernel_color(expression: str, grid: Mapping[str, Any], fixed: Mapping[str, Any],
                   color: str, names: list[str], sampled: list[str],
                   slice_: tuple[str, float] | None, max_points: int) -> dict[str, Any]:
-    """The --color quantity by its computation (the kernel ``gradcli div``, ``curl`` or
+    """The color quantity by its computation (the kernel ``gradcli div``, ``curl`` or
     ``laplacian`` runs), over the drawn axes: the field's components pair with the drawn
     variables (all three for a slice of a 3-D field, whose curl is then the component
     across the plane). The Laplacian adds its pure second partials (``d2f/dx2``), the
@@ -210,10 +222,10 @@ def _kernel_color(expression: str, grid: Mapping[str, Any], fixed: Mapping[str, 
     wrt = sampled if slice_ is not None and what != "laplacian" else names[:2]
     got = prepare(expression, what, grid=grid, fixed=fixed, wrt=wrt,
                   max_points=max_points).run()
-    if what == "curl" and len(wrt) == 3:
+    if color == "curl" and len(wrt) == 3:
         return {"curl": got[f"curl[{wrt.index(slice_[0])}]"] if slice_ else got["curl[2]"]}
     out = {what: got[what]}
-    if what == "laplacian":
+    if color == "laplacian":
         for n in names[:2]:  # the same jets, one axis at a time
             second = prepare(expression, "diff", grid=grid, fixed=fixed, wrt=n, order=2,
                              max_points=max_points).run()
@@ -235,7 +247,7 @@ def _check_picture_memory(points: int) -> None:
                               f"{size_text(need)}, over the memory budget of "
                               f"{size_text(budget)} (GRADCLI_MEMORY): at most {most:,} points "
                               f"(about {int(most ** 0.5):,} per axis on a plane); use a "
-                              "coarser --grid")
+                              f"coarser {ref('grid')}")
 
 
 def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None = None,
@@ -245,7 +257,7 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
                   max_points: int = DEFAULT_MAX_POINTS,
                   fixed: Mapping[str, Any] | None = None) -> Field:
     """Sample ``expression`` on ``grid`` with every derivative the plot can show; raise
-    EvaluationError/ExpressionError for what cannot be drawn. ``--color laplacian`` adds the
+    EvaluationError/ExpressionError for what cannot be drawn. ``color laplacian`` adds the
     pure second partials along the drawn axes (``d2f/dx2``, ...: ∇²f is their sum); a
     ``taylor`` of (variable, point, order) adds a curve's Taylor coefficients there.
     ``fixed`` holds more variables at one value each, as ``evaluate``'s (numbers, vectors
@@ -310,19 +322,19 @@ def _taylor(expression: str, grid: Mapping[str, Any], names: list[str], kind: st
     """A curve's Taylor coefficients at the point, the other variables held as drawn."""
     name, at, order = taylor
     if len(names) != 1:
-        raise EvaluationError(f"--taylor draws Taylor polynomials over a curve: it needs one "
-                              f"grid variable, this plot has {len(names)}")
+        raise EvaluationError(f"{ref('taylor')} draws Taylor polynomials over a curve: it "
+                              f"needs one grid variable, this plot has {len(names)}")
     if name != names[0]:
-        raise EvaluationError(f"--taylor {name}={at:g}: expand in the grid variable, e.g. "
-                              f"--taylor {names[0]}={at:g}")
+        raise EvaluationError(f"{ref('taylor', text=f'{name}={at:g}')}: expand in the grid "
+                              f"variable, e.g. {ref('taylor', text=f'{names[0]}={at:g}')}")
     if kind != "curve" or len(shape) != 0:
-        raise EvaluationError("--taylor draws the Taylor polynomials of a scalar f, not of "
+        raise EvaluationError(f"{ref('taylor')} draws the Taylor polynomials of a scalar f, not of "
                               "each component of a vector")
     if not np.isfinite(at):
-        raise EvaluationError(f"--taylor {name}: the point must be finite")
+        raise EvaluationError(f"{ref('taylor', key=name)}: the point must be finite")
     lo, hi = sorted(float(v) for v in grid[name][:2])
     if not lo <= at <= hi:  # its polynomials and marked point would be off the picture
-        raise EvaluationError(f"--taylor {name}={at:g} is outside the grid's range "
+        raise EvaluationError(f"{ref('taylor', text=f'{name}={at:g}')} is outside the grid's range "
                               f"{lo:g} to {hi:g}")
     point = {n: v for n, v in grid.items() if not isinstance(v, (tuple, list))} | {name: at}
     got = prepare(expression, "taylor", at=point, fixed=fixed, order=order, wrt=name).run()
@@ -334,5 +346,6 @@ def flat_error(fl: Field) -> EvaluationError:
     z = fl.names[2]
     return EvaluationError(
         f"{', '.join(fl.names)} are all sampled: a 3-D field has no flat picture; add "
-        f"--slice {z}=VALUE to draw one plane (the component across it as colour), or "
+        f"{ref('slice', text=f'{z}=VALUE')} to draw one plane (the component across it as "
+        "colour), or "
         "write -o field.html for interactive 3-D cones")

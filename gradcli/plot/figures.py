@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator
 
 from ..evaluation import EvaluationError
+from ..evaluation.binding import ref
 from . import breaks
 from .arrows import CURVE_ARROWS, clip_note, fit_plane, plane_lattice
 from .colors import (
@@ -70,14 +71,14 @@ from .marks_draw import (
     draw_paths,
     draw_traced,
 )
-from .options import MAX_CONTOUR_LEVELS, PlotOptions, contour_note
+from .options import MAX_CONTOUR_LEVELS, PlotOptions, contour_note, typed
 from .traced import given
 
 __all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "check_texts", "OVERLAYS",
            "Canvas", "plane_box", "CLIPPED"]
 
 CURVE_SIZE, PLANE_SIZE = (8.0, 4.5), (7.0, 5.4)
-#: a plane without --size: its axes take about this many square inches in the data's own
+#: a plane without size: its axes take about this many square inches in the data's own
 #: shape (equal aspect), at most MAX_AXES inches wide and high, so the figure follows the
 #: data instead of framing a strip in a blank canvas
 PLANE_AREA, MAX_AXES, AUTO_AXES = 22.0, (10.0, 7.0), (5.6, 4.2)
@@ -105,7 +106,7 @@ class Drawn:
     caption: Any = None
     caption_text: str | None = None  # says which arrows were clipped, under the axes
     legend: Any = None  # the legend (inside the axes, or the figure's below them)
-    crop: bool = False  # saved cropped to its content (no --size: the figure is the data's)
+    crop: bool = False  # saved cropped to its content (no size: the figure is the data's)
     notes: list[str] = field(default_factory=list)  # for stderr
 
 
@@ -143,8 +144,7 @@ def check_cmap(name: str) -> None:
 
 
 #: the options whose text matplotlib draws, and so reads as mathtext between $ signs
-TEXTS = {"title": "--title", "xlabel": "--xlabel", "ylabel": "--ylabel",
-         "colorbar_label": "--colorbar-label"}
+TEXTS = ("title", "xlabel", "ylabel", "colorbar_label")
 
 
 def check_texts(opts: PlotOptions) -> None:
@@ -153,7 +153,7 @@ def check_texts(opts: PlotOptions) -> None:
     from matplotlib.cbook import is_math_text
     from matplotlib.mathtext import MathTextParser
 
-    for name, flag in TEXTS.items():
+    for name in TEXTS:
         text = getattr(opts, name)
         if text is None or not is_math_text(text):
             continue
@@ -161,8 +161,8 @@ def check_texts(opts: PlotOptions) -> None:
             MathTextParser("path").parse(text)
         except ValueError as exc:
             reason = str(exc).strip().splitlines()[-1].split(" (at char")[0].strip()
-            raise EvaluationError(f"{flag} '{text}': the text between $ signs is not "
-                                  f"valid mathtext ({reason}); write \\$ for a dollar "
+            raise EvaluationError(f"{ref(name, text=typed(text))}: the text between $ signs "
+                                  f"is not valid mathtext ({reason}); write \\$ for a dollar "
                                   "sign") from None
 
 
@@ -201,7 +201,7 @@ def build_figure(field_: Field, options: PlotOptions | None = None,
         if overlay.kind in ("any", base) and overlay.wanted(opts):
             overlay.draw(canvas)
     drawn = canvas.drawn
-    # cropped to its content, unless --size asked for an exact canvas
+    # cropped to its content, unless size asked for an exact canvas
     drawn.crop = opts.size is None
     title = opts.title or canvas.full_label
     if title:
@@ -222,7 +222,7 @@ def _wrap(text: str, width: float) -> str:
 
 
 def plane_size(fl: Field, opts: PlotOptions, caption: bool = False) -> tuple[float, float]:
-    """The figure size of a plane drawn without --size: axes of PLANE_AREA square inches in
+    """The figure size of a plane drawn without size: axes of PLANE_AREA square inches in
     the data's shape (equal aspect; AUTO_AXES on auto aspect), within MAX_AXES, plus the
     margins, the colour bar and a title or caption line."""
     (x, y) = fl.coords[:2]
@@ -265,7 +265,7 @@ def _label_cut(fl: Field, opts: PlotOptions, height: float) -> bool:
 
 
 def put_legend(c: Canvas) -> float:
-    """Place the legend of everything labelled (--legend): ``auto`` puts a curve's on its
+    """Place the legend of everything labelled (legend): ``auto`` puts a curve's on its
     emptiest spot (matplotlib's "best") and a plane's below the axes, since a heatmap
     has no empty spot; ``outside`` puts it below the axes, growing the figure by its
     height; ``none`` draws none. Returns the inches added below."""
@@ -385,7 +385,7 @@ def _derivative(c: Canvas) -> None:
 
 def _tangent_fit(fl: Field, opts: PlotOptions, box: Box, ylim: tuple[float, float]
                  ) -> tuple[tuple[np.ndarray, np.ndarray], Any, int, str | None]:
-    """Tangent arrow positions and their fit, every, and the --every note."""
+    """Tangent arrow positions and their fit, every, and the every note."""
     x = fl.coords[0]
     every, note = clamp_every(opts.every or default_every(len(x), CURVE_ARROWS), (len(x),))
     idx = lattice(len(x), every)
@@ -411,7 +411,7 @@ def _tangents(c: Canvas) -> None:
     show on the line; clipped ones (near poles) in magenta."""
     fl, opts, ax = c.field, c.opts, c.ax
     if opts.log:
-        c.drawn.notes.append("no tangent arrows on a --log axis (they are straight "
+        c.drawn.notes.append(f"no tangent arrows on a {ref('log')} axis (they are straight "
                              "only on linear axes)")
         return
     (px, py), fit, every, note = _tangent_fit(fl, opts, c.box, ax.get_ylim())
@@ -432,7 +432,7 @@ def _tangents(c: Canvas) -> None:
 
 
 def _taylor(c: Canvas) -> None:
-    """The Taylor polynomials at the --taylor point, dashed, over f; the y-range stays f's
+    """The Taylor polynomials at the taylor point, dashed, over f; the y-range stays f's
     (their blow-up away from the point is cut at the axes), and the point is marked."""
     fl, name = c.field, c.field.names[0]
     assert fl.taylor is not None
@@ -495,8 +495,8 @@ def _draw_plane(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
 
 
 def _cbar_label(c: Canvas, label: str) -> str:
-    """The colour bar's label (--colorbar-label, else ``label``) cut to what fits along
-    it; when cut (and there is no --title) the title shows it whole."""
+    """The colour bar's label (colorbar_label, else ``label``) cut to what fits along
+    it; when cut (and there is no title) the title shows it whole."""
     text = c.opts.colorbar_label if c.opts.colorbar_label is not None else label
     fits = max(8, int(c.box.height / LABEL_INCH))
     if len(text) > fits and not c.opts.title:

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..engine.grad_mode import quiet
 from ..evaluation import EvaluationError
+from ..evaluation.binding import ref
 from ..output.atomic import atomic_open
 from . import breaks
 from .arrows import clip_note, fit_plane, plane_lattice, shown_lengths
@@ -138,12 +139,12 @@ def _arrow_lines(x: np.ndarray, y: np.ndarray, u: np.ndarray, v: np.ndarray,
 
 
 def _axis_label(asked: str | None, default: str) -> str:
-    """--xlabel/--ylabel as typed, else the default; escaped (plotly renders HTML)."""
+    """xlabel/ylabel as typed, else the default; escaped (plotly renders HTML)."""
     return html.escape(asked if asked is not None else default)
 
 
 def _legend(layout: dict[str, Any], opts: PlotOptions) -> None:
-    """--legend: none hides it, outside puts it below the plot (auto: plotly's place)."""
+    """legend: none hides it, outside puts it below the plot (auto: plotly's place)."""
     if opts.legend == "none":
         layout["showlegend"] = False
     elif opts.legend == "outside":
@@ -197,7 +198,7 @@ def _plane(fl: Field, opts: PlotOptions, limits: Any = None
         if opts.contour > MAX_CONTOUR_LEVELS:
             notes.append(contour_note(opts.contour))
     if opts.stream:
-        notes.append("--stream: the page draws arrows (it has no streamlines)")
+        notes.append(f"{ref('stream')}: the page draws arrows (it has no streamlines)")
     if opts.arrows:
         lat = plane_lattice(fl, opts)
         notes += [lat.note] if lat.note else []
@@ -266,7 +267,7 @@ def _curve(fl: Field, opts: PlotOptions, limits: Any = None
                            "line": {"color": PALETTE[i % 10],
                                     "dash": dash, "width": 2 if dash == "solid" else 1.5},
                            "text": hover.tolist(), "hovertemplate": "%{text}<extra></extra>"})
-    if fl.taylor is not None:  # the --taylor polynomials, dashed; the y-range stays f's
+    if fl.taylor is not None:  # the taylor polynomials, dashed; the y-range stays f's
         at = fl.taylor[0]
         for i, order in enumerate(opts.taylor_orders()):
             traces.append({"type": "scatter", "mode": "lines", "x": _json_numbers(x),
@@ -284,7 +285,7 @@ def _curve(fl: Field, opts: PlotOptions, limits: Any = None
         if min(float(np.nanmin(np.where(np.isfinite(a), a, np.nan))) for a in fl.values) > 0:
             yaxis |= {"type": "log", "range": [math.log10(ylim[0]), math.log10(ylim[1])]}
         else:
-            notes.append("--log: the page has no symlog axis; drawn on a linear one")
+            notes.append(f"{ref('log')}: the page has no symlog axis; drawn on a linear one")
     layout = {"xaxis": {"title": {"text": _axis_label(opts.xlabel, name)},
                         "range": [x[0], x[-1]]}, "yaxis": yaxis,
               "hovermode": "closest"}
@@ -345,11 +346,11 @@ def check_page_size(fl: Field) -> None:
         raise EvaluationError(
             f"-o *.html: {points:,} grid points in each of {len(fl.frames)} frames is too "
             f"many for a page (each gets a hover label; at most {MAX_PAGE_POINTS:,} in "
-            "all): use a coarser --grid or fewer --animate frames")
+            f"all): use a coarser {ref('grid')} or fewer {ref('animate')} frames")
     if points > MAX_PAGE_POINTS:
         raise EvaluationError(f"-o *.html: {points:,} grid points is too many for a page "
                               f"(each gets a hover label; at most {MAX_PAGE_POINTS:,}): "
-                              "use a coarser --grid, e.g. 500 points per axis")
+                              f"use a coarser {ref('grid')}, e.g. 500 points per axis")
 
 
 def page_spec(fl: Field, opts: PlotOptions) -> tuple[dict[str, Any], list[str]]:
@@ -374,8 +375,9 @@ def _animated_spec(fl: Field, opts: PlotOptions) -> tuple[dict[str, Any], list[s
     lengths and y-range fixed over all frames, and hover labels from the engine's columns
     at that frame (the animated variable shown as held)."""
     if len(fl.names) == 3:
-        raise EvaluationError("--animate with -o *.html draws one or two grid variables; "
-                              "a 3-D field's page has no slider: add --slice VAR=VALUE")
+        raise EvaluationError(f"{ref('animate')} with -o *.html draws one or two grid "
+                              "variables; a 3-D field's page has no slider: add "
+                              f"{ref('slice', text='VAR=VALUE')}")
     assert fl.frames is not None and fl.animated is not None
     limits = _page_limits(fl, opts)
     build = _curve if fl.kind == "curve" else _plane

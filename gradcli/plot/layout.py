@@ -3,7 +3,7 @@
 The axes are placed by hand in inches rather than by a layout engine (which could move
 them after the arrows are scaled): knowing the axes size up front lets the arrows be
 scaled exactly (a full-length arrow fills ARROW_FILL of the arrow spacing, as seen on
-screen, whatever the aspect). Without --size the figure is sized to the data's shape
+screen, whatever the aspect). Without size the figure is sized to the data's shape
 (figures.plane_size) and the saved picture is then cropped to its content, which costs
 one extra draw (about 0.1 s) and leaves no blank band. Every backend uses these numbers,
 so the picture, the interactive page and the terminal preview agree on the arrows.
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.grad_mode import quiet
+from ..evaluation.binding import ref
 
 __all__ = ["ARROW_FILL", "Box", "ArrowFit", "fit_arrows", "default_every", "lattice",
            "normalized", "place", "clamp_every", "choose_aspect", "y_range", "ASPECT_LIMIT",
@@ -89,12 +90,12 @@ def lattice(n: int, every: int) -> np.ndarray:
 
 
 #: the most arrows drawn along one axis: past this they overlap (and a 1000² grid at
-#: --every 1 wrote a 249 MB SVG)
+#: every 1 wrote a 249 MB SVG)
 MAX_ARROWS_PER_AXIS = 100
 
 
 def clamp_every(every: int, counts: tuple[int, ...]) -> tuple[int, str | None]:
-    """``--every`` clamped so that at least two arrows fit along the shortest axis (one
+    """``every`` clamped so that at least two arrows fit along the shortest axis (one
     arrow a whole range long says nothing) and at most :data:`MAX_ARROWS_PER_AXIS` along
     the longest, with a note saying so."""
     most = max(1, min(counts) // 2)
@@ -102,12 +103,14 @@ def clamp_every(every: int, counts: tuple[int, ...]) -> tuple[int, str | None]:
     if every < least:
         arrows = int(np.prod([-(-n // every) for n in counts]))
         chosen = min(least, most)
-        return chosen, (f"--every {every} would draw {arrows:,} arrows: using --every "
-                        f"{chosen} (at most {MAX_ARROWS_PER_AXIS} per axis)")
+        return chosen, (f"{ref('every', text=str(every))} would draw {arrows:,} arrows: using "
+                        f"{ref('every', text=str(chosen))} (at most {MAX_ARROWS_PER_AXIS} per "
+                        "axis)")
     if every <= most:
         return every, None
-    return most, (f"--every {every} is more than the grid allows ({min(counts)} points "
-                  f"along its shortest axis): using --every {most}")
+    return most, (f"{ref('every', text=str(every))} is more than the grid allows "
+                  f"({min(counts)} points along its shortest axis): using "
+                  f"{ref('every', text=str(most))}")
 
 
 def choose_aspect(names: tuple[str, ...], spans: tuple[float, float],
@@ -120,20 +123,21 @@ def choose_aspect(names: tuple[str, ...], spans: tuple[float, float],
     xr, yr = spans
     if max(xr, yr) > ASPECT_LIMIT * min(xr, yr):
         return "auto", (f"{names[0]} spans {xr:.4g} and {names[1]} spans {yr:.4g}, more "
-                        f"than {ASPECT_LIMIT:g}x apart: drawn with --aspect auto "
-                        "(--aspect equal forces equal axes)")
+                        f"than {ASPECT_LIMIT:g}x apart: drawn with "
+                        f"{ref('aspect', text='auto')} ({ref('aspect', text='equal')} forces "
+                        "equal axes)")
     return "equal", None
 
 
 @dataclass
 class ArrowFit:
     """How the arrows are drawn: ``full`` is the length (as displayed, in x data units
-    per unit of ``--scale``) drawn at full length; longer arrows are ``clipped`` to it."""
+    per unit of ``scale``) drawn at full length; longer arrows are ``clipped`` to it."""
 
     u: np.ndarray  # the drawn vectors (clipped ones shortened to full length)
     v: np.ndarray
     clipped: np.ndarray  # bool, one per arrow
-    full: float  # the magnitude drawn at full length (the --scale value)
+    full: float  # the magnitude drawn at full length (the scale value)
     quiver_scale: float  # matplotlib quiver ``scale``: arrow units per x data unit
     by: str  # "--scale", "longest" or "95th pct.": what set ``full``
 
@@ -191,7 +195,8 @@ def y_range(arrays: list[np.ndarray], asked: tuple[float, float] | None = None,
         cut = (max(lo, q_lo - span / 4), min(hi, q_hi + span / 4))
         big = float(np.abs(vals).max())
         return cut, (f"|f| reaches {big:.3g}: the y-range {cut[0]:.4g} to {cut[1]:.4g} "
-                     "comes from the 5th-95th percentiles; --ylim LOW:HIGH sets it")
+                     f"comes from the 5th-95th percentiles; {ref('ylim', text='LOW:HIGH')} "
+                     "sets it")
     if hi <= lo:
         return (lo - 1.0, hi + 1.0), None
     pad = 0.08 * (hi - lo)

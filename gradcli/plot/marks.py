@@ -5,11 +5,11 @@ numpy only: the numbers come from ``gradcli.evaluation.fields`` (the same code a
 the Field (``Field.marks``) for every backend to draw: the overlays of ``figures.py``
 (``marks_draw.py``) and the interactive page (``marks_page.py``).
 
-* ``--mark-critical``: seeds are the plot's grid (at most 50 per axis, 400 along a curve),
+* ``mark_critical``: seeds are the plot's grid (at most 50 per axis, 400 along a curve),
   the box is the plot's.
-* ``--path-from``: one descent per point and ``--method``, every step kept.
-* ``--flow-from``: RK4 over ``--t`` (a scalar f flows along −∇f).
-* ``--basins``: a descent from every grid point (newton unless ``--method`` says
+* ``path_from``: one descent per point and ``method``, every step kept.
+* ``flow_from``: RK4 over ``t`` (a scalar f flows along −∇f).
+* ``basins``: a descent from every grid point (newton unless ``method`` says
   otherwise); each point takes the label of the critical point nearest its end, when that
   is within 2 % of the box's diagonal (else it has none: drawn blank). The critical
   points come from the grid's seeds and the descents' ends, so a minimum just outside
@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
+from ..evaluation.binding import ref
 from ..evaluation.fields.critical import CriticalPoints, find_critical
 from ..evaluation.fields.descend import Path, descend, row_limit
 from ..evaluation.fields.flow import Trajectories, integrate
@@ -90,40 +91,42 @@ def with_marks(fl: Field, opts: PlotOptions,
                                              zip(fl.names, fl.coords, strict=True)}, fl.held)
     if opts.mark_critical:
         if fl.kind == "curve" and len(fl.values) > 1:
-            raise EvaluationError("--mark-critical marks the critical points of one scalar "
+            raise EvaluationError(f"{ref('mark_critical')} marks the critical points of one scalar "
                                   "f(x); this formula has several components")
         marks.critical = _critical(fl, function)
         if not len(marks.critical):
-            marks.notes.append("--mark-critical: no critical points inside the picture")
+            marks.notes.append(f"{ref('mark_critical')}: no critical points inside the picture")
     if opts.path_from:
         if function.kind != "scalar":
-            raise EvaluationError("--path-from descends a scalar f; for a vector field's "
-                                  "trajectories use --flow-from")
-        starts = _starts(fl, opts.path_from, "--path-from")
+            raise EvaluationError(f"{ref('path_from')} descends a scalar f; for a vector "
+                                  f"field's trajectories use {ref('flow_from')}")
+        starts = _starts(fl, opts.path_from, "path_from")
         for settings in opts.descents("gd"):
             row_limit(len(starts), opts.steps, 1, max_points)
             path = descend(function, starts, settings, steps=opts.steps, tol=opts.tol)
             marks.paths.append((settings.method, path))
             for r in np.flatnonzero(path.stop == "diverged"):
-                marks.notes.append(f"--path-from {point_text(starts[r])} by {settings.method}:"
+                marks.notes.append(f"{ref('path_from', text=point_text(starts[r]))} by "
+                                   f"{settings.method}:"
                                    f" diverged at step {int(path.stop_step[r])} (drawn up to "
                                    "there)")
     if opts.flow_from:
         times = opts.times()
-        starts = _starts(fl, opts.flow_from, "--flow-from")
+        starts = _starts(fl, opts.flow_from, "flow_from")
         marks.flows = integrate(function, starts, times)
         for r in np.flatnonzero(marks.flows.diverged):
-            marks.notes.append(f"--flow-from {point_text(starts[r])}: leaves the finite "
+            marks.notes.append(f"{ref('flow_from', text=point_text(starts[r]))}: leaves the finite "
                                f"numbers at t = {marks.flows.t_end[r]:g}")
     if opts.basins:
         if function.kind != "scalar":
-            raise EvaluationError("--basins colours where descent on a scalar f leads; this "
-                                  "formula is a vector field")
+            raise EvaluationError(f"{ref('basins')} colours where descent on a scalar f "
+                                  "leads; this formula is a vector field")
         marks.basins = _basins(fl, function, opts)
         if not len(marks.basins.points):
             marks.basins = None
-            marks.notes.append("--basins: no descent from the grid ends at a critical point "
-                               "(drawn without basins; try more --steps or another --method)")
+            marks.notes.append(f"{ref('basins')}: no descent from the grid ends at a critical "
+                               f"point (drawn without basins; try more {ref('steps')} or "
+                               f"another {ref('method')})")
     return replace(fl, marks=marks)
 
 
@@ -147,8 +150,8 @@ def _starts(fl: Field, points: tuple[dict[str, Any], ...], flag: str) -> np.ndar
     for p in points:
         if set(p) != set(fl.names):
             want = ",".join(f"{n}=..." for n in fl.names)
-            raise EvaluationError(f"{flag} {','.join(p)}: give a value for each drawn "
-                                  f"variable and no other: {flag} {want}")
+            raise EvaluationError(f"{ref(flag, text=','.join(p))}: give a value for each "
+                                  f"drawn variable and no other: {ref(flag, text=want)}")
     return from_points([{n: p[n] for n in fl.names} for p in points]).X
 
 
@@ -164,8 +167,9 @@ def _basins(fl: Field, function: FieldFunction, opts: PlotOptions) -> Basins:
     shape = tuple(len(c) for c in fl.coords)
     total = int(np.prod(shape))
     if total > MAX_BASIN_POINTS:
-        raise EvaluationError(f"--basins runs a descent from each of the {total:,} grid "
-                              f"points, over {MAX_BASIN_POINTS:,}: use a coarser --grid")
+        raise EvaluationError(f"{ref('basins')} runs a descent from each of the {total:,} "
+                              f"grid points, over {MAX_BASIN_POINTS:,}: use a coarser "
+                              f"{ref('grid')}")
     settings = opts.descent("newton")
     grid = np.stack([g.reshape(-1) for g in np.meshgrid(*fl.coords, indexing="ij")], axis=1)
     path = descend(function, grid, settings, steps=opts.steps, tol=opts.tol,

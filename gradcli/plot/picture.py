@@ -22,6 +22,7 @@ from typing import Any
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
 from ..evaluation.binding import ref
 from ..lang import ExpressionWarning
+from ..lang.errors import render_references
 from .options import FORMATS, parse_options
 
 __all__ = ["Picture", "plot", "PICTURE_FORMATS"]
@@ -137,5 +138,6 @@ def plot(expression: str, grid: Mapping[str, Any] | None = None,
                 return fh.read(), done
 
     data, done = draw(format)
-    return Picture(data, format, expression, done.notes, done.nonfinite,
+    notes = [render_references(note) for note in done.notes]  # in the library's words
+    return Picture(data, format, expression, notes, done.nonfinite,
                    redraw=lambda fmt: draw(fmt)[0])

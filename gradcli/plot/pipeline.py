@@ -20,6 +20,7 @@ import numpy as np
 
 from ..engine.grad_mode import quiet
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
+from ..evaluation.binding import ref
 from .data import Field, compute_field, flat_error, sampled_names
 from .marks import with_marks
 from .options import PlotOptions, check_target, output_kind
@@ -42,7 +43,7 @@ def nonfinite_count(fl: Field) -> int:
 
 
 def taylor_request(options: PlotOptions) -> tuple[str, float, int] | None:
-    """(variable, point, highest order) of ``--taylor`` and ``--order``, or None."""
+    """(variable, point, highest order) of ``taylor`` and ``order``, or None."""
     if options.taylor is None:
         return None
     name, at = options.taylor
@@ -55,8 +56,9 @@ def _precheck(grid: Mapping[str, Any], options: PlotOptions, kind: str | None) -
     if options.slice is not None:
         return  # compute_field checks the slice, and a slice is flat
     if len(names) == 3 and kind == "html" and options.animate is not None:
-        raise EvaluationError("--animate with -o *.html draws one or two grid variables; "
-                              "a 3-D field's page has no slider: add --slice VAR=VALUE")
+        raise EvaluationError(f"{ref('animate')} with -o *.html draws one or two grid "
+                              "variables; a 3-D field's page has no slider: add "
+                              f"{ref('slice', text='VAR=VALUE')}")
     flat = kind in ("image", "gif", "mp4") or (options.preview and kind is None)
     if len(names) == 3 and flat:
         stub = Field("", tuple(names), (), {}, "scalar", ())
@@ -76,9 +78,10 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
     kind = output_kind(fmt, options) if fmt is not None else None
     if fmt is None and not preview:
         raise EvaluationError("plot needs -o FILE (.png .svg .pdf .html .gif .mp4), or "
-                              "--preview (or -o -) for a preview in the terminal")
+                              f"{ref('preview')} (or -o -) for a preview in the terminal")
     if options.animate is not None and fmt is None:
-        raise EvaluationError("--animate writes a movie or a page with a slider: add -o "
+        raise EvaluationError(f"{ref('animate')} writes a movie or a page with a slider: "
+                              "add -o "
                               "NAME.gif, NAME.mp4 or NAME.html")
     if kind == "html":
         from .html import plotly_js
@@ -98,8 +101,8 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
         check_texts(options)
     _precheck(grid, options, kind)
     if options.taylor is not None and preview:
-        raise EvaluationError("--taylor is drawn in pictures (-o .png .svg .pdf .html), not "
-                              "in the terminal preview")
+        raise EvaluationError(f"{ref('taylor')} is drawn in pictures (-o .png .svg .pdf "
+                              ".html), not in the terminal preview")
     fl = compute_field(expression, grid, color=options.color, slice_=options.slice,
                        animate=options.animate, taylor=taylor_request(options),
                        max_points=max_points, fixed=fixed)

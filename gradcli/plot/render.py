@@ -42,7 +42,7 @@ def save_figure(fig: Any, path: str, fmt: str | None = None, dpi: float | None =
                 crop: bool = False) -> None:
     """Save ``fig`` to ``path`` (format from the extension unless given), atomically;
     ``crop`` trims the blank margin around the content (what was drawn decides the
-    picture's size, as when no --size is asked for).
+    picture's size, as when no size is asked for).
 
     Raises EvaluationError for an unknown extension and OutputError (naming the path) if
     the file cannot be written; in either case nothing is left at ``path`` or beside it.

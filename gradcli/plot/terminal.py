@@ -1,4 +1,4 @@
-"""The terminal preview (``--preview``, or ``-o -`` on a terminal): for work over SSH.
+"""The terminal preview (``preview``, or ``-o -`` on a terminal): for work over SSH.
 
 A plane is a grid of character cells coloured by the heatmap's scalar (the same scalar and
 colour scale as the picture), with a direction glyph (→ ↗ ↑ ...) of the arrows every few
@@ -206,7 +206,7 @@ def _curve(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
     x, name = fl.coords[0], fl.names[0]
     cols = max(10, width - 13 - len(name))  # the terminal's width, whatever the grid's size
     many = len(fl.values) > 1
-    # what is drawn: f (or each f[i]) and, with --derivative, f' dashed in the picture
+    # what is drawn: f (or each f[i]) and, with derivative, f' dashed in the picture
     series = [(f, df, f"f[{i}] = {short(label, 30)}" if many else f"f({name})", i)
               for i, (f, df, label) in enumerate(zip(fl.values, fl.grad, fl.labels,
                                                      strict=True))]

@@ -62,7 +62,9 @@ def test_output_file_is_written(cli, tmp_path) -> None:  # noqa: ANN001
     (["grad", "x^2", "--formula", "--wrt", "q"], "--wrt names 'q'"),
     (["hessian", "x^2", "--formula", "program"], "--formula program is the backward program"),
     (["grad", "[x, y]", "--formula"], "grad needs a scalar formula"),
-    (["eval", "x", "-f", "latex", "--at", "x=1"], "-f latex writes formulas: add --formula"),
+    (["grad", "x", "-f", "latex", "--at", "x=1"], "-f latex writes formulas: add --formula"),
+    # a command without --formula does not offer the formulas' formats
+    (["eval", "x", "-f", "latex", "--at", "x=1"], "got 'latex'"),
     (["grad", "x^2", "--formula", "-f", "csv"], "--formula prints text, json or latex"),
     (["jvp", "x*y", "--formula"], "Missing option '--direction'"),
     (["curl", "[x, y, z, x]", "--formula"], "curl needs a vector field of 2 or 3"),

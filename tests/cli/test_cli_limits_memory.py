@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 from gradcli.cli import errors
+from gradcli.cli.errors import option_words
 from gradcli.cli.main import main
 from gradcli.evaluation.cluster import local_worker_limit, parse_local
+from gradcli.lang.errors import render_references
 from gradcli.output.cf import MAX_CARRIED
 from gradcli.plot.layout import MAX_ARROWS_PER_AXIS, clamp_every
 from gradcli.plot.options import MAX_CONTOUR_LEVELS
@@ -86,8 +88,8 @@ def test_local_workers_are_bounded_by_the_machine(capsys):
 def test_arrows_are_capped_per_axis_with_a_note():
     every, note = clamp_every(1, (1000, 1000))
     assert every == 1000 // MAX_ARROWS_PER_AXIS == 10
-    assert note == ("--every 1 would draw 1,000,000 arrows: using --every 10 (at most 100 "
-                    "per axis)")
+    assert render_references(note, option_words) == (  # as the command line prints it
+        "--every 1 would draw 1,000,000 arrows: using --every 10 (at most 100 per axis)")
     assert clamp_every(10, (1000, 1000)) == (10, None)
 
 

@@ -126,3 +126,44 @@ def test_hessian_wrt_in_the_library_and_its_check(cli) -> None:
     status, _, err = cli("hessian", F, "--at", "x=1,y=2,z=3", "--wrt", "x,z",
                          "--check")
     assert status == 0 and "check: central differences" in err
+
+
+def _first_partial(plan, targets, outs, num):
+    """Only df/d(first variable), by grad's reverse sweep."""
+    return grad(plan, targets, outs, num)[:1]
+
+
+@pytest.mark.parametrize("pairs", [None, lambda plan: [(0, 0, 0)]])
+def test_check_reads_the_pairing_from_the_record(pairs, cli) -> None:
+    """A record with ``check=`` whose derivative blocks are not one per (output, variable):
+    with its ``pairs`` --check compares df/dx of x*y at (2, 3) (= 3) with differences and
+    passes; without, it is refused naming the record, not an internal IndexError."""
+    register(Computation(
+        "firstpartial", "df/d(first variable).",
+        blocks=lambda plan, outs: outs + [Block.template(["df/d", *plan.targets[0]])],
+        kernel=_first_partial, scalar=True, check={"float64": 1e-6, "float32": 1e-4},
+        pairs=pairs))
+    try:
+        status, out, err = cli("firstpartial", "x*y", "--at", "x=2,y=3", "--check", "-f", "csv")
+    finally:
+        unregister("firstpartial")
+    if pairs is None:
+        assert status == 2 and "firstpartial gives 1 derivative block(s)" in err
+        assert "give its record pairs=" in err and "Traceback" not in err
+    else:
+        assert status == 0 and out == "x,y,f,df/dx\n2.0,3.0,6.0,3.0\n"
+        assert "check: central differences differ by at most" in err
+
+
+def test_formula_support_comes_from_the_records() -> None:
+    """``--formula`` (and its -f formats) exist exactly where the record has ``formula``:
+    vjp has it now; vᵀJ of [x*y, x^2] with v = (1, 2) is (y + 4x, x) (by hand)."""
+    from gradcli.evaluation.computations import TABLE
+    from gradcli.evaluation.formula import formula, whats
+
+    assert set(whats()) == {n for n, r in TABLE.items() if r.formula is not None}
+    for name in names():
+        options = {o.name for o in BY_NAME[name].options}
+        assert ("formula" in options) == (computation(name).formula is not None), name
+    assert formula("[x*y, x^2]", "vjp", vector=[1, 2]) == {"vjp/dx": "4*x + y",
+                                                           "vjp/dy": "x"}

@@ -129,8 +129,9 @@ def test_a_path_per_method_each_with_its_own_learning_rate():
         parse_options(path_from=["x=1,y=2"], method=["gd", "momentum", "adam"],
                       lr=[0.1, 0.2])
     assert "2 --lr for 3 --method" in usage_words(got.value)  # as the command line shows it
-    with pytest.raises(EvaluationError, match="--basins colours by one descent"):
+    with pytest.raises(EvaluationError) as got:
         parse_options(basins=True, method=["gd", "adam"])
+    assert "--basins colours by one descent" in usage_words(got.value)
 
 
 def test_path_on_a_curve_follows_f():
@@ -159,10 +160,11 @@ def test_flow_from_draws_the_trajectory():
 ])
 def test_what_cannot_be_drawn(expr, opts, grid, message):
     options = parse_options(**opts)
-    with pytest.raises(EvaluationError, match=message):
+    with pytest.raises(EvaluationError) as got:
         fl = compute_field(expr, grid)
         options.check(len(fl.names))
         build_figure(with_marks(fl, options), options)
+    assert message in usage_words(got.value)  # as the command line says it
 
 
 @pytest.mark.parametrize("opts, message", [

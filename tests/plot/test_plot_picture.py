@@ -103,7 +103,7 @@ def test_bad_requests_are_refused_with_the_library_names(tmp_path: Path) -> None
         gradcli.plot("x^2", grid={"x": (-1, 1, 5)}, format="jpeg")
     with pytest.raises(EvaluationError, match=r"plot needs grid=\{'x': \(-2, 2, 101\)\}"):
         gradcli.plot("x^2")
-    with pytest.raises(EvaluationError, match="--color must be"):
+    with pytest.raises(EvaluationError, match="color must be"):
         gradcli.plot("x^2", grid={"x": (-1, 1, 5)}, color="rainbow")
     picture = gradcli.plot("x^2", grid={"x": (-1, 1, 5)})
     with pytest.raises(EvaluationError, match=r"unknown picture extension '\.jpeg'"):

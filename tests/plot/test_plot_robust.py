@@ -7,10 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gradcli.cli.errors import option_words
+from gradcli.lang.errors import render_references
 from gradcli.plot import PlotOptions, build_figure, compute_field
 from gradcli.plot.layout import ARROW_FILL
 
 TWO_PI = 2 * np.pi
+
+
+def _cli_words(notes: list[str]) -> list[str]:
+    """Notes as the command line prints them (parameters named by their flags)."""
+    return [render_references(n, option_words) for n in notes]
 
 
 def _draw(expr: str, grid: dict, **opts):
@@ -138,7 +145,7 @@ def test_tan_is_broken_at_its_poles_with_a_robust_y_range():
     lo, hi = drawn.ax.get_ylim()
     assert -30 < lo < -5 and 5 < hi < 30  # the poles (|tan| ~ 250 here) do not flatten it
     assert drawn.ax.get_ylabel() == "f(x) = tan(x)"
-    assert any("--ylim" in n for n in drawn.notes)
+    assert any("--ylim" in n for n in _cli_words(drawn.notes))
 
 
 @pytest.mark.parametrize(("expr", "grid", "gaps"), [
@@ -191,7 +198,7 @@ def test_unequal_ranges_use_auto_aspect_and_say_so():
     fig, drawn = _draw("x*y", grid)
     assert drawn.ax.get_aspect() == "auto"
     # the grid's own ranges, not the image's extent (half a cell more at each end)
-    assert drawn.notes == ["x spans 1000 and y spans 1, more than 10x apart: drawn "
+    assert _cli_words(drawn.notes) == ["x spans 1000 and y spans 1, more than 10x apart: drawn "
                            "with --aspect auto (--aspect equal forces equal axes)"]
     fig, drawn = _draw("x*y", grid, aspect="equal")
     assert drawn.ax.get_aspect() == 1.0 and drawn.notes == []

@@ -27,7 +27,7 @@ from ..inputs import read_array
 #: the options --formula reads; any other given a value of its own is refused (it
 #: concerns values: points, checks, digits, dtype, where to compute)
 _FORMULA_OPTIONS = {"expression", "fmt", "output", "quiet", "at", "wrt", "direction", "unit",
-                    "order", "memory"}
+                    "order", "vector", "memory"}
 #: what -o's extension means for formulas
 #: the formulas' formats by extension, from the format table
 _FILES = {ext: f.name for f in _format_table.holding((_format_table.FORMULA,))
@@ -64,13 +64,13 @@ def _labels(expression: str, at: list[dict[str, Any]]) -> list[str]:
 def run_formula(what: str, form: str | None, **options: Any) -> int:
     """Print (or write) the formulas of ``what``; return the exit status."""
     from ...evaluation import EvaluationError
-    from ...evaluation.formula import WHATS, TooLarge, TooLong, formula, latex_name
+    from ...evaluation.formula import TooLarge, TooLong, formula, latex_name, whats
     from ...evaluation.spec_text import parse_point
 
     fmt, output = options.get("fmt", "auto"), options.get("output")
     if form is None:
         raise UsageProblem("-f latex writes formulas: add --formula")
-    if what not in WHATS:
+    if what not in whats():
         raise UsageProblem(f"{what} has no --formula")
     from ..definition import BY_NAME
 
@@ -94,10 +94,12 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
     if form == "program" and fmt != "text":
         raise UsageProblem("--formula program prints the program as text: drop -f")
     at = [parse_point(spec, files=read_array) for spec in options.get("at") or []]
-    direction = options.get("direction")
     kwargs: dict[str, Any] = {"at": at or None, "unit": bool(options.get("unit"))}
-    if direction is not None:
-        kwargs["direction"] = parse_point(direction, "--direction", files=read_array)
+    from ...evaluation.parameters import TABLE
+
+    for name in ("direction", "vector"):  # read as the numeric commands read them
+        if options.get(name) is not None:
+            kwargs[name] = TABLE[name].read(options[name], read_array)
     if options.get("order") is not None:
         kwargs["order"] = options["order"]
     wrt = options.get("wrt")
@@ -127,12 +129,10 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
                 shown = latex_name(name, labels) if fmt == "latex" and column else name
                 lines.append(f"{shown} = {value}")
             text = "".join(line + "\n" for line in lines)
-    if output:
-        from ...output import atomic_open
+    from contextlib import nullcontext
 
-        with atomic_open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        with writing_stdout():
-            sys.stdout.write(text)
+    from ...output import write_text
+
+    with writing_stdout() if not output else nullcontext():  # the format table's writer
+        write_text(text, fmt=fmt, path=output, stdout=sys.stdout)
     return 0

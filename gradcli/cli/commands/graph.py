@@ -44,10 +44,10 @@ def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
     text = (graph_view.graph_json(expression, point, nodes, out, notes_for(fmt))
             if fmt == "json"
             else graph_view.graph_dot(expression, nodes, out, precision))
-    if output:
-        with atomic_open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        with writing_stdout():
-            sys.stdout.write(text)
+    from contextlib import nullcontext
+
+    from ...output import write_text
+
+    with writing_stdout() if not output else nullcontext():  # the format table's writer
+        write_text(text, fmt=fmt, path=output, stdout=sys.stdout)
     return ExitStatus.OK

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...evaluation import Prepared, Request, prepare_request
-from ...evaluation.spec_text import parse_point, parse_vector
+from ...evaluation.spec_text import parse_point
 from ...lang import free_variables, parse
 from ..definition import BY_NAME, check_tolerance
 from ..errors import (
@@ -115,26 +115,36 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
         raise UsageProblem(_no_points_message(expression))
     else:
         where["at"] = [{}]  # a constant needs no point: evaluate it once
-    if o.get("vector") is not None:
-        where["vector"] = parse_vector(o["vector"], files=read_array)
-    if o.get("direction") is not None:
-        where["direction"] = parse_point(o["direction"], "--direction", files=read_array)
-    if o.get("wrt"):
-        where["wrt"] = [name.strip() for spec in o["wrt"] for name in spec.split(",")]
+    parameters = read_parameters(what, o)
     scheduler = _scheduler(o.get("scheduler"), o.get("scheduler_file"))
     return Request(expression, what, dtype=o.get("dtype"), max_points=o["max_points"],
-                   order=o.get("order"), norm=o.get("norm", False),
-                   unit=o.get("unit", False), scheduler=scheduler,
-                   scheduler_timeout=o.get("scheduler_timeout", 10.0),
+                   parameters=parameters, scheduler=scheduler,
+                   scheduler_timeout=o.get("scheduler_timeout", 10.0), threads=o.get("threads"),
                    memory=o.get("memory"), options={"expression": expression, **o}, **where)
+
+
+def read_parameters(what: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The computation's parameters from their options' text, each read by its declaration
+    (``parameters.Parameter.read``: ``--vector "1,0"``, ``--direction x=1``, ``--wrt x,y``)."""
+    from ...evaluation.computations import computation
+    from ...evaluation.parameters import TABLE
+
+    out: dict[str, Any] = {}
+    for name in computation(what).parameters:
+        p, text = TABLE[name], options.get(name)
+        if not p.given(text) or (isinstance(text, list) and not text):
+            continue
+        out[name] = p.read(text, read_array) if p.read is not None else text
+    return out
 
 
 def _carried_bound(what: str, options: Mapping[str, Any]) -> Any:
     """The output's bound on carried columns, checked from the points file's header: a
     dataset (.nc, .zarr) holds at most ``cf.MAX_CARRIED``; other formats any number."""
+    from ...evaluation.computations import computation
     from ...output.cf import DATASET_FORMATS, check_carried
 
-    if what == "taylor":  # writes its own long table, not the points' rows
+    if computation(what).shown is not None:  # writes its own table, not the points' rows
         return None
     try:
         fmt = choose_format(BY_NAME[what], options.get("fmt") or "auto",
@@ -157,8 +167,8 @@ def run_request(req: Request) -> int:
     budget = memory_budget(req.memory)  # a bad size is refused before any work
     prepared = build(req)
     fmt = choose_format(BY_NAME[req.what], req.option("fmt"), req.option("output"))
-    if req.what == "taylor":
-        return run_taylor(req, prepared, fmt)
+    if prepared.plan.computation.shown is not None:  # its own table (taylor's long one)
+        return run_shown(req, prepared, fmt)
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
     scheduler = req.scheduler
     if scheduler and req.option("check"):
@@ -177,6 +187,7 @@ def run_request(req: Request) -> int:
         to_stdout = stream is not None and not req.option("output")
         with writing_stdout() if to_stdout else nullcontext():
             columns = prepared.run(stream, progress=bar.stage("computing"), client=client,
+                                   threads=req.threads, block_size=req.block_size,
                                    memory=budget)
         status = _run_check(prepared, columns, req) if req.option("check") else ExitStatus.OK
         if stream is not None:
@@ -200,11 +211,12 @@ def run_request(req: Request) -> int:
     return _nonfinite_status(bad, req) or status
 
 
-def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
-    """``taylor``: the per-point coefficients as one row per multi-index, or (with
-    ``--polynomial``) the polynomial at each point as text, one line per point."""
+def run_shown(req: Request, prepared: Prepared, fmt: str) -> int:
+    """A computation that shows its own table (its record's ``shown``: taylor's
+    per-point coefficients as one row per multi-index), or (taylor's ``--polynomial``)
+    the polynomial at each point as text, one line per point."""
     from ... import output
-    from ...evaluation.taylor_table import long_table, polynomials
+    from ...evaluation.taylor_table import polynomials
     from ...lang import MAX_LENGTH
 
     to_text = (fmt != "text" if req.option("output")
@@ -215,24 +227,21 @@ def run_taylor(req: Request, prepared: Prepared, fmt: str) -> int:
         raise UsageProblem("a .txt file holds the Taylor polynomial: add --polynomial")
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
     with _cluster(req.scheduler, req.scheduler_timeout, req.option("quiet")) as client:
-        result = prepared.run(client=client, memory=req.memory)
+        result = prepared.run(client=client, memory=req.memory, threads=req.threads,
+                                    block_size=req.block_size)
     bad = output.count_nonfinite(result, results_only=True)
     after = _nonfinite_notes(bad)
     if req.option("polynomial"):
         lines = polynomials(result, prepared.plan)
         text = "".join(line + "\n" for line in lines)
-        if req.option("output"):
-            with output.atomic_open(req.option("output"), "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            with writing_stdout():
-                sys.stdout.write(text)
+        with writing_stdout() if not req.option("output") else nullcontext():
+            output.write_text(text, fmt="text", path=req.option("output"), stdout=sys.stdout)
         longest = max((len(line) for line in lines), default=0)
         if longest > MAX_LENGTH:
             note(f"note: the polynomial is {longest:,} characters long, over the "
                  f"{MAX_LENGTH:,} gradcli reads back as an expression", req.option("quiet"))
     else:
-        table = long_table(result, prepared.plan)
+        table = prepared.plan.computation.shown(result, prepared.plan)
         with writing_stdout():
             notes = output.write(table, fmt=fmt, path=req.option("output"),
                                  expression=req.expression,

@@ -15,7 +15,15 @@ import warnings
 from typing import Any
 
 from ...lang import ExpressionWarning
-from ..errors import ExitStatus, RuntimeProblem, UsageProblem, expression_warnings, say
+from ...lang.errors import render_references
+from ..errors import (
+    ExitStatus,
+    RuntimeProblem,
+    UsageProblem,
+    expression_warnings,
+    option_words,
+    say,
+)
 
 
 def run_plot(what: str, expression: str, output: str | None, grid: list[str] | None,
@@ -53,8 +61,8 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
         except OSError as exc:
             raise RuntimeProblem(_cannot_write(output or "-", exc)) from None
     if not quiet:
-        for note in result.notes:
-            say(f"note: {note}")
+        for note in result.notes:  # parameter references in the command line's words
+            say(f"note: {render_references(note, option_words)}")
         if result.nonfinite:
             n = result.nonfinite
             say(f"warning: {n:,} non-finite result value{'s' if n != 1 else ''} (nan or "
