@@ -46,9 +46,9 @@ def _wait_for_temporary(directory: Path, proc: subprocess.Popen) -> None:
     raise AssertionError("the long line never started writing")
 
 
-def _ended(proc: subprocess.Popen) -> int:
+def _ended(proc: subprocess.Popen, wait: float = WAIT) -> int:
     try:
-        return proc.wait(timeout=WAIT)
+        return proc.wait(timeout=wait)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
@@ -291,3 +291,24 @@ def test_history_is_kept_and_read_from_its_end_in_bounded_memory(tmp_path):
     assert len(lines) == 1000
     assert lines[-3:] == ["eval x --at x=1499", "eval x --at x=7", "exit"]
     assert lines[0] == "eval x --at x=502"
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_right_at_the_prompt_ends_the_session(tmp_path, signum, status):
+    """SIGTERM or SIGHUP sent the moment the prompt shows: readline writes the prompt and
+    then waits in select(); a signal landing between the two interrupted nothing, and the
+    session waited for a keystroke that never came (2 of 30 sessions on a loaded machine).
+    Twelve fresh sessions each get the signal as soon as their prompt appears."""
+    for attempt in range(12):
+        work = tmp_path / str(attempt)
+        work.mkdir()
+        proc, master = _terminal_session(tmp_path, work)
+        try:
+            _read_until(master, "gradcli> ", bytearray())
+            proc.send_signal(signum)
+            assert _ended(proc, 20) == status  # it waited for a keystroke for ever
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            os.close(master)

@@ -492,6 +492,62 @@ def _typed_problem(line: str) -> str | None:
     return None
 
 
+class _PromptWaker:
+    """Makes a signal that lands while readline waits at the prompt take effect at once.
+
+    Why: readline prints the prompt, then blocks in ``select()`` on the terminal. A signal
+    that arrives between the two (a loaded machine preempts the session right after the
+    prompt is written) is noted by Python's C-level handler but interrupts nothing, so
+    the Python handler would run only at the next keystroke: SIGTERM or SIGHUP would not
+    end a session nobody types into (seen: 2 of 30 sessions on a loaded machine). Every
+    signal with a Python handler writes its number to the wakeup file descriptor; a
+    thread reading it sends the main thread SIGUSR1 (whose handler does nothing) every
+    50 ms while the same ``input()`` call is still waiting, and the ``EINTR`` that this
+    gives ``select()`` makes readline run the pending handlers.
+    """
+
+    def __init__(self) -> None:
+        import threading
+
+        self.waiting = False
+        self.calls = 0  # input() calls ended so far: one that ends has seen the signal
+        self._main = threading.main_thread().ident
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+        self._old_usr1 = signal.signal(signal.SIGUSR1, lambda signum, frame: None)
+        self._old_fd = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        threading.Thread(target=self._watch, name="gradcli-prompt-waker",
+                         daemon=True).start()
+
+    def _watch(self) -> None:
+        import time
+
+        while True:
+            try:
+                data = os.read(self._read, 64)
+            except OSError:
+                return
+            if not data:
+                return  # closed: the session ended
+            if all(byte == signal.SIGUSR1 for byte in data):
+                continue  # this thread's own wake-ups
+            calls = self.calls
+            for _ in range(100):  # 5 s at most
+                time.sleep(0.05)
+                if not self.waiting or self.calls != calls:
+                    break
+                try:
+                    signal.pthread_kill(self._main, signal.SIGUSR1)
+                except (OSError, ValueError):
+                    return
+
+    def close(self) -> None:
+        """The session's terminal reading is over: the process's own handling returns."""
+        signal.set_wakeup_fd(self._old_fd)
+        signal.signal(signal.SIGUSR1, self._old_usr1)
+        os.close(self._write)  # the thread's read sees the end and returns
+
+
 def _terminal_lines() -> Iterator[str | Exception]:
     """Lines typed at a terminal, with readline's editing and a persistent history."""
     try:
@@ -503,10 +559,16 @@ def _terminal_lines() -> Iterator[str | Exception]:
         readline.clear_history()
         for line in read_history(path):
             readline.add_history(line)
+    waker = _PromptWaker()
     try:
         while True:
             try:
-                line = input(PROMPT)
+                waker.waiting = True
+                try:
+                    line = input(PROMPT)
+                finally:
+                    waker.waiting = False
+                    waker.calls += 1
             except KeyboardInterrupt as exc:  # Ctrl-C drops the line being typed
                 if getattr(exc, "signum", signal.SIGINT) != signal.SIGINT:
                     raise  # SIGTERM, SIGHUP: the session ends
@@ -518,6 +580,7 @@ def _terminal_lines() -> Iterator[str | Exception]:
             problem = _typed_problem(line)
             yield line if problem is None else ValueError(problem)
     finally:
+        waker.close()
         if readline is not None:
             count = readline.get_current_history_length()
             write_history(path, [readline.get_history_item(i) or "" for i in
