@@ -728,7 +728,7 @@ NUMERIC_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "jvp": (
         "Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a vector f).",
         ('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',
-         'gradcli jvp "x*y" --direction "x=3,y=4" --unit --at x=1,y=2')),
+         'gradcli jvp "x*y" --direction "x=3,y=4" --unit-vector --at x=1,y=2')),
     "hessian": (
         "Second derivatives of a scalar formula: f, then d2f/dadb for every ordered pair.",
         ('gradcli hessian "x^2*y + y^3" --at x=1,y=2',
@@ -800,7 +800,7 @@ NUMERIC_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
     'jvp': (
         ('jvp --direction U',
          'the values, then `jvp` (scalar f) or `jvp[i]`: J·u by forward mode',
-         'variables not named in U get 0; `--unit` normalises u to length 1: '
+         'variables not named in U get 0; `--unit-vector` normalises u to length 1: '
          'the directional derivative'),
     ),
     'hessian': (
@@ -812,7 +812,7 @@ NUMERIC_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('hvp --direction U',
          '`f`, then `hvp/dx` for each variable: H·u',
          'forward over reverse (the values of `torch.autograd.functional.hvp`);'
-         ' scalar-valued only; `--unit` as for jvp'),
+         ' scalar-valued only; `--unit-vector` as for jvp'),
     ),
     'div': (
         ('div "[P, Q, ...]"',
@@ -862,7 +862,7 @@ NUMERIC_WRITES_OF: dict[str, tuple[str, ...]] = {"taylor": TAYLOR_WRITES}
 NUMERIC_VARIANTS_OF: dict[str, tuple[Option, ...]] = {"taylor": (TAYLOR_FORMAT, TAYLOR_OUTPUT)}
 #: the CLI's value kind of each kind of parameter
 _PARAMETER_KINDS = {"names": "text", "whole": "whole", "flag": "flag", "array": "text",
-                    "point": "text"}
+                    "point": "text", "units": "text"}
 
 
 def parameter_option(parameter: Any) -> Option:

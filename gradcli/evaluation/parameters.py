@@ -29,7 +29,7 @@ __all__ = ["Parameter", "TABLE", "declare", "parameter", "names", "needs"]
 
 #: kinds of parameter values: names (``"x,y"``), a whole number, a flag, an array shaped
 #: like the formula's value, a point (one value per variable)
-KINDS = ("names", "whole", "flag", "array", "point")
+KINDS = ("names", "whole", "flag", "array", "point", "units")
 
 
 class Context(NamedTuple):
@@ -74,6 +74,7 @@ class Parameter(NamedTuple):
     high: float | None = None
     empty: Any = None
     noun: str = ""
+    every: bool = False
 
     def given(self, value: Any) -> bool:
         """Whether ``value`` is a value for it (not None, not False for a flag)."""
@@ -119,6 +120,27 @@ def needs(what: str, name: str) -> EvaluationError:
 def _read_names(text: Any, files: Any = None) -> list[str]:
     items = [text] if isinstance(text, str) else list(text)
     return [name.strip() for spec in items for name in str(spec).split(",")]
+
+
+def _read_units(text: Any, files: Any = None) -> dict[str, str]:
+    """``"V=V,I=mA"`` (or a list of them) -> ``{"V": "V", "I": "mA"}``."""
+    items = [text] if isinstance(text, str) else list(text)
+    out: dict[str, str] = {}
+    for spec in items:
+        for part in str(spec).split(","):
+            if not part.strip():
+                continue
+            name, sep, unit = part.partition("=")
+            if not sep or not name.strip() or not unit.strip():
+                raise EvaluationError(f"{ref('units', text=repr(str(spec)))}: expected "
+                                      f"NAME=UNIT, got '{part.strip()[:40]}'")
+            out[name.strip()] = unit.strip()
+    return out
+
+
+def every() -> tuple[str, ...]:
+    """The parameters every computation takes (units, to)."""
+    return tuple(n for n, p in TABLE.items() if p.every)
 
 
 def _read_vector(text: Any, files: Any = None) -> Any:
@@ -214,8 +236,19 @@ declare(Parameter(
     read=_read_point("direction"), check=_check_point("direction"), noun="a direction u"))
 declare(Parameter(
     "unit", "flag", "Normalise the direction to unit length: jvp is then the directional "
-    "derivative (hvp: H·u for the unit u).", ("--unit",), '--direction "x=3,y=4" --unit',
+    "derivative (hvp: H·u for the unit u).", ("--unit-vector",),
+    '--direction "x=3,y=4" --unit-vector',
     empty=False, check=_check_unit))
+declare(Parameter(
+    "units", "units", "Physical units: NAME=UNIT for a variable, a program's step or a "
+    "constant step (comma-separated, or repeat): V=V,I=mA; units are pint's (m, km/h, ohm, "
+    "degC, deg, m/s^2...).", ("--unit",), '--unit "V=V,I=mA"', metavar="NAME=UNIT",
+    repeat=True, typed='"V=V,I=mA"', python='{"V": "V", "I": "mA"}', read=_read_units,
+    every=True, empty={}))
+declare(Parameter(
+    "to", "units", "Show a result column in a compatible unit: f=kohm, \"df/dI=ohm/mA\" "
+    "(repeat for more).", ("--to",), '--to f=kohm', metavar="COLUMN=UNIT", repeat=True,
+    typed="f=kohm", python='{"f": "kohm"}', read=_read_units, every=True, empty={}))
 declare(Parameter(
     "wrt", "names", "Differentiate by these variables or named steps only (comma-separated, "
     "or repeat); by a step m, df/dm holds m's inputs fixed (PyTorch's retain_grad).",

@@ -98,9 +98,11 @@ def render_table(
     from rich.console import Group
     from rich.text import Text
 
+    from ._columns import column_headers
+
     arrays = as_arrays(columns)
-    names = list(arrays)
     cells, head, hidden = table_cells(arrays, precision=precision, max_rows=max_rows)
+    names = column_headers(columns, list(arrays))
     widths = [max([cell_len(name), *(len(row[j]) for row in cells)])
               for j, name in enumerate(names)]
     shown = len(names)

@@ -1,0 +1,300 @@
+"""Units of one request: the values given with units, the expression checked and rewritten
+(``lang/units.py``), and each result block's unit.
+
+A request with no unit anywhere never imports pint and compiles the expression as before.
+With units, the checked expression computes in SI base units and shows each output in its
+unit, so every derivative the kernels take is already in unit(f)/unit(x); a block's unit
+is derived here once from its name's grammar (``df/dx``, ``d2f/dxdy``, ``d3f/dx2dy``,
+``df[0]/dx``, ``vjp/dx``, ``jvp``, ``hvp/dx``, ``div``, ``curl``, ``laplacian``,
+``|grad f|``) and stored on the block (``Block.unit``), where every writer reads it.
+A derivative column asked in another unit (``to={"df/dI": "ohm/mA"}``) is scaled as its
+rows are written (:class:`ScaledSink`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .binding import EvaluationError, ref
+
+__all__ = ["Units", "split_units", "apply_units", "label_blocks", "ScaledSink"]
+
+
+class Units:
+    """The units of one prepared request: variables' and steps' (pint Units), outputs'
+    (by output name), derivative columns to convert (block name -> factor)."""
+
+    def __init__(self, variables: Mapping[str, Any], outputs: Mapping[str, Any],
+                 steps: Mapping[str, Any], to: Mapping[str, str]) -> None:
+        self.variables, self.outputs = dict(variables), dict(outputs)
+        self.steps, self.to = dict(steps), dict(to)
+        self.factors: dict[str, float] = {}
+
+    def of(self, name: str) -> Any:
+        from ..lang.units import registry
+
+        unit = self.variables.get(name) or self.steps.get(name)
+        return unit if unit is not None else registry().Unit("")
+
+
+def _quantity(value: Any) -> tuple[Any, str] | None:
+    """(magnitude, unit text) of a value given with a unit: a pint Quantity, a
+    ``WithUnit`` (``--at "V=4.999 V"``) or a text ``"4.999 V"``; None otherwise."""
+    from ..lang.units import WithUnit, split_value
+
+    if isinstance(value, WithUnit):
+        return value.value, value.unit
+    if type(value).__name__ == "Quantity" and hasattr(value, "magnitude") and \
+            hasattr(value, "units"):
+        return value.magnitude, str(value.units)
+    if isinstance(value, str):
+        from .binding import parse_constant
+
+        try:
+            parse_constant(value, "")
+            return None
+        except EvaluationError:
+            pass
+        split = split_value(value)
+        if split is not None:
+            return float(split[0]), split[1]
+    return None
+
+
+def split_units(where: Any, declared: dict[str, Any]) -> Any:
+    """``where`` (at's point or list of points, a grid, points, fixed) with every value
+    given with a unit made a number in the declared unit of its variable (adding the
+    unit to ``declared`` when none is)."""
+    if where is None:
+        return None
+    if isinstance(where, (list, tuple)) and all(isinstance(p, Mapping) for p in where):
+        return [split_units(p, declared) for p in where]
+    if not isinstance(where, Mapping):
+        return where
+    out = {}
+    for name, value in where.items():
+        found = _quantity(value)
+        if found is None and isinstance(value, (list, tuple)) and value and \
+                _quantity(value[0]) is not None:  # a grid's (start, stop, n) with units
+            parts = [_quantity(v) for v in value]
+            unit = next(p[1] for p in parts if p is not None)
+            out[name] = type(value)(_in(name, p, unit, declared) if p is not None else v
+                                    for p, v in zip(parts, value, strict=True))
+            continue
+        out[name] = value if found is None else _in(name, found, found[1], declared)
+    return out
+
+
+def _in(name: str, found: tuple[Any, str], unit: str, declared: dict[str, Any]) -> Any:
+    """The magnitude of ``found`` in ``name``'s declared unit (declaring it if new)."""
+    from ..lang.units import parse_unit, registry
+
+    magnitude, given = found
+    given_unit = parse_unit(given, f"the unit of '{name}'")
+    if name not in declared:
+        declared[name] = given_unit
+        return magnitude
+    target = declared[name]
+    if given_unit == target:
+        return magnitude
+    try:
+        return registry().Quantity(np.asarray(magnitude, dtype=float), given_unit).to(
+            target).magnitude
+    except Exception:
+        raise EvaluationError(f"'{name}' is given in {given} but declared in "
+                              f"{target:~C}: they cannot be converted") from None
+
+
+def apply_units(tree: Any, expression: str, request: Any, names: Sequence[str],
+                program_steps: Sequence[str]) -> tuple[Any, Units | None, dict[str, Any]]:
+    """The tree to compile, the request's Units (None without any unit) and its where
+    (``at``/``grid``/``points``/``fixed``) with values given with units made numbers."""
+    given_units = request.get("units") or {}
+    to = dict(request.get("to") or {})
+    where = {k: getattr(request, k) for k in ("at", "grid", "points", "fixed")}
+    if not given_units and not to and not _any_quantity(where):
+        return tree, None, where
+    from ..lang.units import UnitError, infer, parse_unit, variable_nodes
+
+    try:
+        declared = {n: parse_unit(u, f"the unit of '{n}'") for n, u in given_units.items()}
+        where = {k: split_units(v, declared) for k, v in where.items()}
+    except UnitError as exc:
+        raise EvaluationError(str(exc)) from None
+    unknown = next((n for n in declared if n not in names and n not in program_steps), None)
+    if unknown is not None:
+        raise EvaluationError(f"{ref('units', text=unknown)}: '{unknown}' is not a variable "
+                              f"or a step here (these are: "
+                              f"{', '.join([*names, *program_steps]) or 'none'})")
+    variables = {n: u for n, u in declared.items() if n in names}
+    steps = {n: u for n, u in declared.items() if n not in names}
+    outputs = {k: v for k, v in to.items() if re.fullmatch(r"f(\[\d+\])*", k)}
+    try:
+        inferred = infer(tree, expression, variables, outputs, steps)
+    except UnitError as exc:
+        raise EvaluationError(str(exc)) from None
+    compiled = variable_nodes(inferred.tree, variables)
+    shown = {("f" if len(inferred.outputs) == 1 else f"f[{i}]"): u
+             for i, u in enumerate(inferred.outputs)}
+    from ..lang.units import _is_offset, _to_base
+
+    units = Units({n: (_to_base(u)[2] if _is_offset(u) else u) for n, u in variables.items()},
+                  shown, inferred.steps, {k: v for k, v in to.items() if k not in outputs})
+    units.declared = variables  # the variables' own columns are shown in these
+    return compiled, units, where
+
+
+def _any_quantity(where: Mapping[str, Any]) -> bool:
+    from ..lang.units import WithUnit
+
+    def has(value: Any) -> bool:
+        if isinstance(value, WithUnit) or type(value).__name__ == "Quantity":
+            return True
+        if isinstance(value, Mapping):
+            return any(has(v) for v in value.values())
+        if isinstance(value, (list, tuple)):
+            return any(has(v) for v in value[:8])
+        return isinstance(value, str) and _quantity(value) is not None
+    return any(has(v) for v in where.values() if v is not None)
+
+
+_DERIVATIVE = re.compile(r"d(\d*)(f(?:\[\d+\])*)/(.+)")
+
+
+def _denominator(text: str, units: Units) -> Any:
+    """``dxdy`` / ``dx2dy`` -> unit(x)·unit(y) / unit(x)^2·unit(y), reading the known names."""
+    from ..lang.units import registry
+
+    known = sorted([*units.variables, *units.steps, *_others(units)], key=len, reverse=True)
+    out, rest = registry().Unit(""), text
+    while rest:
+        if not rest.startswith("d"):
+            return None
+        rest = rest[1:]
+        name = next((n for n in known if rest.startswith(n)), None)
+        if name is None:
+            return None
+        rest = rest[len(name):]
+        power = re.match(r"\d+", rest)
+        k = int(power.group()) if power else 1
+        rest = rest[power.end():] if power else rest
+        out = out * _delta(units.of(name)) ** k
+    return out
+
+
+def _others(units: Units) -> list[str]:
+    return list(getattr(units, "names", ()))
+
+
+def _delta(unit: Any) -> Any:
+    """A difference of ``unit``: degC -> delta_degC (derivatives of temperatures)."""
+    from ..lang.units import _is_offset, registry
+
+    if _is_offset(unit):
+        return registry().Unit("delta_" + str(unit))
+    return unit
+
+
+def block_unit(name: str, units: Units, plan: Any) -> Any:
+    """The unit of the block named ``name`` (a pint Unit), or None when it has none that
+    one unit can say (a Taylor table mixes orders; a direction over variables of different
+    units)."""
+    from ..lang.units import registry
+
+    f = units.outputs.get("f") or next(iter(units.outputs.values()), registry().Unit(""))
+    if name in units.outputs:
+        return units.outputs[name]
+    match = _DERIVATIVE.fullmatch(name)
+    if match is not None:
+        out = units.outputs.get(match.group(2), f)
+        below = _denominator(match.group(3), units)
+        return None if below is None else _delta(out) / below
+    targets = [n for n, _ in getattr(plan, "targets", ()) or ()] or list(units.variables)
+    common = {str(units.of(n)) for n in targets}
+    x = units.of(targets[0]) if targets else registry().Unit("")
+    if name.startswith("vjp/d"):
+        return _delta(f) / units.of(name[5:])
+    if name.startswith("hvp/d"):
+        return None if len(common) > 1 else _delta(f) / (units.of(name[5:]) * x)
+    if name.startswith("jvp") or name in ("|grad f|",):
+        out = units.outputs.get("f" + name[3:], f) if name.startswith("jvp") else f
+        return None if len(common) > 1 else _delta(out) / x
+    if name == "laplacian":
+        return None if len(common) > 1 else _delta(f) / x ** 2
+    if name in ("div",) or name.startswith("curl"):
+        comps = [u for k, u in units.outputs.items() if k != "f"] or [f]
+        if len(common) > 1 or len({str(u) for u in comps}) > 1:
+            return None
+        return _delta(comps[0]) / x
+    return None
+
+
+def label_blocks(layout: Any, units: Units, plan: Any) -> Any:
+    """``layout`` with each result block's unit set (``Block.unit``, the shown text), and
+    the factors of derivative columns asked in another unit (``units.factors``)."""
+    from ..lang.units import UnitError, parse_unit, registry, unit_text
+
+    units.names = [n for n, _ in getattr(plan, "targets", ()) or ()]
+    blocks = []
+    for block in layout.blocks:
+        unit = block_unit(block.name, units, plan)
+        wanted = units.to.get(block.name)
+        if wanted is not None:
+            if unit is None:
+                raise EvaluationError(f"{ref('to', text=block.name)}: this column has no "
+                                      "single unit to convert")
+            try:
+                target = parse_unit(wanted, f"the unit for {block.name}")
+                units.factors[block.name] = float(registry().Quantity(1.0, unit).to(
+                    target).magnitude)
+            except UnitError as exc:
+                raise EvaluationError(str(exc)) from None
+            except Exception:
+                raise EvaluationError(f"{block.name} is in {unit_text(unit)}, which cannot "
+                                      f"be converted to {wanted}") from None
+            unit = target
+        blocks.append(replace(block, unit=unit_text(unit) if unit is not None else ""))
+    missing = next((k for k in units.to if k not in {b.name for b in layout.blocks}), None)
+    if missing is not None:
+        raise EvaluationError(f"{ref('to', text=missing)}: no result column '{missing}' "
+                              f"(columns: {', '.join(b.name for b in layout.blocks)})")
+    return replace(layout, blocks=blocks, _names=None)
+
+
+def label_inputs(inputs: Any, units: Units) -> Any:
+    """The variables' own blocks with their declared units."""
+    from ..lang.units import unit_text
+
+    declared = getattr(units, "declared", units.variables)
+    blocks = [replace(b, unit=unit_text(declared[b.name])) if b.name in declared else b
+              for b in inputs.layout.blocks]
+    inputs.layout = replace(inputs.layout, blocks=blocks, _names=None)
+    return inputs
+
+
+class ScaledSink:
+    """A sink that scales some blocks (derivative columns asked in another unit) as their
+    rows pass on to ``sink``."""
+
+    def __init__(self, sink: Any, factors: Mapping[int, float]) -> None:
+        self.sink, self.factors = sink, dict(factors)
+        self.sequential = getattr(sink, "sequential", False)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sink, name)
+
+    def open(self, layout: Any, shape: Any, dtype: Any, inputs: Any) -> None:
+        self.sink.open(layout, shape, dtype, inputs)
+
+    def write(self, start: int, stop: int, values: Sequence[Any]) -> None:
+        scaled = [v if v is None or i not in self.factors else np.asarray(v) * self.factors[i]
+                  for i, v in enumerate(values)]
+        self.sink.write(start, stop, scaled)
+
+    def result(self) -> Any:
+        return self.sink.result()
