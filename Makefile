@@ -76,12 +76,14 @@ test-browser: browser-deps
 lint: $(STAMP)
 	$(VENV)/bin/ruff check gradcli tests benchmarks fuzz samples
 
-# the pictures listed in samples/README.md, then the page's screenshot from the browser test
+# the pictures listed in samples/README.md, then the pages' screenshots from the browser tests
 samples: $(STAMP)
 	$(PY) samples/make_samples.py
 	$(MAKE) --no-print-directory browser-deps
 	GRADCLI_REQUIRE_BROWSER=1 GRADCLI_SCREENSHOT=samples/html_field.png \
 	  $(PY) -m pytest -q tests/plot/test_plot_browser.py -k field_page
+	GRADCLI_REQUIRE_BROWSER=1 GRADCLI_EXPLORE_SCREENSHOT=samples/explore.png \
+	  $(PY) -m pytest -q tests/explore/test_explore_browser.py -k panel
 
 # The documentation site: the pictures it shows (samples/, byte-stable), the generated
 # tables, then mkdocs build --strict into site/ (a broken link or a missing page fails).

@@ -33,7 +33,7 @@ from benchmarks.measure import ROOT, Row, run_worker  # noqa: E402
 from benchmarks.worker import LIBRARY, PLAN  # noqa: E402
 
 SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "calculus", "io", "arrays", "data",
-            "dask", "fields", "propagate", "scale")
+            "dask", "fields", "propagate", "explore", "scale")
 
 
 def machine() -> dict[str, str]:
@@ -210,6 +210,15 @@ def main(argv: list[str] | None = None) -> int:
             tables[key] = rows
             print(report.table(PROPAGATE_TITLES[key], rows, rows[0].tool, "gradcli"),
                   flush=True)
+    if "explore" in args.sections:
+        _progress("  explore (a 200×200 field, a click's panel, start-up) ...")
+        from benchmarks.explore_speed import TITLES as EXPLORE_TITLES
+        from benchmarks.explore_speed import explore_tables
+
+        for key, rows in explore_tables(args.quick, args.repeat).items():
+            tables[key] = rows
+            print(report.table(EXPLORE_TITLES[key], rows, rows[0].tool, rows[0].tool),
+                  flush=True)
     if "scale" in args.sections:
         _progress(f"  scale {args.scale_n}² ...")
         row = scale_row(args.scale_n, args.scale_timeout, args.scale_rss_limit)
@@ -219,13 +228,15 @@ def main(argv: list[str] | None = None) -> int:
     w1_big = [c.key for c in workloads.cases(args.quick) if c.workload == "W1"][-1]
     from benchmarks.calculus import goals as calculus_goals
     from benchmarks.data_speed import data_goals
+    from benchmarks.explore_speed import explore_goals
     from benchmarks.propagate_speed import propagate_goals
 
     text, goal_data = report.goals_section(
         report.goals(w1_big, keys["W2"], keys["W3"], keys["W6"], args.scale_n,
                      [cold_name(line) for line in COLD_LINES], args.quick,
                      facts.get("points_mib", 0.0)) + calculus_goals(args.quick)
-        + data_goals(args.quick) + propagate_goals(args.quick), tables)
+        + data_goals(args.quick) + propagate_goals(args.quick)
+        + explore_goals(args.quick), tables)
     print(text, flush=True)
     print(f"_total wall time {time.perf_counter() - started:.0f} s_", flush=True)
     if args.json:

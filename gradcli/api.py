@@ -16,7 +16,8 @@ and ``start_grid`` (a lattice of starts, ``{"x": (start, stop, count)}``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -30,9 +31,44 @@ from .output.display import EvaluatedView, PropagatedView, RowTable
 __all__ = ["evaluate", "propagate", "critical", "descend", "flow"]
 
 
+@contextmanager
+def _warnings_kept() -> Iterator[list[str]]:
+    """The expression's warnings raised inside the block, as the command line's
+    ``warning: ...`` lines (each once), for the result's ``notes``; every warning is
+    still issued to the caller as usual, after the block."""
+    import warnings
+
+    from .lang import ExpressionWarning
+
+    kept: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield kept
+    for w in caught:
+        line = f"warning: {w.message}"
+        if issubclass(w.category, ExpressionWarning) and line not in kept:
+            kept.append(line)
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def _with_warnings(fn: Any) -> Any:
+    """``fn``'s result with the expression's warnings first in its ``notes``, where the
+    command line says them (before the notes of the run)."""
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        with _warnings_kept() as kept:
+            result = fn(*args, **kwargs)
+        result.notes[:0] = kept
+        return result
+
+    return wrapped
+
+
 @functools.wraps(_evaluate)
 def evaluate(*args: Any, **kwargs: Any) -> EvaluatedView:
-    return EvaluatedView(_evaluate(*args, **kwargs))
+    with _warnings_kept() as kept:
+        evaluated = _evaluate(*args, **kwargs)
+    return EvaluatedView(evaluated, kept)
 
 
 evaluate.__doc__ = (_evaluate.__doc__ or "") + """
@@ -44,7 +80,10 @@ evaluate.__doc__ = (_evaluate.__doc__ or "") + """
 @functools.wraps(_propagate)
 def propagate(*args: Any, **kwargs: Any) -> PropagatedView:
     expression = args[0] if args else kwargs.get("expression", "")
-    return PropagatedView(_propagate(*args, **kwargs), f"propagate {expression}")
+    with _warnings_kept() as kept:
+        propagated = _propagate(*args, **kwargs)
+    propagated.notes[:0] = kept  # said first on the command line too
+    return PropagatedView(propagated, f"propagate {expression}")
 
 
 def _axes(grid: Mapping[str, Any], parameter: str,
@@ -89,6 +128,7 @@ def _held(at: Mapping[str, Any] | None, *given: Mapping[str, Any]) -> dict[str, 
     return held
 
 
+@_with_warnings
 def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
              points: Mapping[str, Any] | None = None,
              at: Mapping[str, Any] | None = None,
@@ -133,11 +173,18 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
         function = FieldFunction(expression, first, held)
         seeds = np.column_stack([a.reshape(len(a), -1) for a in arrays.values()])
         box = None
+    from .evaluation.fields.notes import critical_notes
+
     found = find_critical(function, seeds, box)
-    notes = [] if len(found) else ["no critical points found " + (
-        "inside the grid's box" if box is not None else "from these seeds")]
     return RowTable(critical_rows(found, function.n), f"critical points of {expression}",
-                    notes)
+                    _said(critical_notes(found, box)))
+
+
+def _said(notes: list[str]) -> list[str]:
+    """The fields' notes (the command line prints the same lines) in the library's names."""
+    from .lang.errors import render_references
+
+    return [render_references(line) for line in notes]
 
 
 def _starts(start: Any, start_grid: Mapping[str, Any] | None, held: Mapping[str, Any],
@@ -164,6 +211,7 @@ def _starts(start: Any, start_grid: Mapping[str, Any] | None, held: Mapping[str,
     return from_lattice(axes, max_points)
 
 
+@_with_warnings
 def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
             = None, *, start_grid: Mapping[str, Any] | None = None,
             at: Mapping[str, Any] | None = None, method: str = "gd", steps: int | None = None,
@@ -191,26 +239,15 @@ def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, An
     chosen = settings(method, **hyper)
     row_limit(len(starts), steps, every, max_points)
     function = FieldFunction(expression, starts.variables, held)
+    from .evaluation.fields.notes import descend_notes
+
     path = run_descend(function, starts.X, chosen, steps=steps, tol=tol, every=every)
     many = len(starts) > 1 or starts.lattice
     return RowTable(descend_rows(path, many), f"descend ({method}) on {expression}",
-                    _stops(path.stop, path.stop_step))
+                    _said(descend_notes(path, tol, steps, chosen.maximize)))
 
 
-def _stops(stop: np.ndarray, where: np.ndarray) -> list[str]:
-    """One line: how many runs stopped for each reason, and by which step."""
-    words = {"steps": "ran every step", "tol": "reached tol", "stalled": "stalled",
-             "diverged": "diverged (a value no longer finite)",
-             "fixed": "reached tol", "left": "left the box", "end": "reached the last time"}
-    parts = []
-    for reason in dict.fromkeys(stop.tolist()):
-        pick = stop == reason
-        parts.append(f"{int(pick.sum()):,} {words.get(reason, reason)} "
-                     f"(by step {int(where[pick].max()):,})" if where is not None else
-                     f"{int(pick.sum()):,} {words.get(reason, reason)}")
-    return [f"{len(stop):,} run{'s' if len(stop) != 1 else ''}: " + "; ".join(parts)]
-
-
+@_with_warnings
 def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
          = None, *, start_grid: Mapping[str, Any] | None = None,
          at: Mapping[str, Any] | None = None, t: Any = None, method: str = "rk4",
@@ -254,10 +291,9 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
                       box=dict(box) if box is not None else None,
                       rtol=defaults.RTOL if rtol is None else rtol,
                       atol=defaults.ATOL if atol is None else atol)
+    from .evaluation.fields.notes import flow_notes
+
     many = len(starts) > 1 or starts.lattice
-    ended = paths.reason != "end"  # a run that reached the last time needs no word
-    notes = _stops(paths.reason, None) if ended.any() else []
-    if method == "dopri5":
-        notes.append(f"dopri5: {paths.accepted:,} steps taken ({paths.rejected:,} "
-                     "rejected)")
-    return RowTable(flow_rows(paths, many), f"flow ({method}) of {expression}", notes)
+    notes, diverged = flow_notes(paths, tol, many, method, grid.t0, grid.t1)
+    return RowTable(flow_rows(paths, many), f"flow ({method}) of {expression}",
+                    _said(notes + ([diverged] if diverged else [])))

@@ -94,7 +94,10 @@ def command_function(command: Command) -> Callable[..., int]:
     def run(**options: Any) -> int:
         return call(command, options)
 
-    params = [*([_EXPRESSION] if command.takes_expression else []),
+    expression = _EXPRESSION if command.expression_default is None else _EXPRESSION.replace(
+        annotation=Annotated[str, typer.Argument(
+            help="The formula.", metavar="[EXPRESSION]")], default=command.expression_default)
+    params = [*([expression] if command.takes_expression else []),
               *map(_parameter, command.options)]
     run.__signature__ = inspect.Signature(params, return_annotation=int)  # type: ignore
     run.__annotations__ = {p.name: p.annotation for p in params} | {"return": int}

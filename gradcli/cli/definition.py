@@ -116,6 +116,7 @@ class Command:
     takes_expression: bool = True  # False: ``gradcli NAME [OPTIONS]`` (repl)
     #: its rows of the docs' "Commands and their columns": (shown, columns, notes)
     columns: tuple[tuple[str, str, str], ...] = ()
+    expression_default: str | None = None  # an expression that may be left out (explore)
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)
@@ -1023,6 +1024,47 @@ OTHER_COMMANDS: tuple[Command, ...] = (
                   "gradcli repl -f csv")),
 )
 
+
+# --- explore: the gradient in the browser, one compact block ---------------------------------
+EXPLORE = Command(
+    name="explore", help="A local web page to touch the gradient: the field (curve, heatmap "
+    "with gradient arrows, a slice with sliders), a pinned point's gradient, formula, graph "
+    "(values, adjoints) and backward program, descent paths, flow lines and critical points, "
+    "all computed by the engine, with the gradcli command that reproduces each. Serves on "
+    "127.0.0.1 with a token in the printed address until Ctrl-C.",
+    run="gradcli.cli.commands.explore:run_explore", group="explore",
+    expression_default="sin(x)*cos(y)",
+    options=(replace(PLOT_GRID, help="start:stop:count of the one or two drawn variables "
+                     "(default -5:5); z=0.5 holds z fixed."), HOLD,
+             Option("point", ("--point",), "text", None, metavar="POINT",
+                    help="Pin this point when the page opens.", example="--point x=1,y=0.5"),
+             replace(next(o for o in PLOT_DRAWING if o.name == "color"), default=None),
+             Option("contour", ("--contour",), "flag", False, help="Draw contour lines.",
+                    example="--contour"),
+             Option("port", ("--port",), "whole", 0, low=0, high=65535, metavar="PORT",
+                    shown_default="a free port", help="The port to listen on.",
+                    example="--port 8765"),
+             Option("host", ("--host",), "text", None, metavar="ADDRESS",
+                    shown_default="127.0.0.1", help="Listen on this address instead (a "
+                    "warning says when other machines can reach it).",
+                    example="--host 0.0.0.0"),
+             Option("no_browser", ("--no-browser",), "flag", False,
+                    help="Print the address only; do not open a browser.",
+                    example="--no-browser"),
+             Option("request_timeout", ("--request-timeout",), "real", 5.0, low=0,
+                    metavar="SECONDS", help="Stop a computation that runs longer than this "
+                    "(the page says so; the next request works).",
+                    example="--request-timeout 20"),
+             Option("save", ("--save",), "text", None, metavar="FILE",
+                    help="Write the static page of this view (as plot -o FILE.html) and "
+                    "exit instead of serving.", example="--save view.html"),
+             MEMORY, QUIET, MAX_POINTS),
+    examples=('gradcli explore "sin(x)*cos(y)"',
+              'gradcli explore "x^2 + 3*y^2" --grid x=-2:2:201 --grid y=-2:2:201 '
+              '--point x=1.5,y=1',
+              'gradcli explore "[-y, x]" --color curl --no-browser',
+              'gradcli explore "sin(x)*cos(y)" --save view.html'))
+OTHER_COMMANDS += (EXPLORE,)
 
 # --- reading files --------------------------------------------------------------------------
 NO_FILES = Option(

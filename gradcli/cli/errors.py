@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import IntEnum
 from typing import Any
@@ -56,6 +56,33 @@ def say(message: str) -> None:
     sys.stderr.flush()
 
 
+#: every note and warning of the command being run, in the order made, also those that
+#: --quiet keeps off stderr: what a JSON output's "notes" hold (``notes_for``)
+_NOTES: list[str] = []
+
+
+def note(message: str, quiet: bool = False) -> None:
+    """A note or warning of the command: kept for the output's ``notes`` and said on
+    stderr (unless ``quiet``). The one channel for both, so they cannot disagree."""
+    _NOTES.append(printable(message))
+    if not quiet:
+        say(message)
+
+
+def notes_for(fmt: str, own: Sequence[str] = (), after: Sequence[str] = ()) -> list[str]:
+    """The notes a written result holds: a table shows its ``own`` (a vjp's shapes) under
+    it, as it always did, while stderr says the rest beside it; a JSON document holds
+    every note of the run: its ``own``, those said so far, then ``after``, the notes that
+    will be said once the output is written (a non-finite count, why runs stopped)."""
+    if fmt != "json":
+        return list(own)
+    return [*own, *_NOTES, *(printable(a) for a in after)]
+
+
+def _start_notes() -> None:
+    _NOTES.clear()
+
+
 @contextmanager
 def expression_warnings(quiet: bool) -> Iterator[None]:
     """Show each different :class:`~gradcli.lang.ExpressionWarning` raised inside this
@@ -71,9 +98,9 @@ def expression_warnings(quiet: bool) -> Iterator[None]:
     def show(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
         if not issubclass(category, ExpressionWarning):
             others(message, category, *args, **kwargs)
-        elif not quiet and str(message) not in shown:
+        elif str(message) not in shown:
             shown.add(str(message))
-            say(f"warning: {message}")
+            note(f"warning: {message}", quiet)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", ExpressionWarning)
@@ -156,6 +183,7 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
     """Call ``fn`` and map its outcome to an exit status, printing errors on stderr."""
     from ..output import interrupt
 
+    _start_notes()  # a session runs many commands in one process
     try:
         status = int(fn() or 0)
         interrupt.finished()  # the work is done: a signal now has nothing to stop

@@ -13,7 +13,7 @@ from typing import Any
 from ..evaluation.spec_text import parse_grid
 from ..lang import free_variables, parse
 from .definition import BARE_GRID
-from .errors import UsageProblem, say
+from .errors import UsageProblem, note
 
 #: where a bare --grid (or a name alone) samples a variable
 DEFAULT_RANGE = (-5.0, 5.0)
@@ -56,7 +56,7 @@ def resolve_grid(expression: str, specs: list[str], quiet: bool,
     count = 101 if sampled <= 2 else 21  # variables held fixed are not sampled
     for name in defaulted:
         grid[name] = (DEFAULT_RANGE[0], DEFAULT_RANGE[1], count)
-    if defaulted and not quiet:
+    if defaulted:
         lo, hi = (_fmt_number(v) for v in DEFAULT_RANGE)
-        say("using " + " ".join(f"--grid {n}={lo}:{hi}:{count}" for n in defaulted))
+        note("using " + " ".join(f"--grid {n}={lo}:{hi}:{count}" for n in defaulted), quiet)
     return grid

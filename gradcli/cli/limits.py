@@ -19,6 +19,7 @@ def limits() -> list[tuple[str, str, str]]:
     from ..evaluation.budget import DEFAULT_MEMORY, ENV, FIXED_OVERHEAD, MIN_MEMORY, size_text
     from ..evaluation.cluster import WORKER_MEMORY
     from ..evaluation.fields.flow import MAX_ATTEMPTS, MAX_TIMES
+    from ..explore.server import MAX_BODY, MAX_CONNECTIONS
     from ..lang.compile import MAX_CALLS, MAX_STEPS
     from ..lang.parser import MAX_DEPTH, MAX_LENGTH
     from ..lang.program import MAX_FILE
@@ -71,6 +72,12 @@ def limits() -> list[tuple[str, str, str]]:
         ("Points of an HTML page", _n(MAX_PAGE_POINTS), "each has a hover label"),
         ("Local Dask workers (--scheduler local:N)", "the usable cores",
          f"and {size_text(WORKER_MEMORY)} of free memory each; more are refused"),
+        ("gradcli explore: one computation's time",
+         f"{BY_NAME['explore'].option('request_timeout').default:g} s",
+         "--request-timeout SECONDS; the computation is stopped, the next request works"),
+        ("gradcli explore: a request's body", size_text(MAX_BODY), "refused unread (413)"),
+        ("gradcli explore: connections served at once", _n(MAX_CONNECTIONS),
+         "more are closed; one computation runs at a time"),
     ]
 
 

@@ -302,9 +302,12 @@ def _record_end(chunk: bytes) -> int:
 
 
 def read_points(source: str, names: Collection[str], max_points: int, *,
-                max_line: int = MAX_LINE) -> PointsTable:
+                max_line: int = MAX_LINE,
+                check_carried: Callable[[int], None] | None = None) -> PointsTable:
     """Read a points CSV (``"-"`` for stdin) for an expression whose variables are
-    ``names``: the columns naming them bind them; all others are carried as text."""
+    ``names``: the columns naming them bind them; all others are carried as text.
+    ``check_carried(count)`` is called with the number of carried columns as soon as the
+    header is read, before any row (the output's own bound on them)."""
     label = f"--points {'stdin' if source == '-' else source}"
     check_file(label, source)
     with BoundedReader(source, label=label, max_line=max_line, read_size=_CHUNK) as reader:
@@ -322,6 +325,8 @@ def read_points(source: str, names: Collection[str], max_points: int, *,
             raise EvaluationError(
                 f"{label}: no column names a variable of the expression "
                 f"({', '.join(sorted(names)) or 'it has none'}){listed}")
+        if check_carried is not None:
+            check_carried(len(cols.carried))
         parser = _Parser(cols, label, reader.size())
         numbers = [_Growing(len(m)) for m in cols.variables.values()]
         text: list[np.ndarray] = []

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -509,6 +510,14 @@ def _start_client(client_class: Any, address: str, timeout: float) -> Any:
     if err is None:
         return outcome["client"]
     first = str(err).splitlines()[0] if str(err) else type(err).__name__
+    if address.startswith(("ws://", "wss://")) and not isinstance(err, TimeoutError):
+        # tornado's "Non-websocket response" (or "HTTP 404: Not Found") names its own
+        # exception, not what answered: ask the server once more, as plain HTTP
+        found = _http_answer(address, timeout)
+        if found:
+            raise EvaluationError(f"cannot connect to the Dask scheduler at {address}: "
+                                  f"{found} answered there, not a Dask scheduler's "
+                                  "WebSocket endpoint") from None
     if isinstance(err, (OSError, TimeoutError)):
         raise EvaluationError(f"cannot reach the Dask scheduler at {address} within "
                               f"{timeout:g} s (the scheduler timeout): {first}") from None
@@ -516,6 +525,45 @@ def _start_client(client_class: Any, address: str, timeout: float) -> Any:
         raise EvaluationError(f"cannot connect to the Dask scheduler at {address}: "
                               f"{type(err).__name__}: {first}") from None
     raise err
+
+
+def _http_answer(address: str, timeout: float) -> str | None:
+    """What a ``ws://``/``wss://`` address answers to a plain HTTP GET of its path, said
+    in a few words: ``an HTTP server (SimpleHTTP/0.6 Python/3.12.3) with "200 OK"``;
+    None when nothing answers as HTTP. Only the status line and the Server header are
+    read (at most 64 KiB of headers), within ``timeout`` seconds."""
+    import http.client
+    import ssl
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(address)
+        host, port = parts.hostname, parts.port
+        if not host:
+            return None
+        if parts.scheme == "wss":
+            context = ssl.create_default_context()
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+            conn: Any = http.client.HTTPSConnection(host, port, timeout=min(timeout, 5.0),
+                                                    context=context)
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=min(timeout, 5.0))
+        try:
+            conn.request("GET", parts.path or "/", headers={"Connection": "close"})
+            response = conn.getresponse()
+            status, reason = response.status, response.reason
+            server = response.getheader("Server")
+        finally:
+            conn.close()
+    except (OSError, http.client.HTTPException, ValueError):
+        return None
+    shown = _CONTROL.sub("?", f"{status} {reason}".strip())[:80]
+    who = f" ({_CONTROL.sub('?', server)[:80]})" if server else ""
+    return f'an HTTP server{who} with "{shown}"'
+
+
+#: control characters a server could put in its status line or Server header
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _close(client: Any) -> None:

@@ -67,15 +67,16 @@ class Computation(NamedTuple):
     multi-index, "coefficients"), bounded with the points by ``max_points``. ``help`` and
     ``examples`` describe it (the CLI shows them; the CLI's own words for the built-in
     commands take precedence). ``formula(columns, asked)``: its derivatives as formulas
-    (``gradcli.formula`` and ``--formula``; ``evaluation/formula.py``), None: it has none.
-    ``shown(result, plan)``: the table a front end shows instead of the blocks' columns
-    (taylor's long table, one row per multi-index). ``axes``: what the component axes of
-    its blocks mean, for gridded files (:class:`Axes`; read by the NetCDF/Zarr plan).
-    ``streams``: its column order is made only when asked (one entry per scalar column:
-    the Hessian's rows are streamed). ``pairs(plan)``: for ``--check``, (derivative block,
-    differenced block, variable) per derivative block, the block differenced being one of
-    ``check_differences``' own and the variable an index of ``plan.targets`` (default:
-    one derivative block per (differenced block, variable), in that order).
+    (``gradcli.formula`` and the CLI's formula option; ``evaluation/formula.py``), None:
+    it has none. ``shown(result, plan)``: the table a front end shows instead of the
+    blocks' columns (taylor's long table, one row per multi-index). ``axes``: what the
+    component axes of its blocks mean, for gridded files (:class:`Axes`; read by the
+    NetCDF/Zarr plan). ``streams``: its column order is made only when asked (one entry
+    per scalar column: the Hessian's rows are streamed). ``pairs(plan)``: for the
+    derivative check (``check.py``), (derivative block, differenced block, variable) per
+    derivative block, the block differenced being one of ``check_differences``' own and
+    the variable an index of ``plan.targets`` (default: one derivative block per
+    (differenced block, variable), in that order).
     A NamedTuple: immutable, and cheap to define at start-up.
     """
 

@@ -99,6 +99,16 @@ def shape_notes(prepared: Any) -> list[str]:
             f"vᵀJ ({n},): one vjp/d column per input"]
 
 
+def nonfinite_notes(count: int) -> list[str]:
+    """The warning a result with ``count`` nan or inf values carries (SECURITY.md §5): the
+    command line says it after the output, a JSON output and a library result hold it in
+    their notes."""
+    if not count:
+        return []
+    return [f"warning: {count:,} non-finite result value{'s' if count != 1 else ''} (nan "
+            "or inf) in the output"]
+
+
 def _short(value: Any) -> str:
     """``repr`` of an argument, with arrays summarised (history stays one short line)."""
     if isinstance(value, type):  # dtype=numpy.float32

@@ -87,6 +87,43 @@ def _key_text(key: Any) -> str:
 
 
 # --- reading the inputs ----------------------------------------------------------------
+class Typed(float):
+    """A number read from text that keeps the text (``Typed(-0.1, "0.1+-0.2")``), so a
+    message can say the number as the user typed it. It is a float everywhere else."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> Typed:
+        made = super().__new__(cls, value)
+        made.text = text
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a copy keeps its text
+        return (Typed, (float(self), self.text))
+
+
+def number_text(value: Any, text: str | None = None) -> str:
+    """A number for a message, never rounded: the text it was typed as when that reads
+    as the number (``1.0000001``), else the text and its value (``0.1+-0.2 (= -0.1)``);
+    without text, the shortest text that reads back as it (``-2``, ``0.9999999999``)."""
+    text = text if text is not None else getattr(value, "text", None)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    shown = repr(number)
+    shown = shown[:-2] if shown.endswith(".0") else shown
+    if text is None:
+        return shown
+    text = text.strip()
+    try:
+        if float(text) == number:
+            return text
+    except ValueError:
+        pass
+    return f"{text} (= {shown})"
+
+
 def split_uncertainty(text: str) -> tuple[str, str | None]:
     """``"4.999+-0.0032"`` -> ``("4.999", "0.0032")``: the first ``+-`` or ``±`` outside
     brackets and parentheses separates an estimate from its standard uncertainty (inside
@@ -119,10 +156,26 @@ def parse_estimates(spec: str, option: str = "at", files: Any = None
         if unc is not None and not unc.strip():
             raise EvaluationError(f"{option} '{spec}': no uncertainty for '{name}' after "
                                   "its +-")
-        out[name] = (_value(value, f"{option} {name}", files),
-                     None if unc is None else _value(unc, f"{option} {name} (its "
-                                                     "uncertainty after +-)", files))
+        out[name] = (_typed(_value(value, f"{option} {name}", files), value),
+                     None if unc is None else _typed(_value(unc, f"{option} {name} (its "
+                                                            "uncertainty after +-)", files),
+                                                     unc))
     return out
+
+
+def _typed(value: Any, text: str) -> Any:
+    """A scalar read from ``text`` as a :class:`Typed` (arrays and files as they are)."""
+    if isinstance(value, float) and not text.strip().startswith("@"):
+        return Typed(value, text)
+    return value
+
+
+def _smallest(arr: np.ndarray, given: Any) -> str:
+    """The most negative of ``arr`` for a message: as typed when one number was given."""
+    if arr.ndim == 0:
+        text = given if isinstance(given, str) else getattr(given, "text", None)
+        return number_text(float(arr), text)
+    return number_text(float(arr.min()))
 
 
 def _number_array(value: Any, param: str, key: Any, what: str) -> np.ndarray:
@@ -187,8 +240,12 @@ class Inputs:
         return c @ self.cov
 
 
-def _labels(name: str, shape: tuple[int, ...]) -> list[str]:
+def component_labels(name: str, shape: tuple[int, ...]) -> list[str]:
+    """A variable's components as ``corr``/``cov`` name them: ``V``; ``x[0]``, ``x[1]``."""
     return [name + "".join(f"[{i}]" for i in idx) for idx in np.ndindex(*shape)]
+
+
+_labels = component_labels
 
 
 def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
@@ -199,6 +256,7 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
                                "values, e.g. {'V': '4.999+-0.0032'}")
     values: dict[str, np.ndarray] = {}
     unc: dict[str, tuple[np.ndarray, str]] = {}  # name -> (u, where it came from)
+    typed: dict[str, Any] = {}  # name -> the uncertainty as given (its text, if any)
     for name, given in at.items():
         if isinstance(given, str):
             text, utext = split_uncertainty(given)
@@ -206,10 +264,12 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
             if utext is not None:
                 unc[name] = (_number_array(utext, "at", name, "the uncertainty after +-"),
                              "at")
+                typed[name] = utext
         elif isinstance(given, tuple) and len(given) == 2:  # (value, u) as parsed text gives
             value = _number_array(given[0], "at", name, "the estimate")
             if given[1] is not None:
                 unc[name] = (_number_array(given[1], "at", name, "the uncertainty"), "at")
+                typed[name] = given[1]
         else:
             value = _number_array(given, "at", name, "the estimate")
         values[name] = value
@@ -221,14 +281,16 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
             raise PropagationError("u", name, "the uncertainty is also given with the estimate "
                                    "(VALUE+-U): give it once")
         unc[name] = (_number_array(given, "u", name, "the uncertainty"), "u")
+        typed[name] = given
     for name, (arr, where) in list(unc.items()):
         shape = values[name].shape
         if arr.shape not in ((), shape):
             raise PropagationError(where, name, f"{arr.size} uncertainties for a variable "
                                    f"of {values[name].size} components")
         if np.any(arr < 0):
-            raise PropagationError(where, name, f"the uncertainty {float(arr.min()):g} is "
-                                   "negative: a standard uncertainty is >= 0")
+            raise PropagationError(where, name, f"the uncertainty "
+                                   f"{_smallest(arr, typed.get(name))} is negative: a "
+                                   "standard uncertainty is >= 0")
         unc[name] = (np.broadcast_to(arr, shape).astype(np.float64), where)
     kinds: dict[str, str] = {}
     for name, given in (dist or {}).items():
@@ -311,7 +373,7 @@ def _distribution(name: str, given: Any) -> tuple[str, np.ndarray]:
                                f"{' or '.join(DISTRIBUTIONS)}")
     arr = _number_array(half, "dist", name, "the half-width")
     if np.any(arr < 0):
-        raise PropagationError("dist", name, f"the half-width {float(arr.min()):g} is "
+        raise PropagationError("dist", name, f"the half-width {_smallest(arr, half)} is "
                                "negative")
     return kind, arr
 
@@ -336,7 +398,7 @@ def _read_cov(cov: Any, values: dict[str, np.ndarray]) -> tuple[list[str], np.nd
     return names, m
 
 
-def _component_of(label: str, values: Mapping[str, np.ndarray]) -> tuple[str, int] | None:
+def component_of(label: str, values: Mapping[str, Any]) -> tuple[str, int] | None:
     """``"x[1]"`` -> ("x", 1); ``"V"`` -> ("V", 0) for a scalar; None if not a component."""
     name, bracket, rest = label.partition("[")
     name = name.strip()
@@ -377,8 +439,8 @@ def _place_cov(cov: tuple[list[str], np.ndarray], inputs: Inputs, covered: dict[
     if not np.allclose(m, m.T, rtol=1e-12, atol=0.0):
         i, j = np.unravel_index(np.argmax(np.abs(m - m.T)), m.shape)
         raise PropagationError("cov", None, f"the matrix is not symmetric: entry "
-                               f"({labels[i]}, {labels[j]}) is {m[i, j]:g}, "
-                               f"({labels[j]}, {labels[i]}) is {m[j, i]:g}")
+                               f"({labels[i]}, {labels[j]}) is {number_text(m[i, j])}, "
+                               f"({labels[j]}, {labels[i]}) is {number_text(m[j, i])}")
     n = len(inputs.labels)
     if n > MAX_CORRELATED:
         raise _too_many("cov", n)
@@ -394,13 +456,15 @@ def _place_cov(cov: tuple[list[str], np.ndarray], inputs: Inputs, covered: dict[
         var = inputs.var[j]
         if var in unc and m[a, a] != 0.0 or var in unc and s[j] != 0.0:
             if not math.isclose(math.sqrt(max(m[a, a], 0.0)), s[j], rel_tol=1e-9):
-                raise PropagationError(unc[var][1], inputs.labels[j], f"u = {s[j]:g}, but "
-                                       f"the covariance matrix's variance {m[a, a]:g} means "
-                                       f"u = {math.sqrt(max(m[a, a], 0.0)):g}: give one")
+                raise PropagationError(unc[var][1], inputs.labels[j],
+                                       f"u = {number_text(s[j])}, but the covariance "
+                                       f"matrix's variance {number_text(m[a, a])} means "
+                                       f"u = {number_text(math.sqrt(max(m[a, a], 0.0)))}: "
+                                       "give one")
     if np.any(np.diag(m) < 0):
         a = int(np.argmin(np.diag(m)))
         raise PropagationError("cov", None, f"the variance of '{labels[a]}' is negative "
-                               f"({m[a, a]:g})")
+                               f"({number_text(m[a, a])})")
     full[np.ix_(idx, idx)] = m
     return full
 
@@ -423,7 +487,7 @@ def _corr_cov(corr: Mapping[Any, Any], inputs: Inputs, covered: dict[str, int],
         if len(pair) != 2 or not all(pair):
             raise PropagationError("corr", key, "name two variables: corr[('A', 'B')] = R")
         for label in pair:
-            comp = _component_of(label, values)
+            comp = component_of(label, values)
             if comp is None:
                 if label in values:
                     raise PropagationError("corr", pair, f"'{label}' is a vector: name one "
@@ -444,7 +508,8 @@ def _corr_cov(corr: Mapping[Any, Any], inputs: Inputs, covered: dict[str, int],
         except (TypeError, ValueError):
             raise PropagationError("corr", pair, f"{given!r} is not a number") from None
         if not math.isfinite(value) or abs(value) > 1.0:
-            raise PropagationError("corr", pair, f"the correlation {value:g} is outside "
+            typed = number_text(value, given if isinstance(given, str) else None)
+            raise PropagationError("corr", pair, f"the correlation {typed} is outside "
                                    "[-1, 1]")
         i, j = covered[pair[0]], covered[pair[1]]
         r[i, j] = r[j, i] = value
@@ -473,7 +538,7 @@ def _check_psd(inputs: Inputs, param: str) -> None:
 class FirstOrder:
     outputs: list[str]      # f, or f[0], f[1], ...
     f: np.ndarray           # (m,)
-    jac: np.ndarray         # (m, n): ∂f/∂(uncertain component)
+    jac: np.ndarray | None  # (m, n): ∂f/∂(uncertain component), when kept (budget, cov_f)
     program: Any
     var_f: np.ndarray       # (m,): u(f)²
     cov_f: np.ndarray | None  # (m, m), for at most MAX_CORRELATED_OUTPUTS components
@@ -483,35 +548,105 @@ def _point(inputs: Inputs) -> dict[str, Any]:
     return {name: (v.tolist() if v.shape else float(v)) for name, v in inputs.values.items()}
 
 
-def _first_order(expression: str, inputs: Inputs) -> FirstOrder:
-    from .evaluator import prepare
+def _first_order(expression: str, inputs: Inputs, budget: bool = False) -> FirstOrder:
+    """f at the estimates and u(f)² = diag(J Σ Jᵀ), J a block of output rows at a time:
+    memory grows with the outputs and inputs, not with their product (the whole J is
+    kept only for the ``budget``, bounded by ``MAX_BUDGET_ROWS``, and for f's covariance
+    of at most ``MAX_CORRELATED_OUTPUTS`` components)."""
+    from .evaluator import MAX_SWEEP_OPS, prepare
 
-    wrt = list(dict.fromkeys(inputs.var))
-    what = "jacobian" if wrt else "eval"
-    prepared = prepare(expression, what, at=[_point(inputs)], wrt=wrt or None)
+    prepared = prepare(expression, "eval", at=[_point(inputs)])
     arrays = prepared.run(threads=1).arrays
     program = prepared.program
     outputs = ["f" + "".join(f"[{i}]" for i in idx) for idx in np.ndindex(*program.shape)]
-    blocks = program.outputs
     f = np.concatenate([np.asarray(arrays[name], dtype=np.float64)[0].reshape(-1)
-                        for name, _ in blocks])
+                        for name, _ in program.outputs])
     m, n = f.size, len(inputs.labels)
-    jac = np.zeros((m, n))
-    start = {}
-    for j, var in enumerate(inputs.var):
-        start.setdefault(var, j)
-    row = 0
-    for name, shape in blocks:
-        size = math.prod(shape)
-        for var in wrt:
-            d = np.asarray(arrays[f"d{name}/d{var}"], dtype=np.float64)[0]
-            width = inputs.values[var].size
-            jac[row:row + size, start[var]:start[var] + width] = d.reshape(size, width)
-        row += size
-    cs = inputs.covariance_product(jac)
-    cov_f = cs @ jac.T if m <= MAX_CORRELATED_OUTPUTS else None
-    var_f = np.diag(cov_f).copy() if cov_f is not None else np.sum(cs * jac, axis=1)
+    if m * n > MAX_SWEEP_OPS:
+        raise PropagationError("at", None, f"the law of propagation needs ∂f/∂x of every "
+                               f"output component and uncertain input: {m:,} × {n:,} = "
+                               f"{m * n:,} derivatives, over the limit of "
+                               f"{MAX_SWEEP_OPS:,}: use fewer components")
+    if m * program.op_count > MAX_SWEEP_OPS:
+        raise PropagationError("at", None, f"the law of propagation needs ∂f/∂x of every "
+                               f"output component: {m:,} reverse sweeps over "
+                               f"{program.op_count:,} operations, over the limit of "
+                               f"{MAX_SWEEP_OPS:,} operations: use fewer output components")
+    if budget and m * n > MAX_BUDGET_ROWS:
+        raise PropagationError("budget", None, f"the budget would have {m:,} × {n:,} rows "
+                               f"(output components × uncertain inputs), over the limit of "
+                               f"{MAX_BUDGET_ROWS:,}")
+    jac = np.zeros((m, n)) if budget or m <= MAX_CORRELATED_OUTPUTS else None
+    var_f = np.zeros(m)
+    if n:
+        with np.errstate(all="ignore"):  # inf and nan are results (SECURITY.md §5)
+            for lo, rows in _jacobian_rows(program, inputs, m):
+                var_f[lo:lo + len(rows)] = np.sum(inputs.covariance_product(rows) * rows,
+                                                  axis=1)
+                if jac is not None:
+                    jac[lo:lo + len(rows)] = rows
+    cov_f = None
+    if m <= MAX_CORRELATED_OUTPUTS and jac is not None:
+        with np.errstate(all="ignore"):
+            cov_f = inputs.covariance_product(jac) @ jac.T
+        var_f = np.diag(cov_f).copy()
     return FirstOrder(outputs, f, jac, program, var_f, cov_f)
+
+
+#: elements of one batch of Jacobian rows (rows × uncertain components): 8 MiB a copy
+_ROWS_BLOCK = 1 << 20
+
+
+def _jacobian_rows(program: Any, inputs: Inputs, m: int) -> Any:
+    """Blocks ``(first row, J[first:first + B])`` of ∂f/∂(uncertain components) at the
+    estimates, by the engine's reverse mode: B copies of the point in a batch, copy b
+    seeded with output component first + b, so one sweep gives B rows of J."""
+    from ..engine.backward import grad as autograd_grad
+    from ..engine.core import Tensor
+    from ..engine.grad_mode import enable_grad, quiet
+
+    n = len(inputs.labels)
+    batch = max(1, min(m, _ROWS_BLOCK // max(1, n)))
+    first_col: dict[str, int] = {}
+    for j, var in enumerate(inputs.var):
+        first_col.setdefault(var, j)
+    for lo in range(0, m, batch):
+        rows = min(batch, m - lo)
+        with enable_grad(), quiet():
+            z = Tensor._make(np.zeros((rows, n))).requires_grad_()
+            env: dict[str, Any] = {}
+            for name, value in inputs.values.items():
+                base = value.reshape((1,) + value.shape)
+                if name not in first_col:
+                    env[name] = base
+                    continue
+                a = first_col[name]
+                part = z[:, a:a + value.size].reshape((rows,) + value.shape)
+                env[name] = Tensor._make(base) + part
+            total = None
+            col = 0
+            for out in program.flat(program.run(env)):
+                size = math.prod(np.shape(out)[1:])
+                if isinstance(out, Tensor) and out.requires_grad:
+                    seed = np.zeros((rows, size))
+                    pick = np.arange(rows)
+                    hit = (lo + pick >= col) & (lo + pick < col + size)
+                    seed[pick[hit], lo + pick[hit] - col] = 1.0
+                    if hit.any():
+                        term = (out.reshape((out.shape[0], size)) * Tensor._make(seed)).sum()
+                        total = term if total is None else total + term
+                col += size
+            if total is None:
+                yield lo, np.zeros((rows, n))
+                continue
+            (g,) = autograd_grad(total, [z], allow_unused=True)
+        block = np.zeros((rows, n)) if g is None else np.array(g.detach().numpy(),
+                                                                dtype=np.float64)
+        # a leaf and its gradient accumulator refer to each other: without this, each
+        # batch's z (rows × n) would wait for the cycle collector
+        z._acc = None
+        del z, env, total, g
+        yield lo, block
 
 
 # --- second order ------------------------------------------------------------------------
@@ -822,17 +957,18 @@ def agreement(name: str, f: float, u: float, mc: MonteCarlo, j: int, coverage: f
     return (f"{name}: the law of propagation {verdict} Monte Carlo to JCGM 101 §8's "
             f"tolerance: d_low = {d_low:.2g}, d_high = {d_high:.2g}, delta = {delta:.2g} "
             f"({what} = {digits} to {TOLERANCE_DIGITS} significant digits; k = {kp:.3f} "
-            f"for {coverage:g})")
+            f"for {number_text(coverage)})")
 
 
 # --- the result --------------------------------------------------------------------------
 class Propagated(Result):
     """The table ``gradcli propagate`` writes, read as ``{column name: array}`` (one row
     per output component or, with ``budget``, per output component and input; a vector
-    variable's components are columns ``x[0]``... of one block, as in every result);
-    ``notes`` are the lines it says on stderr (Monte Carlo's agreement with the law of
-    propagation). ``gradcli.propagate`` returns it as ``output.display.PropagatedView``,
-    which shows it in Jupyter as every other result."""
+    variable's estimates, in a one-row table only, are columns ``x[0]``... of one block,
+    as in every result); ``notes`` are the lines it says on stderr (Monte Carlo's
+    agreement with the law of propagation, non-finite values). ``gradcli.propagate``
+    returns it as ``output.display.PropagatedView``, which shows it in Jupyter as every
+    other result."""
 
     def __init__(self, result: Result, notes: list[str] | None = None) -> None:
         super().__init__(result.layout, result.arrays, result.batch_shape)
@@ -882,17 +1018,31 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     agrees with the law of propagation (JCGM 101 §8).
 
     Returns a :class:`Propagated`: ``{column: array}`` with one row per output component:
-    ``output`` (a vector f only), the estimates, ``f``, ``u(f)``, [``u2(f)``, ``E2(f)``],
-    ``U(f)``, ``k``, ``r(f[i],f[j])`` (a vector f), [``mean``, ``sd``, ``low``, ``high``].
+    ``output`` (a vector f only), the estimates (scalar variables; a vector's only when f
+    is a scalar, so the table stays linear in the vector), ``f``, ``u(f)``, [``u2(f)``,
+    ``E2(f)``], ``U(f)``, ``k``, ``r(f[i],f[j])`` (a vector f of at most 50 components),
+    [``mean``, ``sd``, ``low``, ``high``].
     """
     _check_numbers(order, k, monte_carlo, coverage, seed)
+    # overflow (x=1+-1e308: u² is inf) and 0/0 give inf and nan, which are results
+    # (SECURITY.md §5), never numpy's RuntimeWarnings with their source lines on stderr
+    with np.errstate(all="ignore"):
+        return _propagate(expression, at, u, corr, cov, order, k, budget, monte_carlo,
+                          dist, coverage, seed)
+
+
+def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, Any] | None,
+               corr: Mapping[Any, Any] | None, cov: Any, order: int, k: float,
+               budget: bool, monte_carlo: int | None, dist: Mapping[str, Any] | None,
+               coverage: float, seed: int | None) -> Propagated:
     if budget and monte_carlo is not None:
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
     inputs = _read_inputs(at or {}, u, corr, cov, dist)
-    first = _first_order(expression, inputs)
+    first = _first_order(expression, inputs, budget=budget)
     if budget:
-        return Propagated(_table(_budget(first, inputs), []))
+        table = _table(_budget(first, inputs), [])
+        return Propagated(table, _nonfinite(table))
     u1 = np.sqrt(np.clip(first.var_f, 0.0, None))
     m = first.f.size
     vector = first.outputs != ["f"]
@@ -902,8 +1052,11 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
         cols["output"] = np.array(first.outputs, dtype=object)
         blocks.append(Block("output", kind=TEXT))
     for name, value in inputs.values.items():
-        cols[name] = np.broadcast_to(value, (m,) + value.shape)
-        blocks.append(Block.template([name, value.shape], INPUT))
+        # a vector's estimates on every row would make the table m × n: they are columns
+        # of a one-row table only (the budget lists them per input)
+        if value.shape == () or m == 1:
+            cols[name] = np.broadcast_to(value, (m,) + value.shape)
+            blocks.append(Block.template([name, value.shape], INPUT))
     cols["f"], cols["u(f)"] = first.f.copy(), u1
     used, what = u1, "u(f)"
     if order == 2:
@@ -930,7 +1083,18 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
                          "interval is not defined")
         notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, coverage, what)
                   for j, name in enumerate(first.outputs)]
-    return Propagated(_table(cols, blocks), notes)
+    table = _table(cols, blocks)
+    return Propagated(table, notes + _nonfinite(table))
+
+
+def _nonfinite(table: Result) -> list[str]:
+    """The warning of nan or inf among the result columns (the estimates are inputs)."""
+    from .origin import nonfinite_notes
+
+    bad = sum(int(np.size(v) - np.count_nonzero(np.isfinite(v)))
+              for b in table.blocks if b.kind == RESULT
+              for v in (np.asarray(table.arrays[b.name], dtype=np.float64),))
+    return nonfinite_notes(bad)
 
 
 def _table(cols: dict[str, Any], blocks: list[Block]) -> Result:
@@ -948,10 +1112,7 @@ def _budget(first: FirstOrder, inputs: Inputs) -> dict[str, Any]:
     """One row per output component and uncertain input: value, u(x), c = ∂f/∂x,
     u_i(f) = |c|·u(x), share = 100·cᵢ(Σc)ᵢ/u(f)² (adds up to 100 with correlations)."""
     m, n = first.f.size, len(inputs.labels)
-    if m * n > MAX_BUDGET_ROWS:
-        raise PropagationError("budget", None, f"the budget would have {m:,} × {n:,} rows "
-                               f"(output components × uncertain inputs), over the limit of "
-                               f"{MAX_BUDGET_ROWS:,}")
+    assert first.jac is not None  # kept for the budget, whose size _first_order checked
     sc = inputs.covariance_product(first.jac)  # (m, n): (Σc)ᵢ per output
     var = np.sum(first.jac * sc, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -44,6 +44,7 @@ __all__ = [
     "FORMATS",
     "FILE_FORMATS",
     "OutputError",
+    "write_text",
     "NpyStream",
     "atomic_open",
     "atomic_path",
@@ -102,6 +103,18 @@ def sink_for(fmt: str, path: str | os.PathLike[str] | None, *, stdout: TextIO | 
     request = _request(fmt, path, stdout=stdout, origin=origin, history=history,
                        overwrite=overwrite)
     return formats.resolve(record.sink)(request)
+
+
+def write_text(text: str, *, fmt: str, path: str | os.PathLike[str] | None = None,
+               stdout: TextIO | None = None) -> list[str]:
+    """Write text content (taylor's polynomial, formulas, a graph's source) in format
+    ``fmt`` through its record's ``text`` writer (the format table); return notes."""
+    from . import formats
+
+    record = formats.get(fmt)
+    if record.text is None:
+        raise ValueError(f"the {fmt} format holds no text")
+    return formats.resolve(record.text)(text, _request(fmt, path, stdout=stdout))
 
 
 def write(

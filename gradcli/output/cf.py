@@ -119,6 +119,20 @@ def _labels(values: Sequence[str]) -> np.ndarray:
 #: own there (20,000 made an 80,000-file store from a 170 KB file; CSV, JSON and .npz
 #: carry any number, their size following the input's)
 MAX_CARRIED = 256
+#: the formats whose files are such datasets (``plan_dataset``), by the format table's name
+DATASET_FORMATS = ("nc", "zarr")
+
+
+def check_carried(count: int) -> None:
+    """Refuse ``count`` carried text columns in a dataset over :data:`MAX_CARRIED` (an
+    ``EvaluationError``): said from a points file's header, before its rows are read."""
+    if count > MAX_CARRIED:
+        from ..evaluation.binding import EvaluationError
+
+        raise EvaluationError(f"{count:,} carried text columns: a .nc or .zarr dataset "
+                              f"holds at most {MAX_CARRIED} (each is a variable of its own); "
+                              "write CSV, JSON or .npz, or drop the columns you do not need "
+                              "from the points file")
 
 
 def plan_dataset(layout: Layout, inputs: Result, origin: Origin | None,
@@ -127,13 +141,7 @@ def plan_dataset(layout: Layout, inputs: Result, origin: Origin | None,
     text and the variables' own blocks, ``origin`` how it was asked for (None: a plain
     table, every block a variable over ``point`` or ``dim_0``, ``dim_1``...)."""
     carried = [b.name for b in inputs.blocks if b.kind == TEXT]
-    if len(carried) > MAX_CARRIED:
-        from ..evaluation.binding import EvaluationError
-
-        raise EvaluationError(f"{len(carried):,} carried text columns: a .nc or .zarr dataset "
-                              f"holds at most {MAX_CARRIED} (each is a variable of its own); "
-                              "write CSV, JSON or .npz, or drop the columns you do not need "
-                              "from the points file")
+    check_carried(len(carried))
     names = _Names()
     batch = tuple(inputs.batch_shape)
     axes = list(origin.axes) if origin is not None and origin.kind == "grid" else []

@@ -194,12 +194,20 @@ class EvaluatedView(Shown, Evaluated):
     shown as the terminal shows it: the same columns and rows, the grid's shape and the
     command line's notes."""
 
-    def __init__(self, evaluated: Evaluated) -> None:
+    def __init__(self, evaluated: Evaluated, warnings: Sequence[str] = ()) -> None:
         super().__init__(evaluated, getattr(evaluated, "result", None),
                          getattr(evaluated, "origin", None))
-        # shown as the terminal shows it: a taylor result as its long table
-        self.notes = list(getattr(evaluated, "notes", ()))
+        # shown as the terminal shows it: a taylor result as its long table; the notes in
+        # the order a JSON output holds them (its own, the warnings, the non-finite count)
+        self.notes = [*getattr(evaluated, "notes", ()), *warnings]
         self.rows = getattr(evaluated, "rows", None)
+        result = getattr(evaluated, "result", None)
+        if result is not None and not _lazy(result):  # a lazy one is not computed here
+            from ..evaluation.origin import nonfinite_notes
+            from ._columns import count_nonfinite
+
+            # the warning the command line says after the same output
+            self.notes += nonfinite_notes(count_nonfinite(result, results_only=True))
 
     def _display(self) -> tuple[Result, str, str, list[str]]:
         title = _evaluated_title(self.origin)

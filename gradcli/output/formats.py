@@ -55,7 +55,9 @@ class Format:
     ``extra`` the pip extra it needs and ``modules`` what that extra provides (checked
     before any work); ``file_only`` that it cannot go to standard output; ``streams``
     that rows are written as they are produced; ``writer`` and ``sink`` are
-    ``"module:function"`` (or a callable) for rows; ``summary`` is the docs' line.
+    ``"module:function"`` (or a callable) for rows; ``text`` is the writer of text content
+    (taylor's polynomial, formulas, the graph's source), called as ``text(content,
+    request)``; ``summary`` is the docs' line.
     """
 
     name: str
@@ -68,6 +70,7 @@ class Format:
     streams: bool = False
     writer: str | Callable[..., list[str]] | None = None
     sink: str | Callable[..., Any] | None = None
+    text: str | Callable[..., list[str]] | None = None
 
 
 @dataclass
@@ -176,7 +179,7 @@ for _record in (
            writer=_W + "write_csv_rows"),
     Format("json", (".json",), (ROWS, GRAPH, FORMULA), "One JSON document: expression, variables, "
            "columns, notes and rows; nan and inf as the strings \"nan\", \"inf\", \"-inf\".",
-           writer=_W + "write_json_rows"),
+           writer=_W + "write_json_rows", text=_W + "write_text"),
     Format("jsonl", (".jsonl",), (ROWS,), "JSON Lines: one JSON object per row, written as "
            "rows are produced (for pipes); nan and inf as in JSON.", streams=True,
            writer=_W + "write_jsonl_rows", sink=_W + "jsonl_sink"),
@@ -198,10 +201,12 @@ for _record in (
            "columns, typed.", extra="data", modules=("pyarrow",), file_only=True,
            writer=_W + "write_parquet_rows"),
     Format("text", (".txt",), (POLYNOMIAL, FORMULA), "Plain text: taylor's polynomial, one "
-           "line per point, or derivative formulas, in gradcli's expression language."),
+           "line per point, or derivative formulas, in gradcli's expression language.",
+           text=_W + "write_text"),
     Format("latex", (".tex",), (FORMULA,), "LaTeX: derivative formulas (--formula), one "
-           "equation per line."),
-    Format("dot", (".dot", ".gv"), (GRAPH,), "Graphviz source of the computation graph."),
+           "equation per line.", text=_W + "write_text"),
+    Format("dot", (".dot", ".gv"), (GRAPH,), "Graphviz source of the computation graph.",
+           text=_W + "write_text"),
     Format("png", (".png",), (PICTURE,), "A PNG picture (matplotlib)."),
     Format("svg", (".svg",), (PICTURE,), "An SVG picture (matplotlib)."),
     Format("pdf", (".pdf",), (PICTURE,), "A PDF picture (matplotlib)."),

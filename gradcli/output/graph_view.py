@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -24,9 +25,11 @@ def _flat(v: Any) -> list[float]:
     return [x for item in v for x in _flat(item)] if isinstance(v, list) else [v]
 
 
-def graph_json(expression: str, point: dict[str, Any], nodes: list[Any], output: str) -> str:
+def graph_json(expression: str, point: dict[str, Any], nodes: list[Any], output: str,
+               notes: Sequence[str] = ()) -> str:
     """Strict JSON: {"expression", "point", "output", "nodes": [{id, op, inputs, value,
-    adjoint}]}; non-finite numbers become the strings "nan", "inf", "-inf"."""
+    adjoint}], "notes"}; non-finite numbers become the strings "nan", "inf", "-inf";
+    ``notes`` are what the command says beside it (the expression's warnings)."""
     def clean(v: Any) -> Any:
         if isinstance(v, list):
             return [clean(item) for item in v]
@@ -42,6 +45,7 @@ def graph_json(expression: str, point: dict[str, Any], nodes: list[Any], output:
         "output": output,
         "nodes": [{"id": n.id, "op": n.op, "inputs": n.inputs, "value": clean(n.value),
                    "adjoint": clean(n.adjoint)} for n in nodes],
+        "notes": [str(n) for n in notes],
     }
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
 

@@ -27,6 +27,17 @@ def _out(request: WriteRequest) -> Any:
     return request.stdout if request.stdout is not None else sys.stdout
 
 
+def write_text(text: str, request: WriteRequest) -> list[str]:
+    """Text content (a polynomial, formulas, a graph's source) to ``request.path``
+    atomically, or to standard output."""
+    if request.path is not None:
+        with atomic_open(request.path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        _out(request).write(text)
+    return []
+
+
 def write_table(columns: Mapping[str, Any], request: WriteRequest) -> list[str]:
     """A rich table on the terminal, or (with a path) a text file as wide as the table."""
     from rich.console import Console

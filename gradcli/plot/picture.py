@@ -5,7 +5,8 @@ options parsed by ``parse_options`` under the declaration's names), written to a
 temporary file and kept as bytes: so ``Picture.save(path)`` writes exactly what
 ``gradcli plot ... -o path`` writes for the same options, and Jupyter shows those bytes
 (``_repr_png_``, ``_repr_svg_``; the interactive page, in an ``<iframe>``, through
-``_repr_html_``; a GIF as an ``<img>``).
+``_repr_html_``; a GIF as an ``<img>``). A picture remembers its request, so ``save`` to
+another extension draws that format again, as the command would for that ``-o``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import html
 import os
 import tempfile
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
@@ -37,11 +38,14 @@ class Picture:
     ``notes`` are the lines it would print beside it. Shows itself in Jupyter."""
 
     def __init__(self, data: bytes, format: str, expression: str = "",
-                 notes: list[str] | None = None, nonfinite: int = 0) -> None:
+                 notes: list[str] | None = None, nonfinite: int = 0,
+                 redraw: Callable[[str], bytes] | None = None) -> None:
         self.data, self.format, self.expression = data, format, expression
         self.notes = list(notes or [])
         #: nan/inf result values in the picture (drawn blank)
         self.nonfinite = nonfinite
+        # the same request drawn as another format (None: only these bytes are known)
+        self._redraw = redraw
 
     @property
     def mimetype(self) -> str:
@@ -49,17 +53,23 @@ class Picture:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the picture to ``path`` (atomically: a failed or interrupted write leaves
-        no partial file). The extension must name this picture's format."""
+        no partial file) in the format its extension names: this picture's bytes, or the
+        same request drawn again as that format (``fig.svg`` of a picture shown as PNG),
+        byte for byte what ``gradcli plot ... -o fig.svg`` writes."""
         from ..output.atomic import atomic_open
         from .options import image_format
 
         wanted = image_format(os.fspath(path))
+        data = self.data
         if wanted != self.format:
-            raise EvaluationError(f"this picture is {self.format}, so '{os.fspath(path)}' "
-                                  f"needs the extension .{self.format}: draw it again with "
-                                  f"{ref('format', text=wanted, python=repr(wanted))}")
+            if self._redraw is None:
+                raise EvaluationError(f"this picture is {self.format}, so "
+                                      f"'{os.fspath(path)}' needs the extension "
+                                      f".{self.format}: draw it again with "
+                                      f"{ref('format', text=wanted, python=repr(wanted))}")
+            data = self._redraw(wanted)
         with atomic_open(os.fspath(path), "wb") as fh:
-            fh.write(self.data)
+            fh.write(data)
 
     def _repr_png_(self) -> bytes | None:
         return self.data if self.format == "png" else None
@@ -68,8 +78,12 @@ class Picture:
         return self.data.decode("utf-8") if self.format == "svg" else None
 
     def _repr_html_(self) -> str | None:
-        if self.format == "html":  # the whole page, isolated from the notebook's own
-            return (f'<iframe srcdoc="{html.escape(self.data.decode("utf-8"), quote=True)}" '
+        if self.format == "html":
+            # the whole page, isolated from the notebook's own: the attribute is escaped (it
+            # cannot close the iframe) and the sandbox lets its scripts run but gives it an
+            # opaque origin (no access to the notebook's page, cookies or storage)
+            return (f'<iframe sandbox="allow-scripts" '
+                    f'srcdoc="{html.escape(self.data.decode("utf-8"), quote=True)}" '
                     'style="width:100%;height:560px;border:none"></iframe>')
         if self.format == "gif":
             encoded = base64.b64encode(self.data).decode("ascii")
@@ -108,16 +122,22 @@ def plot(expression: str, grid: Mapping[str, Any] | None = None,
         raise EvaluationError(f"{ref('preview')} draws in a terminal; a picture from Python "
                               "is shown by the notebook")
     parsed = parse_options(**options)
-    with tempfile.TemporaryDirectory(prefix="gradcli-plot-") as folder:
-        path = os.path.join(folder, f"picture.{format}")
-        # matplotlib's own warnings (a missing glyph) are not the user's concern, as on
-        # the command line; the picture's notes say what matters
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore")
-            warnings.filterwarnings("always", category=ExpressionWarning)
-            done = run_plot_request(expression, dict(grid), path, parsed,
-                                    max_points=max_points, fixed=dict(at or {}))
-        with open(path, "rb") as fh:
-            data = fh.read()
+    grid, fixed = dict(grid), dict(at or {})
+
+    def draw(fmt: str) -> tuple[bytes, Any]:
+        with tempfile.TemporaryDirectory(prefix="gradcli-plot-") as folder:
+            path = os.path.join(folder, f"picture.{fmt}")
+            # matplotlib's own warnings (a missing glyph) are not the user's concern, as on
+            # the command line; the picture's notes say what matters
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore")
+                warnings.filterwarnings("always", category=ExpressionWarning)
+                done = run_plot_request(expression, dict(grid), path, parsed,
+                                        max_points=max_points, fixed=dict(fixed))
+            with open(path, "rb") as fh:
+                return fh.read(), done
+
+    data, done = draw(format)
     notes = [render_references(note) for note in done.notes]  # in the library's words
-    return Picture(data, format, expression, notes, done.nonfinite)
+    return Picture(data, format, expression, notes, done.nonfinite,
+                   redraw=lambda fmt: draw(fmt)[0])

@@ -8,6 +8,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +137,28 @@ def test_carried_text_columns_of_a_dataset_are_bounded(capsys, tmp_path, suffix)
                    "at most 256 (each is a variable of its own); write CSV, JSON or .npz, or "
                    "drop the columns you do not need from the points file\n")
     assert main(["grad", "x^2", "-p", str(wide), "-o", str(tmp_path / "w.csv")]) == 0
+
+
+@pytest.mark.parametrize("suffix", ["nc", "zarr"])
+def test_too_many_carried_columns_are_refused_from_the_header(capsys, tmp_path, suffix):
+    """The bound is checked when the header is read, before any row: a file whose second
+    line is not even a number (which reading the rows would report) gets the columns'
+    message, and a large one gets it at once."""
+    header = ",".join(["x", *(f"c{i}" for i in range(20_000))])
+    bad = tmp_path / "bad.csv"
+    bad.write_text(header + "\n" + ",".join(["oops", *(["a"] * 20_000)]) + "\n")
+    assert main(["grad", "x^2", "-p", str(bad), "-o", str(tmp_path / f"w.{suffix}")]) == 2
+    assert capsys.readouterr().err.startswith("gradcli: error: 20,000 carried text columns:")
+    big = tmp_path / "big.csv"  # 20,000 text columns x 2,000 rows: 80 MB of cells
+    row = ",".join(["1", *(["a"] * 20_000)]) + "\n"
+    with big.open("w") as fh:
+        fh.write(header + "\n")
+        fh.writelines(row for _ in range(2_000))
+    started = time.monotonic()
+    assert main(["grad", "x^2", "-p", str(big), "-o", str(tmp_path / f"b.{suffix}")]) == 2
+    took = time.monotonic() - started
+    assert capsys.readouterr().err.startswith("gradcli: error: 20,000 carried text columns:")
+    assert took < 5  # reading the rows took 10 s and more: the header alone is a few ms
 
 
 def test_the_limits_page_lists_every_bound_from_the_code():

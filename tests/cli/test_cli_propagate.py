@@ -127,6 +127,13 @@ def test_vector_uncertainties_from_files(cli, tmp_path):
      "monte_carlo, not both"),
     (["x", "--at", "x=1+-"], "gradcli: error: --at 'x=1+-': no uncertainty for 'x' after "
      "its +-"),
+    (["x*y", "--at", "x=1+-0.1,y=2+-0.1", "--corr", "x,y=1.0000001"],
+     "gradcli: error: --corr x,y: the correlation 1.0000001 is outside [-1, 1]"),
+    (["x", "--at", "x=1+-0.1+-0.2"],
+     "gradcli: error: --at x: the uncertainty 0.1+-0.2 (= -0.1) is negative: a standard "
+     "uncertainty is >= 0"),
+    (["x", "--at", "x=1", "--dist", "x=uniform:-0.30"],
+     "gradcli: error: --dist x: the half-width -0.30 is negative"),
     (["x", "--at", "x=1+-0.1", "--cov", "c.txt2"],
      "gradcli: error: --cov c.txt2: a covariance file is .csv (with a header naming the "
      "variables) or .npy, not '.txt2'"),
@@ -210,3 +217,183 @@ def test_output_file_is_written_atomically_where_asked(tmp_path, cli):
     assert data["columns"][:3] == ["x", "f", "u(f)"]
     assert data["rows"][0][2] == pytest.approx(0.6, rel=1e-14)
     assert not [p for p in os.listdir(tmp_path) if p != "u.json"]
+
+
+# --- the covariance file: quoted at most a token, read only as far as it is used ---------
+
+PASSWD = ("root:x:0:0:root:/root:/bin/bash\n"
+          "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n")
+
+
+@pytest.mark.parametrize("text, says", [
+    (PASSWD, "line 1: the header's only column does not name a variable with an estimate "
+             "(these are: V, x)"),
+    ("TOKEN_s3cr3t_9f8e7d\n1.0\n", "line 1: the header's only column does not name a "
+     "variable with an estimate (these are: V, x)"),
+    ("V\nTOKEN_s3cr3t_9f8e7d\n", "line 2: the line's only value is not a number"),
+    ("V,x,TOKEN_s3cr3t_9f8e7d\n", "line 1: column 3 of the header, 'TOKEN_s3cr3t_9f8e7d', "
+     "is not a variable with an estimate or one of its components (these are: V, x)"),
+    ("V,x[1]\n1,0\n0,TOKEN_s3cr3t_9f8e7d\n", "line 3: 'TOKEN_s3cr3t_9f8e7d' is not a "
+     "number"),
+    ("V,x[1]\n1,0,2\n", "line 2 has 3 values, the header's variables have 2 components"),
+    ("V,x[0],V\n", "line 1: column 3 of the header names V again"),
+    ("x,x[1]\n", "line 1: column 2 of the header names x[1] again"),
+])
+def test_a_covariance_file_is_quoted_at_most_a_token(cli, tmp_path, text, says):
+    """A .csv (a symlink to a passwd-like file, a secret on its first line) is never
+    quoted a whole line: a header name only among several, a bad value only beside others
+    on its line (SECURITY.md §7), as the points and vector readers do."""
+    target = tmp_path / "target"
+    target.write_text(text)
+    link = tmp_path / "cov.csv"
+    link.symlink_to(target)
+    status, out, err = cli(["propagate", "V + sum(x)", "--at", "V=1+-0.1, x=[1,2]+-0.1",
+                            "--cov", str(link)])
+    assert (status, out) == (2, "")
+    assert err == f"gradcli: error: --cov {link}: {says}\n"
+    lines = [line for line in text.splitlines() if "," not in line]
+    assert not any(line in err for line in lines if "TOKEN" in line or ":" in line)
+
+
+def test_a_covariance_file_names_a_vector_for_all_its_components(cli, tmp_path):
+    """A vector's name in the header stands for its components: the rows are as wide as
+    the components (x of 2 and V: 3 values), and the result is --corr's."""
+    path = tmp_path / "cov.csv"
+    path.write_text("x,V\n0.01,0.002,0\n0.002,0.04,0\n0,0,0.25\n")
+    status, out, err = cli(["propagate", "x[0] + x[1] + V", "--at", "x=[1,2], V=3",
+                            "--cov", str(path), "-f", "csv"])
+    assert status == 0, err
+    # u² = Σ₀₀ + Σ₁₁ + 2Σ₀₁ + u(V)²
+    assert float(_rows(out)[0]["u(f)"]) == pytest.approx(
+        np.sqrt(0.01 + 0.04 + 0.004 + 0.25), rel=1e-14)
+
+
+_PEAK = """
+import resource, subprocess, sys, time
+started = time.monotonic()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+took = time.monotonic() - started
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+print(peak, took, done.returncode, done.stderr.decode().replace(chr(10), ' '))
+"""
+
+
+def _peak(*argv: str, cwd: Path) -> tuple[int, float, int, str]:
+    """Peak resident bytes, seconds, status and stderr of one fresh child."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", _PEAK, *argv], capture_output=True,
+                         text=True, env=env, timeout=300, check=True, cwd=cwd).stdout
+    peak, took, status, err = out.split(" ", 3)
+    return int(peak), float(took), int(status), err.strip()
+
+
+@pytest.mark.parametrize("header, says", [
+    ("nope", "line 1: the header's only column does not name a variable with an estimate "
+             "(these are: V, x)"),
+    ("x", "line 5: more than 3 rows of values for 3 components: the matrix must be square"),
+])
+def test_a_large_covariance_file_is_refused_without_reading_it(tmp_path, header, says):
+    """A 100 MB CSV is refused from its header (a name that is no variable) or at its
+    first row past the matrix's size: quickly and in little memory, whatever follows.
+    (Read whole, it took 41 s and 5.2 GB for 200 MB.)"""
+    import sys
+
+    path = tmp_path / "big.csv"
+    row = ",".join(["1e-3"] * 3) + "\n"
+    filler = ",".join(["1e-3"] * 10_000) + "\n"  # 50 kB a line, 2,000 lines
+    with path.open("w") as fh:
+        fh.write(header + "\n" + row * 3)
+        fh.writelines(filler for _ in range(2_000))
+    assert path.stat().st_size > 100e6
+    peak, took, status, err = _peak(sys.executable, "-m", "gradcli", "propagate",
+                                    "V + sum(x)", "--at", "V=1, x=[1,2,3]", "--cov",
+                                    str(path), cwd=tmp_path)
+    assert status == 2 and err == f"gradcli: error: --cov {path}: {says}", err
+    # the interpreter with numpy and gradcli is about 60 MB; a few 4 MiB reads on top
+    assert peak < 200e6, peak
+    assert took < 15, took  # a hang guard: the run is well under a second of work
+
+
+def test_numbers_in_notes_are_said_as_given(cli):
+    """--coverage 0.9999999999 is said as such in the agreement note, not rounded to 1."""
+    status, _, err = cli(["propagate", "x", "--at", "x=1+-0.1", "--monte-carlo", "1000",
+                          "--seed", "1", "--coverage", "0.9999999999", "-f", "csv"])
+    assert status == 0
+    assert err.rstrip("\n").endswith("for 0.9999999999)"), err
+
+
+def test_overflow_is_a_result_without_numpy_warnings(tmp_path):
+    """x=1+-1e308: u(f)² overflows to inf, which is a result: written, counted in the one
+    warning line; no RuntimeWarning with a source path reaches stderr (also with
+    correlations, second order and Monte Carlo, whose threads draw the samples)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for extra in ([], ["--corr", "x,y=0.5"], ["--order", "2"],
+                  ["--monte-carlo", "1000", "--seed", "1"]):
+        done = subprocess.run([sys.executable, "-m", "gradcli", "propagate", "x*y", "--at",
+                               "x=1+-1e308, y=1+-0.1", *extra, "-f", "csv"],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert _rows(done.stdout)[0]["u(f)"] == "inf"
+        lines = done.stderr.splitlines()
+        assert lines and lines[-1].startswith("warning: ") and "non-finite" in lines[-1]
+        assert not [line for line in lines if "Warning" in line or ".py" in line], lines
+
+
+# --- a vector's layout: one row per output component, linear in the vector -------------
+
+def _vector_files(folder: Path, n: int) -> str:
+    x = np.linspace(-2.0, 3.0, n)
+    np.save(folder / f"x{n}.npy", x)
+    np.save(folder / f"u{n}.npy", np.full(n, 0.25))
+    return f"x=@{folder / f'x{n}.npy'}+-@{folder / f'u{n}.npy'}"
+
+
+def test_a_vector_result_has_one_row_per_component_and_no_repeated_inputs(cli, tmp_path):
+    """f = x^2 of an n-vector: n rows, columns output, f, u(f), U(f), k (the estimates are
+    not repeated on every row: that made the table n × (n + 5)); u(f[i]) = 2|x_i|·u_i."""
+    for n in (2_000, 4_000):
+        status, out, err = cli(["propagate", "x^2", "--at", _vector_files(tmp_path, n),
+                                "-o", str(tmp_path / f"f{n}.csv")])
+        assert status == 0, err
+    for n in (2_000, 4_000):
+        rows = _rows((tmp_path / f"f{n}.csv").read_text())
+        assert list(rows[0]) == ["output", "f", "u(f)", "U(f)", "k"]
+        assert len(rows) == n and rows[-1]["output"] == f"f[{n - 1}]"
+        x = np.linspace(-2.0, 3.0, n)
+        np.testing.assert_allclose([float(r["u(f)"]) for r in rows], 2 * np.abs(x) * 0.25,
+                                   rtol=1e-15, atol=0)
+    small, large = ((tmp_path / f"f{n}.csv").stat().st_size for n in (2_000, 4_000))
+    assert large < 2.2 * small  # linear in n (quadratic was 4 x)
+
+
+def test_a_vector_result_is_computed_in_memory_linear_in_the_vector(tmp_path):
+    """An 8,000-vector (out of memory before, even to .npz): the Jacobian is taken a
+    block of rows at a time, so the peak stays near the interpreter's own."""
+    import sys
+
+    at = _vector_files(tmp_path, 8_000)
+    peak, took, status, err = _peak(sys.executable, "-m", "gradcli", "propagate", "x^2",
+                                    "--at", at, "-o", str(tmp_path / "f.npz"), "-q",
+                                    cwd=tmp_path)
+    assert status == 0, err
+    with np.load(tmp_path / "f.npz") as got:
+        assert got["u(f)"].shape == (8_000,) and "x" not in got.files
+    # a dense 8,000² Jacobian is 512 MB; blocks of 2^20 values (8 MB) need far less
+    assert peak < 250e6, peak
+
+
+def test_a_jacobian_past_the_bound_is_refused_with_what_propagate_offers(cli, tmp_path):
+    """Output components × uncertain inputs past 10^8: one line naming the bound and what
+    to do, never advice to use vjp --vector (which propagate does not have)."""
+    status, out, err = cli(["propagate", "x", "--at", _vector_files(tmp_path, 20_000)])
+    assert (status, out) == (2, "")
+    assert err == ("gradcli: error: --at: the law of propagation needs ∂f/∂x of every "
+                   "output component and uncertain input: 20,000 × 20,000 = 400,000,000 "
+                   "derivatives, over the limit of 100,000,000: use fewer components\n")
+    assert "vjp" not in err

@@ -365,3 +365,25 @@ def test_cov_may_name_a_vectors_components():
     got = propagate("x[0] + x[1] + y", at={"x": [1.0, 2.0], "y": "1+-0.5"},
                     cov=(["x[0]", "x[1]"], [[0.01, 0.005], [0.005, 0.04]]))
     assert got["u(f)"][0] == pytest.approx(math.sqrt(0.01 + 0.04 + 0.01 + 0.25), rel=1e-14)
+
+
+@pytest.mark.parametrize("block", [1, 5, 1 << 20])
+def test_jacobian_rows_in_blocks_give_the_closed_forms(monkeypatch, block):
+    """u(f) from the Jacobian taken a few rows at a time (one row, a few, all at once),
+    by hand: f = [x0 + x1, x0 - x1, 3·y, y·x0] with corr(x0, x1) = ρ, y independent:
+    u² = s0² + s1² ± 2ρ s0 s1, 9 s_y², x0² s_y² + y² s0²; r(f0, f1) = (s0² - s1²)/(u0 u1)."""
+    monkeypatch.setattr(P, "_ROWS_BLOCK", block)
+    s0, s1, sy, rho, x0, y = 0.3, 0.2, 0.1, 0.4, 2.0, -1.5
+    got = propagate("[x[0] + x[1], x[0] - x[1], 3*y, y*x[0]]",
+                    at={"x": ([x0, 5.0], [s0, s1]), "y": (y, sy)},
+                    corr={("x[0]", "x[1]"): rho})
+    u0 = math.sqrt(s0**2 + s1**2 + 2 * rho * s0 * s1)
+    u1 = math.sqrt(s0**2 + s1**2 - 2 * rho * s0 * s1)
+    want = [u0, u1, 3 * sy, math.sqrt(x0**2 * sy**2 + y**2 * s0**2)]
+    np.testing.assert_allclose(got["u(f)"], want, rtol=1e-14, atol=0)
+    assert got["r(f[0],f[1])"][0] == pytest.approx((s0**2 - s1**2) / (u0 * u1), rel=1e-13)
+    # a vector f: the scalar y's estimate is a column, the vector x's is not repeated
+    assert "y" in got and "x" not in got
+    budget = propagate("[x[0] + x[1], x[0] - x[1], 3*y, y*x[0]]",
+                       at={"x": ([x0, 5.0], [s0, s1]), "y": (y, sy)}, budget=True)
+    np.testing.assert_array_equal(budget["c"], [1, 1, 0, 1, -1, 0, 0, 0, 3, y, 0, x0])

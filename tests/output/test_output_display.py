@@ -170,7 +170,9 @@ def test_descend_follows_gradient_descent_in_closed_form() -> None:
     np.testing.assert_array_equal(d["step"], k)
     np.testing.assert_allclose(d["x"], 0.98**k, rtol=1e-14)
     np.testing.assert_allclose(d["y"], 0.8**k, rtol=1e-14)
-    assert d.notes == ["1 run: 1 ran every step (by step 5)"]
+    # the command's stop line, in the library's names (steps=5, not --steps 5)
+    assert d.notes == [f"stopped at step 5: steps=5 reached (|grad f| = "
+                       f"{np.hypot(2 * 0.98**5, 20 * 0.8**5):.3g})"]
     header, _ = cli_csv("descend", "x^2 + 10y^2", "--from", "x=1,y=1", "--lr", "0.01",
                         "--steps", "5")
     assert list(d) == header

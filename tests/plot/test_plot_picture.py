@@ -62,8 +62,29 @@ def test_a_picture_shows_itself_in_its_format() -> None:
     assert "<svg" in svg._repr_svg_() and svg._repr_png_() is None
     importlib.import_module("plotly")
     page = gradcli.plot("x^2", grid={"x": (-1, 1, 11)}, format="html")
-    assert page._repr_html_().startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    assert page._repr_html_().startswith('<iframe sandbox="allow-scripts" '
+                                         'srcdoc="&lt;!DOCTYPE html&gt;')
     assert page._repr_png_() is None
+
+
+def test_the_page_is_shown_in_a_sandboxed_iframe() -> None:
+    """The notebook's frame runs the page's scripts in an opaque origin: the iframe tag
+    carries sandbox="allow-scripts" (and nothing that would lift it: allow-same-origin)."""
+    import html.parser
+
+    importlib.import_module("plotly")
+    page = gradcli.plot("x^2", grid={"x": (-1, 1, 11)}, format="html")
+    tags: list[tuple[str, dict[str, str | None]]] = []
+
+    class Tags(html.parser.HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            tags.append((tag, dict(attrs)))
+
+    Tags().feed(page._repr_html_())
+    assert [t for t, _ in tags] == ["iframe"]  # the page is the attribute's text only
+    attrs = tags[0][1]
+    assert attrs["sandbox"] == "allow-scripts"
+    assert attrs["srcdoc"].encode() == page.data
 
 
 def test_gradcli_plot_is_callable_however_it_was_imported() -> None:
@@ -85,6 +106,23 @@ def test_bad_requests_are_refused_with_the_library_names(tmp_path: Path) -> None
     with pytest.raises(EvaluationError, match="color must be"):
         gradcli.plot("x^2", grid={"x": (-1, 1, 5)}, color="rainbow")
     picture = gradcli.plot("x^2", grid={"x": (-1, 1, 5)})
-    with pytest.raises(EvaluationError, match=r"this picture is png, so '.*a\.svg' needs"):
-        picture.save(tmp_path / "a.svg")
+    with pytest.raises(EvaluationError, match=r"unknown picture extension '\.jpeg'"):
+        picture.save(tmp_path / "a.jpeg")
+    assert not (tmp_path / "a.jpeg").exists()
+    from gradcli.plot.picture import Picture
+
+    bare = Picture(picture.data, "png", "x^2")  # bytes alone cannot become another format
+    with pytest.raises(EvaluationError, match=r"this picture is png, so '.*a\.svg'"):
+        bare.save(tmp_path / "a.svg")
     assert not (tmp_path / "a.svg").exists()
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf"])
+def test_save_writes_the_format_the_extension_names(tmp_path: Path, fmt: str) -> None:
+    """A picture shown as PNG saved as .svg (.pdf) is that format, byte for byte the
+    command's -o file of the same request; the picture itself stays PNG."""
+    picture = gradcli.plot("sin(x)*cos(y)", grid=GRID, **OPTIONS)
+    picture.save(tmp_path / f"library.{fmt}")
+    expected = cli_plot(tmp_path / f"cli.{fmt}", "sin(x)*cos(y)", *FLAGS)
+    assert (tmp_path / f"library.{fmt}").read_bytes() == expected
+    assert picture.format == "png" and picture.data.startswith(b"\x89PNG")

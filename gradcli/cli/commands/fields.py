@@ -19,7 +19,14 @@ from ...evaluation.fields.rows import critical_rows, descend_rows, flow_rows
 from ...evaluation.spec_text import parse_grid, parse_point
 from ...lang import free_variables, parse
 from ..definition import BY_NAME
-from ..errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
+from ..errors import (
+    ExitStatus,
+    UsageProblem,
+    expression_warnings,
+    note,
+    notes_for,
+    writing_stdout,
+)
 from ..format_choice import choose_format
 from ..grid_option import resolve_grid
 from ..progress import RunProgress, wanted
@@ -68,18 +75,29 @@ def _format(command: str, fmt: str, output: str | None) -> str:
     return chosen
 
 
-def _write(columns: dict[str, Any], req: dict[str, Any], command: str) -> None:
+def _write(columns: dict[str, Any], req: dict[str, Any], command: str,
+           after: list[str] | tuple[str, ...] = ()) -> None:
+    """Write the rows; a JSON document's ``notes`` hold every note of the run, ``after``
+    (said once the rows are written) included."""
     from ... import output
 
     fmt = _format(command, req["fmt"], req["output"])
     with writing_stdout():
         notes = output.write(columns, fmt=fmt, path=req["output"],
                              expression=req["expression"], variables=req["variables"],
+                             notes=notes_for(fmt, (), after),
                              precision=req["precision"], stdout=sys.stdout,
                              history=req.get("history", ""))
-    if not req["quiet"]:
-        for note in notes:
-            say(note)
+    for line in notes:
+        note(line, req["quiet"])
+
+
+def _said(notes: list[str]) -> list[str]:
+    """The library's notes (``evaluation.fields.notes``) in the command line's words."""
+    from ...lang.errors import render_references
+    from ..errors import option_words
+
+    return [render_references(line, option_words) for line in notes]
 
 
 #: how each command binds a variable, for the unbound-variable message
@@ -133,10 +151,11 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
             function = _function(expression, starts.variables, held, "critical")
             seeds, box = starts.X, _box(axes)
         found = find_critical(function, seeds, box)
+    from ...evaluation.fields.notes import critical_notes
+
     columns = critical_rows(found, function.n)
-    if not len(found) and not quiet:
-        where = "inside the grid's box" if box is not None else "from these seeds"
-        say(f"no critical points found {where}")
+    for line in _said(critical_notes(found, box)):
+        note(line, quiet)
     _write(columns, _request(expression, fmt, output, precision, quiet, found.columns),
            what)
     return ExitStatus.OK
@@ -190,12 +209,16 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
                 writing_stdout() if stream is not None else nullcontext():
             path = descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
                            progress=bar.stage("descending"), recorded=stream)
+    from ...evaluation.fields.notes import descend_notes
+
+    stops = _said(descend_notes(path, tol, steps, chosen.maximize))
     if stream is None:
         _write(descend_rows(path, many),
-               _request(expression, fmt, output, precision, quiet, path.columns), what)
+               _request(expression, fmt, output, precision, quiet, path.columns), what,
+               stops)
     diverged = path.stop == "diverged"
-    if not quiet or diverged.any():
-        say(_stop_line(path, tol, steps, "raises" if chosen.maximize else "lowers"))
+    for line in stops:  # a divergence is said even with --quiet: the status is 1
+        note(line, quiet and not diverged.any())
     return ExitStatus.FAIL if diverged.any() else ExitStatus.OK
 
 
@@ -214,33 +237,6 @@ class _JsonlRows:
         table |= {c: np.asarray(P[j]) for j, c in enumerate(self.columns)}
         table["f"], table["|grad f|"] = np.asarray(f), np.asarray(gn)
         write_jsonl(sys.stdout, table)
-
-
-def _stop_line(path: Any, tol: float | None, steps: int, better: str = "lowers") -> str:
-    """One line: why the runs stopped (where, and |grad f| there); ``better`` is what a
-    step must do to f ("raises" with --maximize)."""
-    stops, where, gn = path.stop, path.stop_step, path.final_gnorm
-    if len(stops) == 1:
-        k, reason, g = int(where[0]), stops[0], gn[0]
-        if reason == "steps":
-            return f"stopped at step {k}: --steps {steps} reached (|grad f| = {g:.3g})"
-        if reason == "tol":
-            return f"stopped at step {k}: |grad f| = {g:.3g} <= --tol {tol:g}"
-        if reason == "stalled":
-            return f"stopped at step {k}: no step {better} f (|grad f| = {g:.3g})"
-        return f"diverged at step {k}: a value is no longer finite"
-    parts = []
-    for reason, text in (("tol", "reached --tol"), ("steps", f"ran --steps {steps}"),
-                         ("stalled", f"stopped where no step {better} f")):
-        pick = stops == reason
-        if pick.any():
-            parts.append(f"{int(pick.sum())} {text} (by step {int(where[pick].max())})")
-    bad = np.flatnonzero(stops == "diverged")
-    if bad.size:
-        first = bad[np.argmin(where[bad])]
-        parts.append(f"{bad.size} diverged (first: run {first} at step {int(where[first])}, "
-                     "a value no longer finite)")
-    return f"{len(stops)} runs: " + "; ".join(parts)
 
 
 def run_flow(what: str, expression: str, start: list[str], start_grid: list[str],
@@ -275,43 +271,20 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
                               progress=bar.stage("integrating"), tol=tol, box=bounds,
                               rtol=defaults.RTOL if rtol is None else rtol,
                               atol=defaults.ATOL if atol is None else atol)
+    from ...evaluation.fields.notes import flow_notes
+
     many = len(starts) > 1 or starts.lattice
+    notes, diverged = flow_notes(paths, tol, many, method, grid.t0, grid.t1)
+    notes = _said(notes)
     _write(flow_rows(paths, many),
-           _request(expression, fmt, output, precision, quiet, paths.columns), what)
-    if not quiet:
-        if method == "dopri5":
-            say(f"dopri5: {paths.accepted:,} steps taken ({paths.rejected:,} rejected)")
-        line = _flow_stops(paths, tol, many)
-        if line:
-            say(line)
-    if paths.diverged.any():
-        runs = np.flatnonzero(paths.diverged)
-        first = runs[np.argmin(paths.t_end[runs] * np.sign(grid.t1 - grid.t0))]
-        who = f"run {first}" if many else "the trajectory"
-        say(f"diverged: {who} leaves the finite numbers at t = {paths.t_end[first]:g}"
-            + (f" (time step {int(paths.end[first])})" if method != "dopri5" else "")
-            + (f"; {runs.size} runs in all" if runs.size > 1 else ""))
+           _request(expression, fmt, output, precision, quiet, paths.columns), what,
+           notes + ([diverged] if diverged else []))
+    for line in notes:
+        note(line, quiet)
+    if diverged:  # said even with --quiet: the status is 1
+        note(diverged)
         return ExitStatus.FAIL
     return ExitStatus.OK
-
-
-def _flow_stops(paths: Any, tol: float | None, many: bool) -> str:
-    """One line on the runs that ended before the last time for another reason than a
-    non-finite value (said on its own line), or '' when none did."""
-    texts = {"fixed": f"|F| <= --tol {tol:g}" if tol is not None else "",
-             "left": "left the --box",
-             "stalled": "dopri5's step became too small to advance"}
-    if not many:
-        why = paths.reason[0] if len(paths.reason) else "end"
-        if why not in texts:
-            return ""
-        return f"stopped at t = {paths.t_end[0]:g}: {texts[why]}"
-    parts = []
-    for why, text in texts.items():
-        pick = paths.reason == why
-        if pick.any():
-            parts.append(f"{int(pick.sum())} {text}")
-    return f"{len(paths.reason)} runs: " + "; ".join(parts) if parts else ""
 
 
 def _parse_box(text: str) -> dict[str, tuple[float, float]]:

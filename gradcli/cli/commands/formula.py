@@ -122,12 +122,10 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
         for name, value in ({} if isinstance(result, str) else result).items():
             if isinstance(value, TooLong) and fmt == "json":
                 say(f"note: {name}: {_flags(value)}")
-    if output:
-        from ...output import atomic_open
+    from contextlib import nullcontext
 
-        with atomic_open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        with writing_stdout():
-            sys.stdout.write(text)
+    from ...output import write_text
+
+    with writing_stdout() if not output else nullcontext():  # the format table's writer
+        write_text(text, fmt=fmt, path=output, stdout=sys.stdout)
     return 0

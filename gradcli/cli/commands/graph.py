@@ -7,7 +7,13 @@ import sys
 from ...evaluation.graph import build_graph
 from ...evaluation.spec_text import parse_point
 from ..definition import BY_NAME
-from ..errors import ExitStatus, UsageProblem, expression_warnings, writing_stdout
+from ..errors import (
+    ExitStatus,
+    UsageProblem,
+    expression_warnings,
+    notes_for,
+    writing_stdout,
+)
 from ..format_choice import choose_format
 
 
@@ -35,12 +41,13 @@ def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
         with writing_stdout():
             Console().print(table)
         return ExitStatus.OK
-    text = (graph_view.graph_json(expression, point, nodes, out) if fmt == "json"
+    text = (graph_view.graph_json(expression, point, nodes, out, notes_for(fmt))
+            if fmt == "json"
             else graph_view.graph_dot(expression, nodes, out, precision))
-    if output:
-        with atomic_open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        with writing_stdout():
-            sys.stdout.write(text)
+    from contextlib import nullcontext
+
+    from ...output import write_text
+
+    with writing_stdout() if not output else nullcontext():  # the format table's writer
+        write_text(text, fmt=fmt, path=output, stdout=sys.stdout)
     return ExitStatus.OK

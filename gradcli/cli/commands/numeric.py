@@ -18,7 +18,14 @@ from ...evaluation import Prepared, Request, prepare_request
 from ...evaluation.spec_text import parse_point
 from ...lang import free_variables, parse
 from ..definition import BY_NAME, check_tolerance
-from ..errors import ExitStatus, UsageProblem, expression_warnings, say, writing_stdout
+from ..errors import (
+    ExitStatus,
+    UsageProblem,
+    expression_warnings,
+    note,
+    notes_for,
+    writing_stdout,
+)
 from ..format_choice import choose_format
 from ..grid_option import resolve_grid
 from ..inputs import read_array
@@ -89,7 +96,7 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
             from ..points_file import read_points  # its parser's tables: only for --points
 
             table = read_points(points or "", free_variables(parse(expression)),
-                                o["max_points"])
+                                o["max_points"], check_carried=_carried_bound(what, o))
             where["points"] = table.variables
             where["carry"] = _spreadsheet_safe(table.carried) if o.get("csv_safe") else \
                 table.carried
@@ -124,6 +131,22 @@ def read_parameters(what: str, options: Mapping[str, Any]) -> dict[str, Any]:
             continue
         out[name] = p.read(text, read_array) if p.read is not None else text
     return out
+
+
+def _carried_bound(what: str, options: Mapping[str, Any]) -> Any:
+    """The output's bound on carried columns, checked from the points file's header: a
+    dataset (.nc, .zarr) holds at most ``cf.MAX_CARRIED``; other formats any number."""
+    from ...evaluation.computations import computation
+    from ...output.cf import DATASET_FORMATS, check_carried
+
+    if computation(what).shown is not None:  # writes its own table, not the points' rows
+        return None
+    try:
+        fmt = choose_format(BY_NAME[what], options.get("fmt") or "auto",
+                            options.get("output"))
+    except UsageProblem:  # a bad -f/-o is said where the format is chosen for the write
+        return None
+    return check_carried if fmt in DATASET_FORMATS else None
 
 
 def build(req: Request) -> Prepared:
@@ -164,21 +187,22 @@ def run_request(req: Request) -> int:
         status = _run_check(prepared, columns, req) if req.option("check") else ExitStatus.OK
         if stream is not None:
             bad = stream.nonfinite
-            for note in [] if req.option("quiet") else getattr(stream, "notes", []):
-                say(note)
+            for line in getattr(stream, "notes", []):
+                note(line, req.option("quiet"))
         else:
+            bad = output.count_nonfinite(columns, results_only=True)
+            after = _nonfinite_notes(bad)
             with writing_stdout():
                 notes = output.write(
                     columns, fmt=fmt, path=req.option("output"), expression=req.expression,
-                    variables=list(prepared.binding.names), notes=_notes(prepared),
+                    variables=list(prepared.binding.names),
+                    notes=notes_for(fmt, _notes(prepared), after),
                     precision=req.option("precision"), stdout=sys.stdout,
                     progress=bar.stage(f"writing {req.option('output') or 'standard output'}"),
                     origin=prepared.origin(history), history=history,
                     overwrite=req.option("overwrite", False))
-            if not req.option("quiet"):
-                for note in notes:
-                    say(note)
-            bad = output.count_nonfinite(columns, results_only=True)
+            for line in notes:
+                note(line, req.option("quiet"))
     return _nonfinite_status(bad, req) or status
 
 
@@ -201,40 +225,42 @@ def run_shown(req: Request, prepared: Prepared, fmt: str) -> int:
         result = prepared.run(client=client, memory=req.memory, threads=req.threads,
                                     block_size=req.block_size)
     bad = output.count_nonfinite(result, results_only=True)
+    after = _nonfinite_notes(bad)
     if req.option("polynomial"):
         lines = polynomials(result, prepared.plan)
         text = "".join(line + "\n" for line in lines)
-        if req.option("output"):
-            with output.atomic_open(req.option("output"), "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            with writing_stdout():
-                sys.stdout.write(text)
+        with writing_stdout() if not req.option("output") else nullcontext():
+            output.write_text(text, fmt="text", path=req.option("output"), stdout=sys.stdout)
         longest = max((len(line) for line in lines), default=0)
-        if longest > MAX_LENGTH and not req.option("quiet"):
-            say(f"note: the polynomial is {longest:,} characters long, over the "
-                f"{MAX_LENGTH:,} gradcli reads back as an expression")
+        if longest > MAX_LENGTH:
+            note(f"note: the polynomial is {longest:,} characters long, over the "
+                 f"{MAX_LENGTH:,} gradcli reads back as an expression", req.option("quiet"))
     else:
         table = prepared.plan.computation.shown(result, prepared.plan)
         with writing_stdout():
             notes = output.write(table, fmt=fmt, path=req.option("output"),
                                  expression=req.expression,
                                  variables=list(prepared.binding.names),
+                                 notes=notes_for(fmt, (), after),
                                  precision=req.option("precision"), stdout=sys.stdout,
                                  history=command_line(req))
-        if not req.option("quiet"):
-            for note in notes:
-                say(note)
+        for line in notes:
+            note(line, req.option("quiet"))
     return _nonfinite_status(bad, req)
 
 
+def _nonfinite_notes(bad: int) -> list[str]:
+    """The warning said after the output when it holds nan or inf (SECURITY.md §5)."""
+    from ...evaluation.origin import nonfinite_notes
+
+    return nonfinite_notes(bad)
+
+
 def _nonfinite_status(bad: int, req: Request) -> int:
-    if bad:
-        if not req.option("quiet") or req.option("strict"):
-            say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} "
-                "(nan or inf) in the output")
-        if req.option("strict"):
-            return ExitStatus.FAIL
+    for line in _nonfinite_notes(bad):
+        note(line, req.option("quiet") and not req.option("strict"))
+    if bad and req.option("strict"):
+        return ExitStatus.FAIL
     return ExitStatus.OK
 
 
@@ -265,8 +291,8 @@ def _cluster(scheduler: str | None, timeout: float, quiet: bool = False) -> Iter
     quiet_dask()
     client, close = connect(scheduler, timeout)
     link = dashboard_link(client)
-    if link and not quiet:
-        say(f"note: Dask dashboard: {link}")
+    if link:
+        note(f"note: Dask dashboard: {link}", quiet)
     try:
         yield client
     finally:
@@ -319,22 +345,22 @@ def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int
                  else check_tolerance(req.what, req.dtype))
     found = finite_difference_check(prepared, columns)
     if found.compared:
-        say(f"check: central differences differ by at most {found.worst_abs:.3g} (absolute), "
-            f"{found.worst_rel:.3g} (relative) over {_entries(found.compared)}; "
-            f"tolerance {tolerance:g}")
+        note(f"check: central differences differ by at most {found.worst_abs:.3g} (absolute), "
+             f"{found.worst_rel:.3g} (relative) over {_entries(found.compared)}; "
+             f"tolerance {tolerance:g}")
     else:
-        say("check: no comparable entries")
+        note("check: no comparable entries")
     status = ExitStatus.OK
     if found.not_comparable:
-        say(f"check: {_entries(found.not_comparable)} not comparable (non-finite in one of "
-            "them)")
+        note(f"check: {_entries(found.not_comparable)} not comparable (non-finite in one "
+             "of them)")
         status = ExitStatus.FAIL
     if found.both_nonfinite:
-        say(f"check: {_entries(found.both_nonfinite)} not comparable (non-finite in both, "
-            "but not the same value)")
+        note(f"check: {_entries(found.both_nonfinite)} not comparable (non-finite in "
+             "both, but not the same value)")
         status = ExitStatus.FAIL
     if found.worst_rel > tolerance:
-        say("check: FAILED: the discrepancy is above --check-tol")
+        note("check: FAILED: the discrepancy is above --check-tol")
         status = ExitStatus.FAIL
     return status
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from ...evaluation.propagate import PropagationError, parse_estimates
 from ...evaluation.spec_text import parse_point
-from ..errors import ExitStatus, UsageProblem, expression_warnings, say
+from ..errors import ExitStatus, UsageProblem, expression_warnings, note
 from ..inputs import MAX_ARRAY_BYTES, read_array
 from .fields import _request, _write
 
@@ -89,10 +90,21 @@ def _distributions(specs: list[str]) -> dict[str, str]:
     return out
 
 
-def read_cov(path: str) -> Any:
+def read_cov(path: str, components: Mapping[str, list[str]] | None = None) -> Any:
     """The covariance of ``--cov FILE``: a ``.npy`` matrix (over the ``--at`` variables'
     components in ``--at`` order), or a CSV whose header names the variables, as
-    ``(names, matrix)``. Read within :data:`~gradcli.cli.inputs.MAX_ARRAY_BYTES`."""
+    ``(names, matrix)``.
+
+    ``components`` maps each ``--at`` variable to its components' labels (``x[0]``...).
+    The CSV's header is read and checked against them first: a name that is not a
+    variable or component, a repeated one, or more components than a correlated
+    covariance may have (``MAX_CORRELATED``) is refused before any row is read. Then
+    exactly as many rows as the header's components are read, one line at a time into
+    the matrix (at most 4,096² values, 128 MiB), and a row past them is refused when it
+    is met: the rest of the file is never read. Messages quote at most one token: a
+    header name only when the header has several, a bad value only beside others on its
+    line (SECURITY.md §7)."""
+    from ...evaluation.propagate import MAX_CORRELATED
     from ..files import check_file
 
     check_file(f"--cov {path}", path)  # refused unread under --no-files, like every file
@@ -104,31 +116,53 @@ def read_cov(path: str) -> Any:
                            f"the variables) or .npy, not '{ext or path}'")
     from ..reading import BoundedReader
 
-    with BoundedReader(path, label=f"--cov {path}", max_bytes=MAX_ARRAY_BYTES) as reader:
-        text = reader.read_text()
-    lines = [(i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip()]
-    if not lines:
-        raise UsageProblem(f"--cov {path}: the file is empty")
-    names = [n.strip() for n in lines[0][1].split(",")]
-    if any(not n for n in names):
-        raise UsageProblem(f"--cov {path}: line {lines[0][0]}: the header needs a name for "
-                           "every column")
-    rows = []
-    for number, line in lines[1:]:
-        fields = line.split(",")
-        if len(fields) != len(names):
-            raise UsageProblem(f"--cov {path}: line {number} has {len(fields)} values, the "
-                               f"header names {len(names)} variables")
-        try:
-            rows.append([float(f) for f in fields])
-        except ValueError:
-            bad = next(f for f in fields if not _is_number(f))
-            raise UsageProblem(f"--cov {path}: line {number}: '{bad.strip()}' is not a "
-                               "number") from None
-    if len(rows) != len(names):
-        raise UsageProblem(f"--cov {path}: {len(rows)} rows of values for {len(names)} "
-                           "variables: the matrix must be square")
-    return names, np.array(rows)
+    label = f"--cov {path}"
+    known = dict(components or {})
+    with BoundedReader(path, label=label, max_bytes=MAX_ARRAY_BYTES) as reader:
+        lines = _lines(reader)
+        number, header = next(lines, (0, ""))
+        if not number:
+            raise UsageProblem(f"{label}: the file is empty")
+        names = [n.strip() for n in header.split(",")]
+        width = _header_width(names, known, f"{label}: line {number}")
+        if width > MAX_CORRELATED:
+            raise UsageProblem(f"{label}: the header's variables have {width:,} components; "
+                               f"a correlated covariance is a dense matrix, at most "
+                               f"{MAX_CORRELATED:,} components")
+        matrix = np.empty((width, width))
+        rows = 0
+        for number, line in lines:
+            if rows == width:
+                raise UsageProblem(f"{label}: line {number:,}: more than {width:,} rows of "
+                                   f"values for {width:,} components: the matrix must be "
+                                   "square")
+            fields = line.split(",")
+            if len(fields) != width:
+                raise UsageProblem(f"{label}: line {number:,} has {len(fields):,} values, "
+                                   f"the header's variables have {width:,} components")
+            try:
+                matrix[rows] = [float(f) for f in fields]
+            except ValueError:
+                bad = next(f for f in fields if not _is_number(f))
+                if width == 1:  # the line's only value: it may be any line of any file
+                    raise UsageProblem(f"{label}: line {number:,}: the line's only value is "
+                                       "not a number") from None
+                raise UsageProblem(f"{label}: line {number:,}: {_token(bad)} is not a "
+                                   "number") from None
+            rows += 1
+    if rows != width:
+        raise UsageProblem(f"{label}: {rows:,} rows of values for {width:,} components: "
+                           "the matrix must be square")
+    return names, matrix
+
+
+def _lines(reader: Any) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line, a chunk of whole lines at a time."""
+    for chunk in reader.chunks():
+        first = reader.first_line
+        for i, raw in enumerate(chunk.split(b"\n")):
+            if raw.strip():
+                yield first + i, raw.decode("utf-8")
 
 
 def _is_number(text: str) -> bool:
@@ -137,6 +171,72 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _token(text: str, limit: int = 40) -> str:
+    """One token of a file for a message: quoted, cut to ``limit`` characters."""
+    text = text.strip()
+    return f"'{text[:limit]}...'" if len(text) > limit else f"'{text}'"
+
+
+def _header_width(names: list[str], known: Mapping[str, list[str]], where: str) -> int:
+    """The components the header's names cover (a variable's name: all of them), each a
+    component of an ``--at`` variable and named once; else a one-line refusal."""
+    from ...evaluation.propagate import component_of
+
+    if any(not n for n in names):
+        raise UsageProblem(f"{where}: the header needs a name for every column")
+    if not known:
+        return len(names)  # no estimates to check against (the library checks)
+    these = ", ".join(known)
+    values = {name: np.empty(_shape(labels)) for name, labels in known.items()}
+    seen: set[str] = set()
+    width = 0
+    for col, name in enumerate(names):
+        if name in known:
+            covered = known[name]
+        elif component_of(name, values) is not None:
+            covered = [name]
+        elif len(names) == 1:  # a one-column "header" may be any line of any file
+            raise UsageProblem(f"{where}: the header's only column does not name a variable "
+                               f"with an estimate (these are: {these})")
+        else:
+            raise UsageProblem(f"{where}: column {col + 1:,} of the header, "
+                               f"{_token(name)}, is not a variable with an estimate or one "
+                               f"of its components (these are: {these})")
+        again = seen.intersection(covered)
+        if again:
+            raise UsageProblem(f"{where}: column {col + 1:,} of the header names "
+                               f"{sorted(again)[0]} again")
+        seen.update(covered)
+        width += len(covered)
+    return width
+
+
+def _shape(labels: list[str]) -> tuple[int, ...]:
+    """A variable's shape from its components' labels (``x[1][2]`` last: (2, 3))."""
+    if not labels:
+        return (0,)
+    last = labels[-1]
+    if "[" not in last:
+        return ()
+    return tuple(int(i) + 1 for i in last[last.index("[") + 1:-1].split("]["))
+
+
+def _components(estimates: Mapping[str, tuple[Any, Any]]) -> dict[str, list[str]]:
+    """Each estimate's component labels (``x[0]``...), for checking a covariance file's
+    header; a variable whose value is not an array of numbers is left to the library,
+    which names what is wrong with it."""
+    from ...evaluation.propagate import component_labels
+
+    out: dict[str, list[str]] = {}
+    for name, (value, _) in estimates.items():
+        try:
+            shape = np.shape(np.asarray(value, dtype=np.float64))
+        except (TypeError, ValueError):
+            continue
+        out[name] = component_labels(name, shape)
+    return out
 
 
 def run_propagate(what: str, expression: str, at: list[str], u: list[str],
@@ -155,7 +255,8 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str],
         estimates = _estimates(at)
         kwargs: dict[str, Any] = {
             "u": _merged(u, "--u") or None, "corr": _correlations(corr) or None,
-            "cov": read_cov(cov) if cov else None, "dist": _distributions(dist) or None}
+            "cov": read_cov(cov, _components(estimates)) if cov else None,
+            "dist": _distributions(dist) or None}
         try:
             result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
                                monte_carlo=monte_carlo, coverage=coverage, seed=seed,
@@ -163,15 +264,11 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str],
         except PropagationError as exc:
             raise _flag_error(exc, cov) from None
     names = [n for n in estimates]
-    _write(result, _request(expression, fmt, output, precision, quiet, names), what)
-    if not quiet:
-        for note in result.notes:
-            say(note)
-    from ...output import count_nonfinite
-
-    bad = count_nonfinite(result, results_only=True)
-    if bad and not quiet:
-        say(f"warning: {bad:,} non-finite result value{'s' if bad != 1 else ''} (nan or "
-            "inf) in the output")
+    # the library's notes (Monte Carlo's verdict, its non-finite values, the result's) are
+    # the command's: in a JSON output's notes, and on stderr once the output is written
+    _write(result, _request(expression, fmt, output, precision, quiet, names), what,
+           result.notes)
+    for line in result.notes:
+        note(line, quiet)
     sys.stdout.flush()
     return ExitStatus.OK
