@@ -54,7 +54,10 @@ def registry() -> Any:
     pint allows: ``cache_folder=":auto:"``)."""
     global _REGISTRY
     if _REGISTRY is None:
-        import pint
+        try:
+            import pint
+        except ImportError:
+            raise UnitError("units need pint: pip install 'gradcli[units]'") from None
 
         try:
             _REGISTRY = pint.UnitRegistry(cache_folder=":auto:")

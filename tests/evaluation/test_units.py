@@ -1,0 +1,170 @@
+"""Physical units: derivative units against hand derivations, conversions against the SI
+brochure's and NIST SP 811's factors, and the one-line error of every binary operation and
+every function of the language (read from the tables) given mismatched units."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import gradcli
+from gradcli.lang import ExpressionError
+from gradcli.lang.names import FUNCTIONS, PRECEDENCE
+
+pytest.importorskip("pint")
+
+
+def units_of(result):
+    return {b.name: b.unit for b in result.result.blocks}
+
+
+def test_resistance_units_by_hand():
+    # R = V/I: dR/dV = 1/I in 1/A, dR/dI = -V/I^2 in V/A^2, d2R/dI2 = 2V/I^3 in V/A^3
+    at = {"V": 4.999, "I": 0.019661}
+    r = gradcli.evaluate("V/I", "grad", at=at, units={"V": "V", "I": "A"})
+    assert units_of(r) == {"V": "V", "I": "A", "f": "V/A", "df/dV": "1/A", "df/dI": "V/A^2"}
+    # rel 1e-15: one division and a product, a few ulps
+    assert r["df/dI"][0] == pytest.approx(-4.999 / 0.019661 ** 2, rel=1e-14)
+    h = gradcli.evaluate("V/I", "hessian", at=at, units={"V": "V", "I": "A"})
+    assert units_of(h)["d2f/dIdI"] == "V/A^3"
+    assert units_of(h)["d2f/dVdI"] == "1/A^2" and units_of(h)["d2f/dVdV"] == "1/(V*A)"
+    assert h["d2f/dIdI"][0] == pytest.approx(2 * 4.999 / 0.019661 ** 3, rel=1e-13)
+
+
+def test_milliamperes_are_converted_and_shown():
+    r = gradcli.evaluate("V/I", "grad", at={"V": "4.999 V", "I": "19.661 mA"})
+    assert units_of(r)["f"] == "V/mA" and units_of(r)["df/dI"] == "V/mA^2"
+    # V/mA: 4.999/19.661 (rel 1e-14: the base-unit round trip through 1e-3 and 1e3)
+    assert r["f"][0] == pytest.approx(4.999 / 19.661, rel=1e-14)
+    to = gradcli.evaluate("V/I", "grad", at={"V": "4.999 V", "I": "19.661 mA"},
+                          to={"f": "kohm", "df/dI": "ohm/mA"})
+    assert units_of(to)["f"] == "kΩ" and units_of(to)["df/dI"] == "Ω/mA"
+    assert to["f"][0] == pytest.approx(4.999 / 19.661, rel=1e-14)  # V/mA is kΩ
+    # -V/I^2 = -4.999 V / (19.661 mA)^2 = -4.999/19.661^2 V/mA^2 = that * 1000 ohm/mA
+    assert to["df/dI"][0] == pytest.approx(-4.999 / 19.661 ** 2 * 1e3, rel=1e-13)
+
+
+# Factors of the SI brochure (9th ed., 2019) and NIST SP 811 (2008), appendix B:
+# T/K = t/degC + 273.15 (SI brochure 2.3.1); 1 deg = pi/180 rad (SI brochure table 8);
+# 1 km/h = (1000/3600) m/s (NIST SP 811 B.8: 2.777 778 E-01); 1 eV = 1.602 176 634 E-19 J
+# exactly (SI brochure table 8, the 2019 value of e).
+@pytest.mark.parametrize(("value", "unit", "to", "expected"), [
+    (25.0, "degC", "K", 298.15),
+    (300.0, "K", "degC", 26.85),
+    (180.0, "deg", "rad", math.pi),
+    (36.0, "km/h", "m/s", 10.0),
+    (1.0, "eV", "J", 1.602176634e-19),
+])
+def test_conversions_against_published_factors(value, unit, to, expected):
+    r = gradcli.evaluate("x", at={"x": value}, units={"x": unit}, to={"f": to})
+    # rel 1e-14: one multiply and add in float64
+    assert r["f"][0] == pytest.approx(expected, rel=1e-14, abs=1e-12 * abs(expected))
+
+
+def test_degrees_go_into_sin_converted():
+    assert gradcli.evaluate("sin(a)", at={"a": "30 deg"})["f"][0] == pytest.approx(0.5, rel=1e-15)
+
+
+def test_compatible_units_add_after_conversion():
+    r = gradcli.evaluate("x + y", "grad", at={"x": "1 m", "y": "20 cm"})
+    assert units_of(r)["f"] == "m"
+    assert r["f"][0] == pytest.approx(1.2, rel=1e-15)
+    assert r["df/dy"][0] == pytest.approx(0.01, rel=1e-15)  # in m/cm
+
+
+def test_pint_quantities_are_values():
+    import pint
+
+    q = pint.UnitRegistry().Quantity
+    r = gradcli.evaluate("V/I", at={"V": q(5.0, "V"), "I": q(2.0, "A")})
+    assert units_of(r)["f"] == "V/A" and r["f"][0] == 2.5
+
+
+def test_a_program_step_gets_its_unit():
+    r = gradcli.evaluate("g = 9.81; h = g*t^2/2; h", "grad", at={"t": 2.0},
+                         units={"g": "m/s^2", "t": "s"})
+    assert units_of(r)["f"] == "m" and units_of(r)["df/dt"] == "m/s"
+    assert r["f"][0] == pytest.approx(9.81 * 2.0, rel=1e-15)
+
+
+def test_without_units_nothing_changes():
+    r = gradcli.evaluate("x*y", "grad", at={"x": 2.0, "y": 3.0})
+    assert all(b.unit == "" for b in r.result.blocks)
+
+
+def _mismatch(expression: str) -> ExpressionError:
+    with pytest.raises(ExpressionError) as info:
+        gradcli.evaluate(expression, at={"x": "1 m", "t": "2 s"})
+    return info.value
+
+
+ADDITIVE = [op for op in PRECEDENCE if op not in ("*", "/", "@", "^", "**")]
+
+
+@pytest.mark.parametrize("op", ADDITIVE)
+def test_every_additive_operation_refuses_mismatched_units(op):
+    err = _mismatch(f"x {op} t")
+    assert err.position == 2 and "m" in err.reason and "s" in err.reason
+
+
+@pytest.mark.parametrize("op", ["^", "**"])
+def test_a_dimensioned_exponent_is_refused(op):
+    err = _mismatch(f"x {op} t")
+    assert err.position is not None and "exponent" in err.reason
+
+
+@pytest.mark.parametrize("op", ["*", "/"])
+def test_products_carry_both_units(op):
+    r = gradcli.evaluate(f"x {op} t", at={"x": "1 m", "t": "2 s"})
+    assert units_of(r)["f"] == {"*": "m*s", "/": "m/s"}[op]
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_every_function_refuses_mismatched_units(name):
+    # every function of the language, called on lengths and added to a time: either the
+    # function refuses a length (sin, exp, log...), or its result's unit is no time
+    spec = FUNCTIONS[name]
+    args = ", ".join(["x"] * spec.arity)
+    err = _mismatch(f"{name}({args}) + t")
+    assert err.position is not None and err.expression.startswith(name)
+    assert "m" in err.reason or "s" in err.reason
+
+
+def test_the_cli_error_is_one_caret_line(cli):
+    status, out, err = cli("eval", "x + t", "--at", "x=1 m, t=2 s")
+    assert status == 2 and out == ""
+    assert err.splitlines() == ["  x + t", "    ^",
+                                "error: '+' adds values of different dimensions: m and s"]
+
+
+def test_cli_header_carries_units(cli):
+    status, out, _ = cli("grad", "V/I", "--at", "V=4.999, I=19.661", "--unit", "V=V",
+                         "--unit", "I=mA", "-f", "csv")
+    assert status == 0
+    assert out.splitlines()[0] == "V [V],I [mA],f [V/mA],df/dV [1/mA],df/dI [V/mA^2]"
+
+
+def test_unknown_unit_is_one_line(cli):
+    status, out, err = cli("eval", "x", "--at", "x=1", "--unit", "x=furlongz")
+    assert status == 2 and out == "" and len(err.splitlines()) == 1
+    assert "furlongz" in err
+
+
+def test_grid_with_units_values_in_declared_unit():
+    r = gradcli.evaluate("x^2", "grad", grid={"x": (0, 2, 3)}, units={"x": "cm"})
+    assert units_of(r)["df/dx"] == "cm"
+    np.testing.assert_allclose(np.ravel(r["df/dx"]), [0.0, 2.0, 4.0], rtol=1e-15)
+
+
+def test_xarray_units_round_trip_through_pint_xarray():
+    pytest.importorskip("xarray")
+    pytest.importorskip("pint_xarray")
+    r = gradcli.evaluate("V/I", "grad", grid={"V": (1, 5, 3), "I": (10, 20, 3)},
+                         units={"V": "V", "I": "mA"}, to={"f": "ohm"})
+    ds = gradcli.to_xarray(r)
+    assert ds["f"].attrs["units"] == "ohm" and ds["df_dI"].attrs["units"] == "ohm/mA"
+    q = ds.pint.quantify()
+    # 5 V / 10 mA = 500 ohm (hand); pint's own conversion of the quantified array
+    assert float(q["f"].pint.to("kohm").sel(V=5.0, I=10.0)) == pytest.approx(0.5, rel=1e-14)
