@@ -169,3 +169,21 @@ def test_xarray_units_round_trip_through_pint_xarray():
     # 5 V / 10 mA = 500 ohm (hand); pint's own conversion of the quantified array
     kohm = q["f"].pint.to("kohm").pint.dequantify()
     assert float(kohm.isel(V=-1, I=0)) == pytest.approx(0.5, rel=1e-14)
+
+
+def test_results_expose_units_and_pandas_keeps_them():
+    r = gradcli.evaluate("V/I", "grad", at={"V": "5 V", "I": "2 A"})
+    assert r.units == {"V": "V", "I": "A", "f": "V/A", "df/dV": "1/A", "df/dI": "V/A^2"}
+    pytest.importorskip("pandas")
+    frame = r.to_pandas()
+    assert frame.attrs["units"]["df/dI"] == "V/A^2" and frame.attrs["units"]["V"] == "V"
+
+
+def test_parquet_fields_carry_units(tmp_path, cli):
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "r.parquet"
+    status, _, _ = cli("grad", "V/I", "--at", "V=5 V, I=2 A", "-o", str(path))
+    assert status == 0
+    schema = pq.read_schema(path)
+    assert schema.field("df/dI").metadata == {b"units": b"V/A^2"}
+    assert schema.field("V").metadata == {b"units": b"V"}
