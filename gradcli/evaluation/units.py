@@ -214,10 +214,21 @@ def block_unit(name: str, units: Units, plan: Any) -> Any:
         out = units.outputs.get(match.group(2), f)
         below = _denominator(match.group(3), units)
         return None if below is None else _delta(out) / below
-    targets = [n for n, _ in getattr(plan, "targets", ()) or ()] or list(units.variables)
+    # the variables a product or a sum runs over: the direction's (jvp, hvp), the spec's
+    # (laplacian, div, curl), else the targets
+    params = getattr(plan, "params", {}) or {}
+    spec = getattr(plan, "spec", None)
+    if params.get("direction"):
+        targets = [n for n, v in params["direction"].items() if np.any(np.asarray(v) != 0)]
+    elif spec is not None and getattr(spec, "names", None):
+        targets = list(dict.fromkeys(n.split("[")[0] for n in spec.names))
+    else:
+        targets = [n for n, _ in getattr(plan, "targets", ()) or ()] or list(units.variables)
     common = {str(units.of(n)) for n in targets}
     x = units.of(targets[0]) if targets else registry().Unit("")
-    if name.startswith("vjp/d"):
+    if name.startswith("vjp/d"):  # v is a pure number: every output needs one unit
+        if len({str(u) for u in units.outputs.values()}) > 1:
+            return None
         return _delta(f) / units.of(name[5:])
     if name.startswith("hvp/d"):
         return None if len(common) > 1 else _delta(f) / (units.of(name[5:]) * x)
@@ -258,7 +269,9 @@ def label_blocks(layout: Any, units: Units, plan: Any) -> Any:
                 raise EvaluationError(f"{block.name} is in {unit_text(unit)}, which cannot "
                                       f"be converted to {wanted}") from None
             unit = target
-        blocks.append(replace(block, unit=unit_text(unit) if unit is not None else ""))
+        # a pure number among results with units says so: "1" (UDUNITS' own spelling)
+        blocks.append(replace(block, unit=(unit_text(unit) or "1") if unit is not None
+                              else ""))
     missing = next((k for k in units.to if k not in {b.name for b in layout.blocks}), None)
     if missing is not None:
         raise EvaluationError(f"{ref('to', text=missing)}: no result column '{missing}' "

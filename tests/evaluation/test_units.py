@@ -187,3 +187,18 @@ def test_parquet_fields_carry_units(tmp_path, cli):
     schema = pq.read_schema(path)
     assert schema.field("df/dI").metadata == {b"units": b"V/A^2"}
     assert schema.field("V").metadata == {b"units": b"V"}
+
+
+@pytest.mark.parametrize(("what", "expression", "parameters", "expected"), [
+    # hand derivations with x in m, t in s: d(x/t)/dx = 1/t in 1/s; d(x/t)/dt = -x/t^2 in m/s^2
+    ("jacobian", "[x/t, x*t]", {}, {"df[0]/dx": "1/s", "df[0]/dt": "m/s^2",
+                                    "df[1]/dx": "s", "df[1]/dt": "m"}),
+    ("laplacian", "x^3", {"wrt": "x"}, {"laplacian": "m"}),      # 6x: m^3/m^2
+    ("diff", "x^2*t", {"wrt": "x,t"}, {"d2f/dxdt": "m"}),         # 2x: m^2 s/(m s)
+    ("diff", "x^4", {"wrt": "x", "order": 3}, {"d3f/dx3": "m"}),  # 24x: m^4/m^3
+    ("hvp", "x^2*t", {"direction": {"x": 1}}, {"hvp/dx": "s", "hvp/dt": "m"}),  # 2t, 2x
+    ("jvp", "x^2*t", {"direction": {"x": 1}}, {"jvp": "m*s"}),
+])
+def test_derivative_units_by_hand(what, expression, parameters, expected):
+    r = gradcli.evaluate(expression, what, at={"x": "2 m", "t": "3 s"}, **parameters)
+    assert {k: r.units.get(k) for k in expected} == expected
