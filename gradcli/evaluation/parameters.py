@@ -78,7 +78,11 @@ class Parameter(NamedTuple):
 
     def given(self, value: Any) -> bool:
         """Whether ``value`` is a value for it (not None, not False for a flag)."""
-        return value is not None and value is not False and value != self.empty
+        if value is None or value is False:
+            return False
+        # an array is compared with the empty value only when that is of its type
+        return self.empty is None or not (type(value) is type(self.empty)
+                                          and value == self.empty)
 
     def example_ref(self) -> str:
         """A reference to the parameter with its example value (``ref``)."""

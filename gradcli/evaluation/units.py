@@ -117,7 +117,7 @@ def apply_units(tree: Any, expression: str, request: Any, names: Sequence[str],
     given_units = request.get("units") or {}
     to = dict(request.get("to") or {})
     where = {k: getattr(request, k) for k in ("at", "grid", "points", "fixed")}
-    if not given_units and not to and not _any_quantity(where):
+    if not given_units and not to and not _any_quantity(where) and not _literals(tree):
         return tree, None, where
     from ..lang.units import UnitError, infer, parse_unit, variable_nodes
 
@@ -147,6 +147,13 @@ def apply_units(tree: Any, expression: str, request: Any, names: Sequence[str],
                   shown, inferred.steps, {k: v for k, v in to.items() if k not in outputs})
     units.declared = variables  # the variables' own columns are shown in these
     return compiled, units, where
+
+
+def _literals(tree: Any) -> bool:
+    """Whether the expression writes a number with a unit (``9.81 'm/s^2'``)."""
+    from ..lang.ast import Num, walk
+
+    return any(isinstance(n, Num) and n.unit for n in walk(tree))
 
 
 def _any_quantity(where: Mapping[str, Any]) -> bool:

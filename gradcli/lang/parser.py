@@ -124,13 +124,23 @@ class _Parser:
             frame.ops.append(_Op(tok.text, tok.pos, UNARY_PRECEDENCE, unary=True))
             self.i += 1
             return _EXPECT
+        if tok.kind == "unit":
+            raise self.error(f"unit {tok.text} without a number", tok.pos,
+                             "a unit goes right after a number: 9.81 'm/s^2'")
         if tok.kind == "number":
             value = float(tok.text)
             if math.isinf(value):
                 raise self.error(f"number too large: {tok.text}", tok.pos,
                                  "the largest number is about 1.8e308")
             self.i += 1
-            return self.push_operand(Num(value, tok.pos), tok)
+            unit = ""
+            if self.toks[self.i].kind == "unit":  # 9.81 'm/s^2': a constant with a unit
+                unit = self.toks[self.i].text[1:-1].strip()
+                if not unit:
+                    raise self.error("empty unit ''", self.toks[self.i].pos,
+                                     "write a unit between the quotes: 9.81 'm/s^2'")
+                self.i += 1
+            return self.push_operand(Num(value, tok.pos, unit), tok)
         if tok.kind == "name":
             return self.name(tok)
         if tok.kind in ("(", "["):
@@ -186,6 +196,9 @@ class _Parser:
 
     def after(self, tok: Token) -> str | Node:
         frame = self.frames[-1]
+        if tok.kind == "unit":
+            raise self.error(f"unit {tok.text} after {self.last.text!r}", tok.pos,
+                             "a unit goes right after a number: 9.81 'm/s^2'")
         if tok.kind == "[":
             return self.index(frame, tok)
         if tok.kind == "op":

@@ -246,6 +246,14 @@ class _Inference:
         self.steps: dict[str, Any] = {}
         self.functions: dict[str, Define] = {}
 
+    def literal(self, node: Num) -> Any:
+        """The unit written after a number (``9.81 'm/s^2'``), with a caret when pint
+        cannot read it."""
+        try:
+            return parse_unit(node.unit, "the unit")
+        except UnitError as exc:
+            raise self.err(node, str(exc)) from None
+
     def err(self, node: Node, reason: str) -> ExpressionError:
         return ExpressionError(reason, self.text, getattr(node, "pos", None))
 
@@ -281,6 +289,9 @@ class _Inference:
 
     def combine(self, node: Node, parts: list[Any], scope: Mapping[str, Any]) -> Any:
         one = self.one
+        if isinstance(node, Num) and node.unit:
+            unit = self.literal(node)
+            return _to_base(unit)[2] if _is_offset(unit) else unit
         if isinstance(node, (Num, Const)):
             return one
         if isinstance(node, Var):
@@ -461,6 +472,11 @@ def variable_nodes(tree: Node, variables: Mapping[str, Any]) -> Node:
     def rewrite(node: Node, parts: list[Node]) -> Node:
         if isinstance(node, Var) and node.name in factors:
             return _affine(node, *factors[node.name])
+        if isinstance(node, Num) and node.unit:  # 9.81 'km/h' -> its value in m/s
+            scale, offset, _ = _to_base(parse_unit(node.unit))
+            value = node.value * scale + offset
+            plain = Num(abs(value), node.pos)
+            return plain if value >= 0 else Unary("-", plain, node.pos)
         return with_children(node, parts) if parts else node
 
     return fold(tree, rewrite)

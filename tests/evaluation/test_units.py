@@ -202,3 +202,24 @@ def test_parquet_fields_carry_units(tmp_path, cli):
 def test_derivative_units_by_hand(what, expression, parameters, expected):
     r = gradcli.evaluate(expression, what, at={"x": "2 m", "t": "3 s"}, **parameters)
     assert {k: r.units.get(k) for k in expected} == expected
+
+
+def test_a_number_with_a_unit_in_the_expression():
+    # 9.81 m/s^2 * (2 s)^2 / 2 = 19.62 m (hand)
+    r = gradcli.evaluate("h = 9.81 'm/s^2' * t^2/2; h", "grad", at={"t": "2 s"})
+    assert r.units["f"] == "m" and r["f"][0] == pytest.approx(19.62, rel=1e-15)
+    # 1 m/s + 3 km/h = 1 + 3000/3600 m/s (NIST SP 811 B.8)
+    r = gradcli.evaluate("x + 3 'km/h'", at={"x": "1 m/s"})
+    assert r["f"][0] == pytest.approx(1 + 3000 / 3600, rel=1e-15)
+
+
+@pytest.mark.parametrize(("text", "column"), [("b'x'", 2), ("'m' + 1", 1), ("x + 3 'furlongz'", 5)])
+def test_a_misplaced_or_unknown_unit_has_a_caret(text, column):
+    with pytest.raises(ExpressionError) as info:
+        gradcli.evaluate(text, at={"b": 1.0, "x": 1.0})
+    assert info.value.column == column
+
+
+def test_implicit_products_and_indexing_are_unchanged():
+    assert gradcli.evaluate("3x", at={"x": 2.0})["f"][0] == 6.0
+    assert gradcli.evaluate("x[0]", at={"x": [4.0, 5.0]})["f"][0] == 4.0
