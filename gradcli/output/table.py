@@ -71,11 +71,12 @@ def _width(widths: Sequence[int]) -> int:
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None,
            first_left: bool = False) -> Any:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title)
-    for j, name in enumerate(headers):
-        table.add_column(name, justify="left" if first_left and j == 0 else "right",
+    for j, name in enumerate(headers):  # escaped: "x [m]" is a unit, not rich markup
+        table.add_column(escape(name), justify="left" if first_left and j == 0 else "right",
                          no_wrap=True)
     for row in rows:
         table.add_row(*row)
