@@ -1118,14 +1118,32 @@ def all_commands() -> tuple[Command, ...]:
     from ..evaluation.computations import TABLE, names
 
     names()  # the built-ins first
-    return (*(numeric_command(r) for r in TABLE.values()), *OTHER_COMMANDS)
+    return (*(numeric_command(r) for r in TABLE.values()),
+            *(_with_every(c) for c in OTHER_COMMANDS))
+
+
+#: the other commands that take the parameters every computation takes (units, to)
+EVERY_PARAMETER_COMMANDS = ("propagate",)
+
+
+def _with_every(other: Command) -> Command:
+    """``other`` with the options of the parameters every computation takes (``--unit``,
+    ``--to``: the parameter table's) when it is one of EVERY_PARAMETER_COMMANDS."""
+    if other.name not in EVERY_PARAMETER_COMMANDS:
+        return other
+    from ..evaluation.parameters import every
+
+    extra = tuple(_parameter_option(other.name, p) for p in every())
+    return replace(other, options=(*other.options[:-1], *extra, other.options[-1])
+                   if other.options and other.options[-1] is NO_FILES
+                   else (*other.options, *extra))
 
 
 def command(name: str) -> Command | None:
     """The command ``name`` (None for an unknown one), building only that command."""
     other = next((c for c in OTHER_COMMANDS if c.name == name), None)
     if other is not None:
-        return other
+        return _with_every(other)
     from ..evaluation.computations import TABLE, names
 
     names()

@@ -548,14 +548,15 @@ def _point(inputs: Inputs) -> dict[str, Any]:
     return {name: (v.tolist() if v.shape else float(v)) for name, v in inputs.values.items()}
 
 
-def _first_order(expression: str, inputs: Inputs, budget: bool = False) -> FirstOrder:
+def _first_order(expression: str, inputs: Inputs, budget: bool = False,
+                 units: Any = None) -> FirstOrder:
     """f at the estimates and u(f)² = diag(J Σ Jᵀ), J a block of output rows at a time:
     memory grows with the outputs and inputs, not with their product (the whole J is
     kept only for the ``budget``, bounded by ``MAX_BUDGET_ROWS``, and for f's covariance
     of at most ``MAX_CORRELATED_OUTPUTS`` components)."""
     from .evaluator import MAX_SWEEP_OPS, prepare
 
-    prepared = prepare(expression, "eval", at=[_point(inputs)])
+    prepared = prepare(expression, "eval", at=[_point(inputs)], **(units or {}))
     arrays = prepared.run(threads=1).arrays
     program = prepared.program
     outputs = ["f" + "".join(f"[{i}]" for i in idx) for idx in np.ndindex(*program.shape)]
@@ -590,7 +591,9 @@ def _first_order(expression: str, inputs: Inputs, budget: bool = False) -> First
         with np.errstate(all="ignore"):
             cov_f = inputs.covariance_product(jac) @ jac.T
         var_f = np.diag(cov_f).copy()
-    return FirstOrder(outputs, f, jac, program, var_f, cov_f)
+    first = FirstOrder(outputs, f, jac, program, var_f, cov_f)
+    first.prepared = prepared  # its units (units.py) label the table
+    return first
 
 
 #: elements of one batch of Jacobian rows (rows × uncertain components): 8 MiB a copy
@@ -845,7 +848,7 @@ def _ranks(count: int, coverage: float) -> tuple[int, int]:
 
 
 def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
-                 coverage: float, seed: int) -> MonteCarlo:
+                 coverage: float, seed: int, units: Any = None) -> MonteCarlo:
     from .evaluator import prepare
     from .runner import run
 
@@ -858,7 +861,7 @@ def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
                                f"components is over the limit of {MAX_MC_VALUES:,} values")
     factor = inputs.factor()
     first_rows = draw(inputs, factor, seed, 0, 1)
-    prepared = prepare(expression, "eval", points=first_rows)
+    prepared = prepare(expression, "eval", points=first_rows, **(units or {}))
     block = max(256, min(1 << 18, (1 << 21) // max(1, n, m)))
     ranks = _ranks(count, coverage)
     brackets = np.empty((m, 2, 2))
@@ -997,7 +1000,9 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
               u: Mapping[str, Any] | None = None, corr: Mapping[Any, Any] | None = None,
               cov: Any = None, order: int = 1, k: float = 2, budget: bool = False,
               monte_carlo: int | None = None, dist: Mapping[str, Any] | None = None,
-              coverage: float = 0.95, seed: int | None = None) -> Propagated:
+              coverage: float = 0.95, seed: int | None = None,
+              units: Mapping[str, Any] | None = None,
+              to: Mapping[str, Any] | None = None) -> Propagated:
     """The estimate of ``expression`` and its uncertainty, by the GUM's law of propagation.
 
     ``at``: the estimates, ``{"V": 4.999}``, or with their standard uncertainty
@@ -1022,26 +1027,35 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     is a scalar, so the table stays linear in the vector), ``f``, ``u(f)``, [``u2(f)``,
     ``E2(f)``], ``U(f)``, ``k``, ``r(f[i],f[j])`` (a vector f of at most 50 components),
     [``mean``, ``sd``, ``low``, ``high``].
+
+    ``units`` (``{"V": "V", "I": "mA"}``) and values with units (``"4.999 V+-3.2 mV"``,
+    pint Quantities) put f, u(f), U(f) in f's unit (``to={"f": "kohm"}`` converts it)
+    and the budget's c in unit(f)/unit(x).
     """
     _check_numbers(order, k, monte_carlo, coverage, seed)
     # overflow (x=1+-1e308: u² is inf) and 0/0 give inf and nan, which are results
     # (SECURITY.md §5), never numpy's RuntimeWarnings with their source lines on stderr
     with np.errstate(all="ignore"):
         return _propagate(expression, at, u, corr, cov, order, k, budget, monte_carlo,
-                          dist, coverage, seed)
+                          dist, coverage, seed, units, to)
 
 
 def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, Any] | None,
                corr: Mapping[Any, Any] | None, cov: Any, order: int, k: float,
                budget: bool, monte_carlo: int | None, dist: Mapping[str, Any] | None,
-               coverage: float, seed: int | None) -> Propagated:
+               coverage: float, seed: int | None, units: Any = None,
+               to: Any = None) -> Propagated:
     if budget and monte_carlo is not None:
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
+    from .units import propagate_inputs, propagate_units
+
+    at, u, units = propagate_inputs(at or {}, u, units)
+    with_units = {k: v for k, v in (("units", units), ("to", to)) if v}
     inputs = _read_inputs(at or {}, u, corr, cov, dist)
-    first = _first_order(expression, inputs, budget=budget)
+    first = _first_order(expression, inputs, budget=budget, units=with_units)
     if budget:
-        table = _table(_budget(first, inputs), [])
+        table = propagate_units(_table(_budget(first, inputs), []), first.prepared, True)
         return Propagated(table, _nonfinite(table))
     u1 = np.sqrt(np.clip(first.var_f, 0.0, None))
     m = first.f.size
@@ -1076,14 +1090,15 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
                 cols[f"r({first.outputs[i]},{first.outputs[j]})"] = np.full(m, r)
     if monte_carlo is not None:
         chosen = int(np.random.SeedSequence().entropy % 2**63) if seed is None else int(seed)
-        mc = _monte_carlo(expression, inputs, first, int(monte_carlo), coverage, chosen)
+        mc = _monte_carlo(expression, inputs, first, int(monte_carlo), coverage, chosen,
+                          with_units)
         cols["mean"], cols["sd"], cols["low"], cols["high"] = mc.mean, mc.sd, mc.low, mc.high
         if mc.nonfinite:
             notes.append(f"warning: {mc.nonfinite:,} Monte Carlo values are nan or inf: the "
                          "interval is not defined")
         notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, coverage, what)
                   for j, name in enumerate(first.outputs)]
-    table = _table(cols, blocks)
+    table = propagate_units(_table(cols, blocks), first.prepared, False)
     return Propagated(table, notes + _nonfinite(table))
 
 

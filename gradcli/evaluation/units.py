@@ -53,12 +53,13 @@ def _quantity(value: Any) -> tuple[Any, str] | None:
             hasattr(value, "units"):
         return value.magnitude, str(value.units)
     if isinstance(value, str):
+        from ..lang import ExpressionError
         from .binding import parse_constant
 
         try:
             parse_constant(value, "")
             return None
-        except EvaluationError:
+        except (EvaluationError, ExpressionError):
             pass
         split = split_value(value)
         if split is not None:
@@ -318,3 +319,107 @@ class ScaledSink:
 
     def result(self) -> Any:
         return self.sink.result()
+
+
+# --- propagate ---------------------------------------------------------------------------
+
+def propagate_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
+                     units: Mapping[str, Any] | None) -> tuple[dict, Any, dict[str, Any]]:
+    """``propagate``'s estimates and uncertainties with their units taken off: each value
+    in its variable's unit (declared by ``units`` or by the estimate's own, ``4.999 V``),
+    an uncertainty in a compatible unit converted to it (``+- 3.2 mV`` of volts: 0.0032;
+    an offset unit's uncertainty is a difference: 0.1 degC is 0.1 K). Returns
+    ``(at, u, units)``, ``units`` by name as text."""
+    from ..lang.units import UnitError, WithUnit, parse_unit, registry
+
+    try:
+        declared = {n: parse_unit(t, f"the unit of '{n}'") for n, t in (units or {}).items()}
+    except UnitError as exc:
+        raise EvaluationError(str(exc)) from None
+
+    def number(name: str, value: Any, difference: bool) -> Any:
+        found = _quantity(value) if isinstance(value, WithUnit) or not isinstance(
+            value, (list, tuple, np.ndarray)) else None
+        if found is None:
+            return value
+        magnitude, text = found
+        unit = parse_unit(text, f"the unit of '{name}'")
+        if name not in declared:
+            if difference:  # an uncertainty's unit does not declare the variable's
+                declared[name] = unit
+            else:
+                declared[name] = unit
+                return magnitude
+        target = declared[name]
+        reg = registry()
+        if difference:
+            unit, target = _delta(unit), _delta(target)
+        try:
+            return float(reg.Quantity(float(magnitude), unit).to(target).magnitude)
+        except Exception:
+            raise EvaluationError(f"'{name}' is given in {text} but is in {target:~C}: they "
+                                  "cannot be converted") from None
+
+    from .propagate import split_uncertainty
+
+    out = {}
+    for name, given in at.items():
+        if isinstance(given, str):  # "4.999 V+-3.2 mV": the estimate and its uncertainty
+            estimate, unc = split_uncertainty(given)
+            if unc is not None and (_quantity(estimate.strip()) or _quantity(unc.strip())):
+                given = (estimate.strip(), unc.strip())
+        if isinstance(given, tuple) and len(given) == 2 and not isinstance(given, WithUnit):
+            value = number(name, given[0], False)
+            out[name] = (value, None if given[1] is None else number(name, given[1], True))
+        else:
+            out[name] = number(name, given, False)
+    u_out = None if u is None else {n: number(n, v, True) for n, v in u.items()}
+    return out, u_out, {n: f"{v:~C}" if not isinstance(v, str) else v
+                        for n, v in declared.items()}
+
+
+def propagate_units(table: Any, prepared: Any, budget: bool) -> Any:
+    """``propagate``'s table with units on its columns: each estimate in its variable's
+    unit; f, u(f), U(f) (and u2, E2, Monte Carlo's mean, sd, low, high) in f's unit when
+    every output component has one unit; the budget's value and u(x) in the input's unit,
+    c in unit(f)/unit(x) and u_i(f) in unit(f) when its rows share them."""
+    from ..lang.units import unit_text
+
+    units = prepared.units
+    if units is None:
+        return table
+    shown = {n: unit_text(u) for n, u in getattr(units, "declared", {}).items()}
+    outs = {str(u) for u in units.outputs.values()}
+    f = next(iter(units.outputs.values())) if len(outs) == 1 else None
+    names = list(shown)
+    same_x = len({shown.get(n, "") for n in prepared.binding.names}) == 1
+    x = units.of(prepared.binding.names[0]) if prepared.binding.names else None
+    per = {}
+    if f is not None:
+        per.update(dict.fromkeys(("f", "u(f)", "U(f)", "u2(f)", "E2(f)", "mean", "sd", "low",
+                                  "high", "u_i(f)"), unit_text(f) or "1"))
+    if budget and same_x and x is not None:
+        per.update({"value": unit_text(x), "u(x)": unit_text(x)})
+        if f is not None:
+            per["c"] = unit_text(_delta(f) / _delta(x)) or "1"
+    per.update({n: u for n, u in shown.items() if n in names and not budget})
+    blocks = [replace(b, unit=per[b.name]) if per.get(b.name) else b
+              for b in table.layout.blocks]
+    table.layout = replace(table.layout, blocks=blocks, _names=None)
+    if budget and not same_x:  # rows of inputs in different units: each row says its own
+        from .blocks import TEXT, Block
+
+        inputs = [str(v) for v in np.asarray(table.arrays["input"]).reshape(-1)]
+        outputs = [str(v) for v in np.asarray(table.arrays["output"]).reshape(-1)] \
+            if "output" in table.arrays else ["f"] * len(inputs)
+        x_units = [units.of(n.split("[")[0]) for n in inputs]
+        f_units = [units.outputs.get(o, f) for o in outputs]
+        table.arrays["unit(x)"] = np.array([unit_text(u) for u in x_units], dtype=object)
+        table.arrays["unit(c)"] = np.array(
+            [(unit_text(_delta(fu) / _delta(xu)) or "1") if fu is not None else ""
+             for fu, xu in zip(f_units, x_units, strict=True)], dtype=object)
+        table.layout = replace(table.layout, blocks=[*table.layout.blocks,
+                                                     Block("unit(x)", kind=TEXT),
+                                                     Block("unit(c)", kind=TEXT)],
+                               _names=None)
+    return table

@@ -431,12 +431,17 @@ def infer(tree: Node, text: str, variables: Mapping[str, Any],
 
 def _convert_outputs(inference: _Inference, value: Node, unit: Any,
                      wanted: Mapping[str, Any]) -> tuple[list[Any], Node]:
-    """The result node converted per output from base units to the shown unit."""
+    """The result node converted per output from base units to the shown unit (a
+    literal's component ``f[i]`` as ``wanted["f[i]"]``, else as ``wanted["f"]``)."""
+    if isinstance(value, Vector) and not isinstance(unit, tuple) and \
+            any(re.fullmatch(r"f\[\d+\]", k) for k in wanted):
+        unit = (unit,) * len(value.items)  # one unit, but components asked in others
     if isinstance(unit, tuple):
         if isinstance(value, Vector) and len(value.items) == len(unit):
             items, shown = [], []
             for i, (item, u) in enumerate(zip(value.items, unit, strict=True)):
-                target = _target(inference, value, u, wanted.get(f"f[{i}]"), f"f[{i}]")
+                target = _target(inference, value, u, wanted.get(f"f[{i}]", wanted.get("f")),
+                                 f"f[{i}]")
                 shown.append(target)
                 items.append(_from_base(item, u, target))
             return shown, with_children(value, items)

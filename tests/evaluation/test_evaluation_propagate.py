@@ -293,18 +293,20 @@ def test_bad_requests_name_the_parameter(kwargs, param, key, words):
 
 def test_the_library_signature_is_the_issues():
     """gradcli.propagate(expression, at, u, corr, cov, order=1, k=2, budget=False,
-    monte_carlo=None, dist=None, coverage=0.95, seed=None)."""
+    monte_carlo=None, dist=None, coverage=0.95, seed=None), then the units issue's
+    units=None, to=None."""
     import inspect
 
     import gradcli
 
     params = inspect.signature(gradcli.propagate).parameters
     assert list(params) == ["expression", "at", "u", "corr", "cov", "order", "k", "budget",
-                            "monte_carlo", "dist", "coverage", "seed"]
+                            "monte_carlo", "dist", "coverage", "seed", "units", "to"]
     defaults = {n: p.default for n, p in params.items() if n not in ("expression", "at", "u",
                                                                      "corr", "cov")}
     assert defaults == {"order": 1, "k": 2, "budget": False, "monte_carlo": None,
-                        "dist": None, "coverage": 0.95, "seed": None}
+                        "dist": None, "coverage": 0.95, "seed": None, "units": None,
+                        "to": None}
     assert "<table>" in gradcli.propagate("x", at={"x": "1+-0.1"})._repr_html_()
 
 

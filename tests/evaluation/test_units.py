@@ -223,3 +223,42 @@ def test_a_misplaced_or_unknown_unit_has_a_caret(text, column):
 def test_implicit_products_and_indexing_are_unchanged():
     assert gradcli.evaluate("3x", at={"x": 2.0})["f"][0] == 6.0
     assert gradcli.evaluate("x[0]", at={"x": [4.0, 5.0]})["f"][0] == 4.0
+
+
+H2 = ("[V/I*cos(phi), V/I*sin(phi), V/I]",
+      {"V": "4.9990 V+-3.2 mV", "I": "19.6610 mA+-0.0095 mA", "phi": "1.04446 rad+-0.00075 rad"},
+      {("V", "I"): -0.36, ("V", "phi"): 0.86, ("I", "phi"): -0.65})
+
+
+def test_gum_h2_with_units_in_ohms():
+    expression, at, corr = H2
+    r = gradcli.propagate(expression, at=at, corr=corr, to={"f": "ohm"})
+    assert {b.name: b.unit for b in r.blocks if b.unit} == {
+        "V": "V", "I": "mA", "phi": "rad", "f": "Ω", "u(f)": "Ω", "U(f)": "Ω"}
+    # GUM H.2, Table H.3: R = 127.732 Ω, X = 219.847 Ω, Z = 254.260 Ω (3 decimals printed);
+    # u = 0.071, 0.295, 0.236 Ω (the GUM's from the five readings' own correlations: 0.001)
+    np.testing.assert_allclose(np.asarray(r["f"]), [127.732, 219.847, 254.260], atol=5e-4)
+    np.testing.assert_allclose(np.asarray(r["u(f)"]), [0.071, 0.295, 0.236], atol=1.5e-3)
+    # the same numbers as without units, with I in amperes (rel 1e-12: a 1e-3 scale)
+    plain = gradcli.propagate(expression, at={"V": "4.9990+-0.0032",
+                                              "I": "19.6610e-3+-0.0095e-3",
+                                              "phi": "1.04446+-0.00075"}, corr=corr)
+    np.testing.assert_allclose(np.asarray(r["u(f)"]), np.asarray(plain["u(f)"]), rtol=1e-12)
+
+
+def test_budget_sensitivities_in_unit_f_per_unit_x():
+    b = gradcli.propagate("V/I", at={"V": "4.9990 V+-3.2 mV", "I": "19.6610 mA+-0.0095 mA"},
+                          budget=True, to={"f": "ohm"})
+    assert list(b["unit(c)"]) == ["Ω/V", "Ω/mA"] and list(b["unit(x)"]) == ["V", "mA"]
+    # c_V = 1/I = 1/0.019661 Ω/V; c_I = -V/I^2 in Ω/mA = -4.999/19.661^2 * 1e3
+    np.testing.assert_allclose(np.asarray(b["c"]), [1 / 0.019661, -4.999 / 19.661 ** 2 * 1e3],
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(b["u(x)"]), [0.0032, 0.0095], rtol=1e-15)
+
+
+def test_cli_propagate_with_units(cli):
+    expression, _, _ = H2
+    status, out, _ = cli("propagate", "V/I", "--at", "V=4.9990 V +- 3.2 mV, I=19.6610 mA +- "
+                         "0.0095 mA", "--to", "f=ohm", "-f", "csv")
+    assert status == 0
+    assert out.splitlines()[0] == "V [V],I [mA],f [Ω],u(f) [Ω],U(f) [Ω],k"

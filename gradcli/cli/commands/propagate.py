@@ -243,7 +243,8 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str],
                   corr: list[str], cov: str | None, order: int, k: float, budget: bool,
                   monte_carlo: int | None, dist: list[str], coverage: float,
                   seed: int | None, fmt: str, output: str | None, precision: int,
-                  quiet: bool) -> int:
+                  quiet: bool, units: list[str] | None = None,
+                  to: list[str] | None = None) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
     whether Monte Carlo agrees with the law of propagation."""
     from ...evaluation.propagate import propagate
@@ -257,6 +258,11 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str],
             "u": _merged(u, "--u") or None, "corr": _correlations(corr) or None,
             "cov": read_cov(cov, _components(estimates)) if cov else None,
             "dist": _distributions(dist) or None}
+        from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+
+        for name, given in (("units", units), ("to", to)):
+            if given:
+                kwargs[name] = TABLE[name].read(given, None)
         try:
             result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
                                monte_carlo=monte_carlo, coverage=coverage, seed=seed,
