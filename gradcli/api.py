@@ -140,10 +140,29 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
     ``at`` holds more variables fixed. Returns a :class:`RowTable` with the command's
     columns: the point, ``f``, ``|grad f|``, ``eig[i]`` (or ``|F|``, ``re[i]``,
     ``im[i]``), ``vec[i][k]``, ``type``."""
+    from .evaluation.fields.notes import critical_notes
+    from .evaluation.fields.rows import critical_rows
+
+    found, function, box = critical_points(expression, grid, points=points, at=at,
+                                           max_points=max_points)
+    return RowTable(critical_rows(found, function.n), f"critical points of {expression}",
+                    _said(critical_notes(found, box)))
+
+
+def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
+                    points: Mapping[str, Any] | None = None,
+                    at: Mapping[str, Any] | None = None,
+                    max_points: int = DEFAULT_MAX_POINTS,
+                    unbound: str | None = None) -> tuple[Any, Any, Any]:
+    """The one path of ``critical``, for this library function and for the command
+    (which reads its options' text into these parameters first): the seeds from ``grid``
+    or ``points``, the search, and (the points found, the field function, the search box
+    or None). ``unbound`` is the hint for a variable left unbound (a front end's words)."""
     from .evaluation.fields.critical import find_critical
     from .evaluation.fields.function import FieldFunction
-    from .evaluation.fields.rows import critical_rows
     from .evaluation.fields.starts import from_lattice
+
+    hint = {} if unbound is None else {"unbound": unbound}
 
     if (grid is None) == (points is None):
         raise EvaluationError(f"give one of {ref('grid')} (seeds on a lattice, and the "
@@ -156,7 +175,7 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
                                   f"{ref('grid', python=repr({'x': (-3, 3, 13)}))}")
         held = _held(at, axes) | more
         starts = from_lattice(axes, max_points)
-        function = FieldFunction(expression, starts.variables, held)
+        function = FieldFunction(expression, starts.variables, held, **hint)
         ends = np.array([v[:2] for v in axes.values()], dtype=float)
         seeds, box = starts.X, (ends.min(axis=1), ends.max(axis=1))
     else:
@@ -170,14 +189,10 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
             raise EvaluationError(f"more seeds than {ref('max_points')}")
         held = _held(at, arrays)
         first = {n: a[0].tolist() for n, a in arrays.items()}
-        function = FieldFunction(expression, first, held)
+        function = FieldFunction(expression, first, held, **hint)
         seeds = np.column_stack([a.reshape(len(a), -1) for a in arrays.values()])
         box = None
-    from .evaluation.fields.notes import critical_notes
-
-    found = find_critical(function, seeds, box)
-    return RowTable(critical_rows(found, function.n), f"critical points of {expression}",
-                    _said(critical_notes(found, box)))
+    return find_critical(function, seeds, box), function, box
 
 
 def _said(notes: list[str]) -> list[str]:
@@ -226,25 +241,48 @@ def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, An
     with several starts, ``step``, the point, ``f``, ``|grad f|``); its ``notes`` say
     why the runs stopped."""
     from .evaluation.fields import defaults
-    from .evaluation.fields.descend import descend as run_descend
-    from .evaluation.fields.descend import row_limit
-    from .evaluation.fields.function import FieldFunction
-    from .evaluation.fields.optim import settings
+    from .evaluation.fields.notes import descend_notes
     from .evaluation.fields.rows import descend_rows
 
     held = dict(at or {})
     steps = defaults.STEPS if steps is None else _whole(steps, "steps", 0)
     every = _whole(every, "every", 1)
     starts = _starts(start, start_grid, held, max_points)
-    chosen = settings(method, **hyper)
-    row_limit(len(starts), steps, every, max_points)
-    function = FieldFunction(expression, starts.variables, held)
-    from .evaluation.fields.notes import descend_notes
-
-    path = run_descend(function, starts.X, chosen, steps=steps, tol=tol, every=every)
+    path, _, chosen = descend_paths(expression, starts, held, method=method, steps=steps,
+                                    tol=tol, every=every, max_points=max_points, **hyper)
     many = len(starts) > 1 or starts.lattice
     return RowTable(descend_rows(path, many), f"descend ({method}) on {expression}",
                     _said(descend_notes(path, tol, steps, chosen.maximize)))
+
+
+def descend_paths(expression: str, starts: Any, held: Mapping[str, Any], *,
+                  method: str = "gd", steps: int, tol: float | None = None, every: int = 1,
+                  max_points: int = DEFAULT_MAX_POINTS, unbound: str | None = None,
+                  progress: Any = None, recording: Any = None,
+                  **hyper: Any) -> tuple[Any, Any, Any]:
+    """The one path of ``descend``, for this library function and for the command (which
+    reads its options' text into ``starts`` and ``held`` first): the optimiser's
+    settings, the row bound, the function (a scalar f), the descent; returns (the paths,
+    the function, the settings). ``recording(function)`` may give a callable that gets
+    each recorded row as it is made (the command's stream); ``unbound`` is the hint for a
+    variable left unbound (a front end's words)."""
+    from .evaluation.fields.descend import descend as run_descend
+    from .evaluation.fields.descend import row_limit
+    from .evaluation.fields.function import FieldFunction
+    from .evaluation.fields.optim import settings
+
+    chosen = settings(method, **hyper)
+    row_limit(len(starts), steps, every, max_points)
+    hint = {} if unbound is None else {"unbound": unbound}
+    function = FieldFunction(expression, starts.variables, held, **hint)
+    if function.kind != "scalar":
+        raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "
+                              f"{function.shape}: a vector field's trajectories are "
+                              "gradcli flow")
+    path = run_descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
+                       progress=progress,
+                       recorded=recording(function) if recording is not None else None)
+    return path, function, chosen
 
 
 @_with_warnings

@@ -119,8 +119,10 @@ def _function(expression: str, variables: dict[str, Any], held: dict[str, Any],
 def run_critical(what: str, expression: str, grid: list[str], points: str | None,
                  at: list[str], fmt: str, output: str | None, precision: int, quiet: bool,
                  max_points: int) -> int:
-    """Find, classify and write the critical points seeded by --grid or --points."""
-    from ...evaluation.fields.critical import find_critical
+    """Find, classify and write the critical points seeded by --grid or --points: the
+    options' text read into the library's parameters, then the library's one path
+    (``gradcli.api.critical_points``, which ``gradcli.critical`` runs too)."""
+    from ...api import critical_points
 
     _format(what, fmt, output)
     if grid and points:
@@ -128,6 +130,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
                            "a variable fixed)")
     held = held_values(at)
     with expression_warnings(quiet):
+        seeds: dict[str, Any] = {}
         if points:
             from ..points_file import read_points
 
@@ -135,22 +138,18 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
             if not table.variables:
                 raise UsageProblem(f"--points {points}: no column names a variable of the "
                                    "formula")
-            first = {n: np.asarray(v)[0].tolist() for n, v in table.variables.items()}
-            function = _function(expression, first, held, "critical")
-            seeds = np.column_stack([np.asarray(v, dtype=float).reshape(len(v), -1)
-                                     for v in table.variables.values()])
-            box = None
+            seeds["points"] = table.variables
         else:
             if not grid:
                 raise UsageProblem("no seeds given: add --grid x=-3:3:13 (one per variable: "
                                    "its box is searched) or --points FILE.csv")
             spec = resolve_grid(expression, grid, quiet, held=held)
-            axes = {n: v for n, v in spec.items() if isinstance(v, tuple)}
-            held |= {n: v for n, v in spec.items() if not isinstance(v, tuple)}
-            starts = _lattice(axes, max_points)
-            function = _function(expression, starts.variables, held, "critical")
-            seeds, box = starts.X, _box(axes)
-        found = find_critical(function, seeds, box)
+            if not any(isinstance(v, tuple) for v in spec.values()):
+                raise UsageProblem("critical needs at least one variable sampled by --grid "
+                                   "(start:stop:count)")
+            seeds["grid"] = spec
+        found, function, box = critical_points(expression, at=held, max_points=max_points,
+                                               unbound=_UNBOUND["critical"], **seeds)
     from ...evaluation.fields.notes import critical_notes
 
     columns = critical_rows(found, function.n)
@@ -159,20 +158,6 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
     _write(columns, _request(expression, fmt, output, precision, quiet, found.columns),
            what)
     return ExitStatus.OK
-
-
-def _lattice(axes: dict[str, Any], max_points: int) -> Any:
-    from ...evaluation.fields.starts import from_lattice
-
-    if not axes:
-        raise UsageProblem("critical needs at least one variable sampled by --grid "
-                           "(start:stop:count)")
-    return from_lattice(axes, max_points)
-
-
-def _box(axes: dict[str, tuple[float, float, int]]) -> tuple[np.ndarray, np.ndarray]:
-    ends = np.array([v[:2] for v in axes.values()], dtype=float)
-    return ends.min(axis=1), ends.max(axis=1)
 
 
 def _request(expression: str, fmt: str, output: str | None, precision: int, quiet: bool,
@@ -185,34 +170,31 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
                 at: list[str], method: str, steps: int, tol: float | None, every: int,
                 fmt: str, output: str | None, precision: int, quiet: bool, max_points: int,
                 **hyper: Any) -> int:
-    """Descend from every start; write the path rows; report why the runs stopped."""
-    from ...evaluation.fields.descend import descend, row_limit
-    from ...evaluation.fields.optim import settings
+    """Descend from every start; write the path rows; report why the runs stopped. The
+    options' text is read into the library's parameters, then the library's one path runs
+    (``gradcli.api.descend_paths``, which ``gradcli.descend`` runs too)."""
+    from ...api import descend_paths
 
     _format(what, fmt, output)
     held = held_values(at)
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
-        chosen = settings(method, **hyper)
-        row_limit(len(starts), steps, every, max_points)
-        function = _function(expression, starts.variables, held)
-        if function.kind != "scalar":
-            raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "
-                                  f"{function.shape}: a vector field's trajectories are "
-                                  "gradcli flow")
         many = len(starts) > 1 or starts.lattice
         chosen_fmt = _format(what, fmt, output)
         # one run's rows come in order: a stream to standard output gets each as it is made
-        stream = _JsonlRows(function.columns) if (chosen_fmt == "jsonl" and not output
-                                                  and not many) else None
+        streaming = chosen_fmt == "jsonl" and not output and not many
         with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar, \
-                writing_stdout() if stream is not None else nullcontext():
-            path = descend(function, starts.X, chosen, steps=steps, tol=tol, every=every,
-                           progress=bar.stage("descending"), recorded=stream)
+                writing_stdout() if streaming else nullcontext():
+            path, _, chosen = descend_paths(
+                expression, starts, held, method=method, steps=steps, tol=tol, every=every,
+                max_points=max_points, unbound=_UNBOUND["starts"],
+                progress=bar.stage("descending"),
+                recording=(lambda function: _JsonlRows(function.columns)) if streaming
+                else None, **hyper)
     from ...evaluation.fields.notes import descend_notes
 
     stops = _said(descend_notes(path, tol, steps, chosen.maximize))
-    if stream is None:
+    if not streaming:
         _write(descend_rows(path, many),
                _request(expression, fmt, output, precision, quiet, path.columns), what,
                stops)
