@@ -217,6 +217,8 @@ def block_unit(name: str, units: Units, plan: Any) -> Any:
     f = units.outputs.get("f") or next(iter(units.outputs.values()), registry().Unit(""))
     if name in units.outputs:
         return units.outputs[name]
+    if re.fullmatch(r"(f|jvp)(\[\d+\])+", name) and name.startswith("f"):
+        return f  # a literal's component when all components share f's unit
     match = _DERIVATIVE.fullmatch(name)
     if match is not None:
         out = units.outputs.get(match.group(2), f)

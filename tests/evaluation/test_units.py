@@ -262,3 +262,25 @@ def test_cli_propagate_with_units(cli):
                          "0.0095 mA", "--to", "f=ohm", "-f", "csv")
     assert status == 0
     assert out.splitlines()[0] == "V [V],I [mA],f [Ω],u(f) [Ω],U(f) [Ω],k"
+
+
+def test_netcdf_variables_carry_cf_units(tmp_path, cli):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    grid, jac, prop = (tmp_path / n for n in ("g.nc", "j.nc", "p.nc"))
+    assert cli("grad", "V/I", "--grid", "V=1:5:5", "--grid", "I=10:20:3", "--unit",
+               "V=V,I=mA", "--to", "f=ohm", "-o", str(grid))[0] == 0
+    assert cli("jacobian", "[x*t, y*t]", "--grid", "x=1:2:3", "--grid", "y=1:2:3", "--grid",
+               "t=1:2:2", "--unit", "x=m,y=m,t=m", "-o", str(jac))[0] == 0
+    assert cli("propagate", "V/I", "--at", "V=4.999 V +- 3.2 mV, I=19.661 mA +- 0.0095 mA",
+               "--to", "f=ohm", "-o", str(prop))[0] == 0
+    units = {}
+    for path in (grid, jac, prop):
+        with xr.open_dataset(path) as ds:
+            units[path.name] = {k: v.attrs.get("units") for k, v in ds.variables.items()
+                                if "units" in v.attrs}
+    # UDUNITS-2 spellings: ohm for Ω; a Jacobian of one unit keeps it (m^2/m = m)
+    assert units["g.nc"] == {"f": "ohm", "df_dV": "ohm/V", "df_dI": "ohm/mA", "V": "V",
+                             "I": "mA"}
+    assert units["j.nc"]["jacobian"] == "m" and units["j.nc"]["f"] == "m^2"
+    assert units["p.nc"] == {"V": "V", "I": "mA", "f": "ohm", "u_f_": "ohm", "U_f_": "ohm"}
