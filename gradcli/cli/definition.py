@@ -1123,7 +1123,7 @@ def all_commands() -> tuple[Command, ...]:
 
 
 #: the other commands that take the parameters every computation takes (units, to)
-EVERY_PARAMETER_COMMANDS = ("propagate",)
+EVERY_PARAMETER_COMMANDS = ("propagate", "plot")
 
 
 def _with_every(other: Command) -> Command:

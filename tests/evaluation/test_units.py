@@ -284,3 +284,25 @@ def test_netcdf_variables_carry_cf_units(tmp_path, cli):
                              "I": "mA"}
     assert units["j.nc"]["jacobian"] == "m" and units["j.nc"]["f"] == "m^2"
     assert units["p.nc"] == {"V": "V", "I": "mA", "f": "ohm", "u_f_": "ohm", "U_f_": "ohm"}
+
+
+def test_plot_axes_and_colour_bar_carry_units():
+    pytest.importorskip("matplotlib")
+    from gradcli.plot import plot_expression
+    from gradcli.plot.options import parse_options
+
+    fig, drawn = plot_expression("x*y", {"x": (0, 1, 5), "y": (0, 2, 5)},
+                                 options=parse_options(units={"x": "m", "y": "m"}))
+    ax = drawn.ax
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("x [m]", "y [m]")
+    assert drawn.colorbar.ax.get_ylabel().endswith("[m^2]")
+
+
+def test_arrows_of_mixed_units_are_refused(cli):
+    status, out, err = cli("plot", "x*t", "--grid", "x=0:1:5", "--grid", "t=0:2:5", "--unit",
+                           "x=m,t=s", "--preview")
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "df/dx is in s and df/dt in m" in err and "--arrows none" in err
+    status, _, _ = cli("plot", "x*t", "--grid", "x=0:1:5", "--grid", "t=0:2:5", "--unit",
+                       "x=m,t=s", "--arrows", "none", "--preview")
+    assert status == 0
