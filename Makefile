@@ -8,7 +8,7 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 BENCH_ARGS ?=
 FUZZ_MINUTES ?= 10
 
-.PHONY: demo test test-min test-all test-dist dist test-browser browser-deps lint bench bench-peers samples fuzz \
+.PHONY: demo test test-kernels test-min test-all test-dist dist test-browser browser-deps lint bench bench-peers samples fuzz \
 	reference docs clean
 
 $(STAMP): pyproject.toml
@@ -23,6 +23,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The docs' examples and the tests that compare printed numbers once more under the other
+# OpenBLAS kernel (SkylakeX on an AVX-512 CPU, else Haswell, or unset where the environment
+# sets it) and once with numpy's AVX-512 code off; a pass that cannot run here says so in
+# one line (.ci/kernels.py; .ci/run runs it after make test)
+test-kernels: $(STAMP)
+	$(PY) .ci/kernels.py
 
 # The oldest versions pyproject allows (constraints/minimum.txt) in a fresh venv of their own,
 # then the same suite as `make test`: the floors are tested, not guessed.
@@ -86,12 +93,14 @@ samples: $(STAMP)
 	  $(PY) -m pytest -q tests/explore/test_explore_browser.py -k panel
 
 # The documentation site: the pictures it shows (samples/, byte-stable), the generated
-# tables, then mkdocs build --strict into site/ (a broken link or a missing page fails).
+# tables, then mkdocs build --strict into site/: any warning fails it (a broken link, a
+# missing page; no --quiet, which keeps warnings from counting). site/index.html works
+# from disk, with no network (mkdocs.yml says how).
 docs: $(STAMP)
 	$(PY) samples/make_samples.py
 	$(MAKE) --no-print-directory reference
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
-	@echo "site/index.html"
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+	@echo "open site/index.html"
 
 # the docs' generated tables (options, functions), from the code
 reference: $(STAMP)

@@ -285,6 +285,32 @@ def descend_paths(expression: str, starts: Any, held: Mapping[str, Any], *,
     return path, function, chosen
 
 
+def flow_paths(expression: str, starts: Any, held: Mapping[str, Any], grid: Any, *,
+               method: str = "rk4", every: int = 1, tol: float | None = None,
+               box: Mapping[str, Any] | None = None, rtol: float | None = None,
+               atol: float | None = None, max_points: int = DEFAULT_MAX_POINTS,
+               unbound: str | None = None, progress: Any = None) -> Any:
+    """The one path of ``flow``, for this library function and for the command (which
+    reads its options' text into ``starts``, ``held``, the time grid and ``box`` first):
+    the row bound, the field function, the integration; returns the trajectories.
+    ``unbound`` is the hint for a variable left unbound (a front end's words)."""
+    from .evaluation.fields import defaults
+    from .evaluation.fields.flow import integrate
+    from .evaluation.fields.function import FieldFunction
+
+    rows = len(starts) * ((grid.n - 1) // every + 2)
+    if rows > max_points:
+        raise EvaluationError(f"{len(starts):,} runs × {grid.n:,} times would write up to "
+                              f"{rows:,} rows, over the limit of {max_points:,}: write "
+                              f"fewer with {ref('every', text='K', python='K')}, or raise "
+                              f"{ref('max_points')}")
+    hint = {} if unbound is None else {"unbound": unbound}
+    function = FieldFunction(expression, starts.variables, held, **hint)
+    return integrate(function, starts.X, grid, method=method, every=every, tol=tol, box=box,
+                     progress=progress, rtol=defaults.RTOL if rtol is None else rtol,
+                     atol=defaults.ATOL if atol is None else atol)
+
+
 @_with_warnings
 def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
          = None, *, start_grid: Mapping[str, Any] | None = None,
@@ -300,8 +326,7 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
     :class:`RowTable` with the command's columns (``run`` with several starts, ``t``,
     the point, ``|F|``)."""
     from .evaluation.fields import defaults
-    from .evaluation.fields.flow import TimeGrid, integrate
-    from .evaluation.fields.function import FieldFunction
+    from .evaluation.fields.flow import TimeGrid
     from .evaluation.fields.rows import flow_rows
     from .evaluation.fields.starts import parse_times
 
@@ -318,17 +343,9 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
     times = defaults.TIMES if t is None else parse_times(t)
     grid = TimeGrid.of(times)
     starts = _starts(start, start_grid, held, max_points)
-    rows = len(starts) * ((grid.n - 1) // every + 2)
-    if rows > max_points:
-        raise EvaluationError(f"{len(starts):,} runs × {grid.n:,} times would record up to "
-                              f"{rows:,} rows, over the limit of {max_points:,}: record "
-                              f"fewer with {ref('every', text='K', python='K')}, or raise "
-                              f"{ref('max_points')}")
-    function = FieldFunction(expression, starts.variables, held)
-    paths = integrate(function, starts.X, grid, method=method, every=every, tol=tol,
-                      box=dict(box) if box is not None else None,
-                      rtol=defaults.RTOL if rtol is None else rtol,
-                      atol=defaults.ATOL if atol is None else atol)
+    paths = flow_paths(expression, starts, held, grid, method=method, every=every, tol=tol,
+                       box=dict(box) if box is not None else None, rtol=rtol, atol=atol,
+                       max_points=max_points)
     from .evaluation.fields.notes import flow_notes
 
     many = len(starts) > 1 or starts.lattice

@@ -28,11 +28,14 @@ POWERS = ("2", "3", "-1", "0.5", "y", "x")
 
 
 def _expr(rng: random.Random, depth: int, unary: tuple, binary: tuple, wheres: bool,
-          powers: tuple = POWERS) -> str:
+          powers: tuple = POWERS, constant: float = 0.0) -> str:
     if depth == 0 or rng.random() < 0.2:
         return _leaf(rng)
     kind = rng.random()
-    sub = [_expr(rng, depth - 1, unary, binary, wheres, powers) for _ in range(3)]
+    sub = [_expr(rng, depth - 1, unary, binary, wheres, powers, constant) for _ in range(3)]
+    if wheres and constant and rng.random() < constant:  # a where with a constant branch
+        branches = [rng.choice(["pi", "2", "0.5"]), sub[2]][::rng.choice([1, -1])]
+        return f"where({sub[0]} {rng.choice(['>', '<'])} {sub[1]}, {', '.join(branches)})"
     if kind < 0.35:
         return f"{rng.choice(unary)}({sub[0]})"
     if kind < 0.75:
@@ -48,12 +51,14 @@ def _expr(rng: random.Random, depth: int, unary: tuple, binary: tuple, wheres: b
 
 
 def expressions(seed: int, count: int, unary: tuple = UNARY, binary: tuple = BINARY,
-                wheres: bool = True, depth: int = 4, powers: tuple = POWERS) -> list[str]:
-    """``count`` random expressions in x and y (each mentions at least one of them)."""
+                wheres: bool = True, depth: int = 4, powers: tuple = POWERS,
+                constant: float = 0.0) -> list[str]:
+    """``count`` random expressions in x and y (each mentions at least one of them);
+    ``constant``: the share of nodes that are a ``where`` with a constant branch."""
     rng = random.Random(seed)
     out: list[str] = []
     while len(out) < count:
-        text = _expr(rng, depth, unary, binary, wheres, powers)
+        text = _expr(rng, depth, unary, binary, wheres, powers, constant)
         if ("x" in text or "y" in text) and text not in out:
             out.append(text)
     return out

@@ -12,6 +12,10 @@ from .definition import Command
 from .errors import UsageProblem
 from .files import allow_files
 
+#: the session (``gradcli repl``) whose lines are being run, if any: it checks what each
+#: line's command is handed and puts its definitions in front of the expression
+SESSION: Any = None
+
 
 def call(command: Command, options: dict[str, Any]) -> int:
     """Run ``command`` with ``options`` (the expression and one value per declared option);
@@ -26,6 +30,8 @@ def call(command: Command, options: dict[str, Any]) -> int:
                                    "give it once")
             options[option.name] = value[0] if value else None
     allow_files(not options.pop("no_files", False))  # --no-files, else $GRADCLI_NO_FILES
+    if SESSION is not None:
+        SESSION.prepare(command, options)
     expression = options.get("expression")
     if isinstance(expression, str) and expression.startswith("@"):
         if expression == "@-" and options.get("points") == "-":

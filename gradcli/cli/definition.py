@@ -297,7 +297,8 @@ MEMORY = Option(
     "memory", ("--memory",), "text", None, metavar="SIZE",
     shown_default=f"$GRADCLI_MEMORY, else {size_text(DEFAULT_MEMORY)}",
     help="Working memory to stay within (512M, 2G: powers of 1024): blocks of points are "
-    "sized so every thread's fits; the interpreter and results kept whole are extra.",
+    "sized so every thread's fits, and --formula's work is bounded by it; the interpreter "
+    "and results kept whole are extra.",
     example="--memory 2G")
 #: the numeric commands' -f: their rows' formats, and where the command has --formula (its
 #: computation's record has formulas) the formulas' ones
@@ -1015,8 +1016,9 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         "without the leading gradcli (grad sin(x)*cos(y) --at x=1,y=2; an expression with "
         "spaces needs no quotes), answered in this process as the command would answer it; "
         "f(x, y) = ... and m = ... define functions and steps later lines use. A bad line "
-        "prints its error and the session goes on; the exit status is the worst line's. On "
-        "a terminal: line editing and history; from a pipe: one answer per line, in order.",
+        "prints its error and the session goes on; the exit status is the worst line's; "
+        "help (or ?) lists the commands. On a terminal: line editing and history, Ctrl-C "
+        "stops the line being answered; from a pipe: one answer per line, in order.",
         run="gradcli.cli.commands.repl:run_session", options=(REPL_FORMAT, QUIET),
         group="repl", takes_expression=False,
         examples=("gradcli repl",

@@ -184,6 +184,7 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
     from ..output import interrupt
 
     _start_notes()  # a session runs many commands in one process
+    interrupt.unsaid()
     try:
         status = int(fn() or 0)
         interrupt.finished()  # the work is done: a signal now has nothing to stop
@@ -218,6 +219,8 @@ def _interrupted(exc: KeyboardInterrupt) -> int:
 
     interrupt.finished()
     signum = getattr(exc, "signum", 2)
+    if interrupt.said():  # reported already (by the session's line the signal stopped)
+        return 128 + signum
     say("gradcli: interrupted" if signum == 2 else
         f"gradcli: interrupted by {getattr(exc, 'name', signum)}")
     return 128 + signum

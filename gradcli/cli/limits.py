@@ -19,10 +19,12 @@ def limits() -> list[tuple[str, str, str]]:
     from ..evaluation.budget import DEFAULT_MEMORY, ENV, FIXED_OVERHEAD, MIN_MEMORY, size_text
     from ..evaluation.cluster import WORKER_MEMORY
     from ..evaluation.fields.flow import MAX_ATTEMPTS, MAX_TIMES
+    from ..evaluation.formula import LONG_RATIO, LONG_TEXT, MAX_OUTPUT
     from ..explore.server import MAX_BODY, MAX_CONNECTIONS
     from ..lang.compile import MAX_CALLS, MAX_STEPS
     from ..lang.parser import MAX_DEPTH, MAX_LENGTH
     from ..lang.program import MAX_FILE
+    from ..lang.symbolic import MAX_TEXT, MEMO_STEPS, NODE_STEPS, STEP_BYTES, TEXT_STEP
     from ..output.cf import MAX_CARRIED
     from ..plot.html import MAX_PAGE_POINTS
     from ..plot.layout import MAX_ARROWS_PER_AXIS
@@ -32,6 +34,8 @@ def limits() -> list[tuple[str, str, str]]:
         MAX_PIXELS_PER_SIDE,
         PICTURE_BYTES_PER_POINT,
     )
+    from .commands.repl import HISTORY_BYTES, HISTORY_LINES, MAX_DEFINITIONS
+    from .commands.repl import MAX_LINE as SESSION_LINE
     from .definition import BY_NAME
     from .inputs import MAX_ARRAY_BYTES
     from .reading import MAX_LINE
@@ -55,6 +59,14 @@ def limits() -> list[tuple[str, str, str]]:
         ("Functions calling functions", f"{_n(MAX_CALLS)} levels", ""),
         ("Array file (x=@v.npy, --vector @v.npy)", size_text(MAX_ARRAY_BYTES), ""),
         ("Line of a points file", size_text(MAX_LINE), ""),
+        ("Line of a session (gradcli repl)", f"{_n(SESSION_LINE)} bytes",
+         "longer lines are refused as they are read; the session goes on"),
+        ("Definitions of a session", f"{_n(MAX_DEFINITIONS)} characters in all",
+         "the session's own limit (a program file's size); a definition past it is "
+         "refused when typed"),
+        ("Session history", f"{_n(HISTORY_LINES)} lines",
+         f"at most the file's last {size_text(HISTORY_BYTES)} is read; only a regular file "
+         "is read or replaced"),
         ("Carried text columns in a .nc or .zarr output", _n(MAX_CARRIED),
          "more are refused (CSV, JSON and .npz carry any number)"),
         ("descend steps", _n(steps), "--steps N"),
@@ -70,6 +82,18 @@ def limits() -> list[tuple[str, str, str]]:
         ("Contour levels", _n(MAX_CONTOUR_LEVELS), "more are drawn as this many, with a note"),
         ("Animation frames", _n(MAX_FRAMES), "--animate t=A:B:N"),
         ("Points of an HTML page", _n(MAX_PAGE_POINTS), "each has a hover label"),
+        ("Work of building formulas (--formula)", f"budget / {STEP_BYTES} B steps",
+         f"{_n(DEFAULT_MEMORY // STEP_BYTES)} at the default budget; a step: a term, factor "
+         f"or argument handled, {TEXT_STEP} characters of text; a new subexpression "
+         f"{NODE_STEPS}, a derivative kept {MEMO_STEPS} (each shared subexpression is "
+         "made once); past it one line, exit 1"),
+        ("One formula (--formula)", f"{_n(MAX_TEXT)} characters",
+         f"at most {LONG_RATIO} times the backward program when over "
+         f"{_n(LONG_TEXT)}, nested at most {MAX_DEPTH} levels; past it one line "
+         "(--formula program may be shorter), exit 1"),
+        ("All the formulas of one command (--formula)", f"{_n(MAX_OUTPUT)} characters",
+         "every column, each component of a vector counted (a program file holds them); "
+         "past it one line, exit 1"),
         ("Local Dask workers (--scheduler local:N)", "the usable cores",
          f"and {size_text(WORKER_MEMORY)} of free memory each; more are refused"),
         ("gradcli explore: one computation's time",

@@ -6,8 +6,10 @@ Every input has a bound on what it reads and a clear error past it, raised while
 ``max_bytes`` in all, or bytes that are not text (NUL and other control characters but
 tab, CR and LF; invalid UTF-8) each stop the read with an EvaluationError naming the source
 and the limit. Data comes in chunks of whole lines, so memory stays a few chunks plus what
-the caller keeps. A UTF-8 byte-order mark is dropped and CRLF read as LF. Reading happens
-in short steps on the calling thread, so Ctrl-C interrupts it at any point, on a pipe too.
+the caller keeps; or line by line (``lines``, for a session answering each line as it
+comes), where a bad line is refused on its own and reading goes on. A UTF-8 byte-order
+mark is dropped and CRLF read as LF. Reading happens in short steps on the calling
+thread, so Ctrl-C interrupts it at any point, on a pipe too.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from ..evaluation import EvaluationError
 MiB = 1 << 20
 MAX_LINE = 32 * MiB  # the longest line of a points file: 10⁶ values of 17 digits fit
 _READ = 4 * MiB
+#: how much of a refused line is read past (not kept) to reach the next line
+MAX_SKIP = 64 * MiB
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -138,6 +142,95 @@ class BoundedReader:
             chunk, carry = carry + data[:cut + 1], data[cut + 1:]
             self._check_line(len(carry))
             yield self._hand_out(chunk)
+
+    def lines(self, give_up: int = MAX_SKIP) -> Iterator[str | EvaluationError]:
+        """One line at a time, without its line end, as soon as it has been read (a line
+        typed into a pipe is handed out at once, not when a chunk is full), for a reader
+        that answers each line and goes on.
+
+        A line that breaks a limit (longer than ``max_line`` bytes, a control byte, not
+        UTF-8) is handed out as the EvaluationError that says so, as soon as its first
+        bad byte is read, and the rest of it is skipped in bounded memory; a line that
+        goes on for more than ``give_up`` bytes past its error ends the reading with
+        that error raised (a binary stream such as /dev/zero is no input of lines).
+        """
+        assert self._fh is not None, "use BoundedReader in a with statement"
+        buf = bytearray()
+        skipped = -1  # >= 0: bytes of a refused line skipped so far
+        first = True
+        while True:
+            try:
+                data = self._fh.read1(self.read_size)
+            except OSError as exc:
+                raise EvaluationError(f"{self.label}: cannot read: "
+                                      f"{exc.strerror or exc}") from None
+            if not data:  # the end: a last line without its line end is a line too
+                if buf and skipped < 0:
+                    problem = self._line_problem(buf, b"", complete=True)
+                    yield problem if problem is not None else self._line(buf)
+                return
+            if first:
+                first = False
+                data = data.removeprefix(_BOM)
+            while data:
+                cut = data.find(b"\n")
+                if skipped >= 0:  # drop the refused line up to its end
+                    skipped += len(data) if cut < 0 else cut
+                    if skipped > give_up:
+                        raise EvaluationError(
+                            f"{self.label}: line {self._lines + 1:,} goes on for more than "
+                            f"{size_text(give_up)} after its error: not lines of text")
+                    if cut < 0:
+                        break
+                    data, skipped = data[cut + 1:], -1
+                    self._lines += 1
+                    continue
+                part = data if cut < 0 else data[:cut]
+                problem = self._line_problem(buf, part, complete=cut >= 0)
+                if problem is not None:
+                    buf.clear()
+                    skipped = 0
+                    yield problem
+                    continue  # data still holds the rest of the refused line
+                buf += part
+                if cut < 0:
+                    break
+                data = data[cut + 1:]
+                line = self._line(buf)
+                buf.clear()
+                yield line
+
+    def _line(self, buf: bytearray) -> str:
+        """A whole line read (checked already), counted."""
+        self._lines += 1
+        return bytes(buf).removesuffix(b"\r").decode("utf-8")
+
+    def _line_problem(self, buf: bytearray, part: bytes,
+                      complete: bool) -> EvaluationError | None:
+        """The error of a line whose start ``buf`` has passed, and that goes on with
+        ``part`` (and ends there when ``complete``): too long, a control byte, or not
+        UTF-8 (a character cut by the end of an incomplete line is checked when the rest
+        comes)."""
+        line = self._lines + 1
+        if len(buf) + len(part) > self.max_line:
+            return EvaluationError(f"{self.label}: line {line:,} is longer than "
+                                   f"{size_text(self.max_line)}, the limit for one line")
+        arr = np.frombuffer(part, dtype=np.uint8)
+        bad = (arr < 32) & (arr != 9) & (arr != 13)
+        if bad.any():
+            byte = part[int(np.argmax(bad))]
+            return EvaluationError(f"{self.label}: byte 0x{byte:02x} on line {line:,} is not "
+                                   "text: expected UTF-8 text")
+        whole = bytes(buf) + part
+        if not whole.isascii():
+            try:
+                whole.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if complete or exc.start < len(whole) - 3 or \
+                        exc.reason != "unexpected end of data":
+                    return EvaluationError(f"{self.label}: byte 0x{whole[exc.start]:02x} on "
+                                           f"line {line:,} is not text: expected UTF-8 text")
+        return None
 
     def read_text(self) -> str:
         """Everything, as one string (for small inputs such as program files)."""

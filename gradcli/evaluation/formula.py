@@ -14,19 +14,23 @@ adjoint ``v_bar`` per step and variable, in reverse order (backpropagation writt
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..lang import parse
+from ..lang import parse, symbolic
 from ..lang.ast import Call as CallNode
 from ..lang.ast import Define as DefineNode
 from ..lang.ast import free_variables, walk
+from ..lang.errors import ExpressionError
+from ..lang.parser import MAX_DEPTH
+from ..lang.program import ProgramText
 from ..lang.symbolic import MAX_TEXT, Expr, FormulaError, Symbolic, _factors
 from .binding import EvaluationError
+from .budget import memory_budget, size_text
 
-__all__ = ["FORMS", "TooLong", "formula", "whats"]
+__all__ = ["FORMS", "MAX_OUTPUT", "TooLarge", "TooLong", "formula", "whats"]
 
 #: the forms formulas print in
 FORMS = ("expr", "program", "latex")
@@ -48,16 +52,29 @@ def __getattr__(name: str) -> Any:
 #: a closed form longer than this many characters, and this many times the backward
 #: program, is reported instead of printed (its shared subexpressions repeat)
 LONG_TEXT, LONG_RATIO = 1_000, 4
+#: the most characters the formulas of one request may have in all (every column, each
+#: component of a vector counted; each one is at most MAX_TEXT): a program file holds them
+MAX_OUTPUT = 1_000_000
+
+
+class TooLarge(EvaluationError):
+    """The formulas asked for are past a limit on their size: :data:`MAX_OUTPUT`
+    characters in all, or more work than the memory budget allows (``memory=``; see
+    ``symbolic.STEP_BYTES``). Building stopped there; nothing is returned."""
 
 
 class TooLong(str):
-    """A formula's place when its closed form is much longer than the backward program:
-    the text says so; ``length`` is the closed form's length (None: over MAX_TEXT)."""
+    """A formula's place when its closed form is much longer than the backward program, or
+    would not parse back (nested too deep): the text says so; ``length`` is the closed
+    form's length (None: over MAX_TEXT)."""
 
     length: int | None
 
-    def __new__(cls, length: int | None) -> TooLong:
-        if length:
+    def __new__(cls, length: int | None, deep: bool = False) -> TooLong:
+        if deep:
+            text = (f"the closed form nests deeper than the {MAX_DEPTH} levels the language "
+                    "reads back: name shared parts as steps")
+        elif length:
             text = (f"the closed form is {length:,} characters long, much longer than the "
                     "backward program: ask for the program form")
         else:
@@ -71,7 +88,8 @@ class TooLong(str):
 def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "expr", *,
             at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
             direction: Mapping[str, Any] | None = None, order: int | None = None,
-            unit: bool = False, vector: Any = None) -> dict[str, str] | str:
+            unit: bool = False, vector: Any = None,
+            memory: Any = None) -> dict[str, str] | str:
     """The derivatives ``what`` computes, as text in gradcli's language.
 
     Returns ``{column name: formula}`` in the command's column order, preceded by the
@@ -80,8 +98,11 @@ def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "e
     text. ``wrt`` means what it means for ``evaluate``; ``at`` (a point, or a list whose
     first point counts) gives vector variables their length; ``direction`` is jvp's and
     hvp's tangent (``unit=True`` normalises it); ``order`` is diff's; ``vector`` vjp's v.
-    Which computations have formulas, and how, is their records' ``formula``.
-    Raises :class:`EvaluationError` naming the parameter or the part with no formula.
+    Which computations have formulas, and how, is their records' ``formula``. ``memory``
+    is the budget (``"512M"``; default ``$GRADCLI_MEMORY``, else 1 GiB): building takes
+    at most one step of work per ``symbolic.STEP_BYTES`` of it.
+    Raises :class:`EvaluationError` naming the parameter or the part with no formula;
+    :class:`TooLarge` (one of them) past a limit on the formulas' size.
     """
     from .computations import TABLE, names
 
@@ -98,14 +119,20 @@ def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "e
     point = _point(at)
     names = free_variables(tree)
     shapes = {n: np.shape(v) if not isinstance(v, str) else () for n, v in point.items()}
+    budget = memory_budget(memory)
     try:
-        sym = Symbolic(tree, shapes)
+        sym = Symbolic(tree, shapes, limit=budget // symbolic.STEP_BYTES)
         if form == "program":
             return backward_program(sym, tree, names)
         asked = {"wrt": _split(wrt) if wrt is not None else None, "direction": direction,
                  "order": order, "unit": unit, "vector": vector}
-        columns = record.formula(_Columns(sym, names, point, tree), asked)
+        made = _Columns(sym, names, point, tree)
+        columns = made.count(record.formula(made, asked))
         return _render(sym, tree, names, columns, form)
+    except symbolic.TooLarge as exc:
+        raise TooLarge(f"building the formulas takes more than {exc.limit:,} steps, the limit "
+                       f"of the memory budget ({size_text(budget)}, memory=): ask for fewer "
+                       "derivatives, or name shared parts as steps") from None
     except FormulaError as exc:
         raise EvaluationError(f"{exc}") from None
 
@@ -202,6 +229,21 @@ class _Columns:
                                   f"{len(self.outputs)} (jacobian gives its derivatives)")
         return self.outputs[0][1]
 
+    def count(self, columns: Iterable[tuple[str, Expr, list[tuple]]]
+              ) -> list[tuple[str, Expr, list[tuple]]]:
+        """``columns`` (a computation's formula function's, made one at a time) counted:
+        past :data:`MAX_OUTPUT` characters in all, :class:`TooLarge`."""
+        out, total = [], 0
+        for column in columns:
+            text = column[1].text
+            total += MAX_TEXT if text is None else len(text)
+            if total > MAX_OUTPUT:
+                raise TooLarge(f"the formulas are over {MAX_OUTPUT:,} characters in all "
+                               f"(at {column[0]}, column {len(out) + 1:,}): ask for "
+                               "fewer derivatives (wrt)")
+            out.append(column)
+        return out
+
     def diff(self, names: list[str] | None, order: int | None) -> list:
         if names is None:
             if len(self.order) != 1:
@@ -269,21 +311,21 @@ class _Columns:
 #: one function per computation that has formulas, named in its record (``formula=``):
 #: ``(columns, asked) -> [(column, formula, wrt keys it is the vector of)]``, ``asked``
 #: holding the parameters by name (``wrt`` already split into names)
-Columns = list[tuple[str, Expr, list[tuple]]]
+Columns = Iterable[tuple[str, Expr, list[tuple]]]
 
 
 def grad_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
     """df/dx per variable or named step."""
     e = c.scalar("grad")
-    return [(f"df/d{label}", c.d(e, key), [key])
-            for label, key in c.targets(asked["wrt"] or c.order, allow_steps=True)]
+    return ((f"df/d{label}", c.d(e, key), [key])
+            for label, key in c.targets(asked["wrt"] or c.order, allow_steps=True))
 
 
 def jacobian_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
     """df[i]/dx per component and variable or named step."""
     targets = c.targets(asked["wrt"] or c.order, allow_steps=True)
-    return [(f"d{out}/d{label}", c.d(e, key), [key])
-            for out, e in c.outputs for label, key in targets]
+    return ((f"d{out}/d{label}", c.d(e, key), [key])
+            for out, e in c.outputs for label, key in targets)
 
 
 def vjp_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
@@ -299,17 +341,17 @@ def vjp_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
         raise EvaluationError(f"vector has {len(values)} entries but f has "
                               f"{len(c.outputs)}: v must have one entry per component of f")
     a = c.alg
-    return [(f"vjp/d{label}", a.add([(a.scale(c.d(e, key), vi), 1.0)
+    return ((f"vjp/d{label}", a.add([(a.scale(c.d(e, key), vi), 1.0)
                                      for (_, e), vi in zip(c.outputs, values, strict=True)]),
-             [key]) for label, key in c.targets(asked["wrt"] or c.order, allow_steps=True)]
+             [key]) for label, key in c.targets(asked["wrt"] or c.order, allow_steps=True))
 
 
 def hessian_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
     """d2f/dadb for every ordered pair."""
     e = c.scalar("hessian")
-    targets = c.targets(c.order)
-    return [(f"d2f/d{la}d{lb}", c.d(c.d(e, ka), kb), [])
-            for la, ka in targets for lb, kb in targets]
+    targets = c.targets(asked["wrt"] or c.order)
+    return ((f"d2f/d{la}d{lb}", c.d(c.d(e, ka), kb), [])
+            for la, ka in targets for lb, kb in targets)
 
 
 def diff_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
@@ -324,8 +366,8 @@ def laplacian_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
     if names and len(set(names)) < len(names):
         raise EvaluationError("wrt names a variable twice")
     a = c.alg
-    return [(f"laplacian{out[1:]}", a.add([(c.d(c.d(e, k), k), 1.0) for _, k in targets]), [])
-            for out, e in c.outputs]
+    return ((f"laplacian{out[1:]}", a.add([(c.d(c.d(e, k), k), 1.0) for _, k in targets]), [])
+            for out, e in c.outputs)
 
 
 def div_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
@@ -352,8 +394,8 @@ def jvp_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
     """J·u per component."""
     u = c.direction(asked.get("direction"), asked.get("unit", False))
     a = c.alg
-    return [(f"jvp{out[1:]}", a.add([(a.scale(c.d(e, k), w), 1.0) for k, w in u]), [])
-            for out, e in c.outputs]
+    return ((f"jvp{out[1:]}", a.add([(a.scale(c.d(e, k), w), 1.0) for k, w in u]), [])
+            for out, e in c.outputs)
 
 
 def hvp_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
@@ -361,8 +403,8 @@ def hvp_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
     u = c.direction(asked.get("direction"), asked.get("unit", False))
     e = c.scalar("hvp")
     a = c.alg
-    return [(f"hvp/d{label}", a.add([(a.scale(c.d(c.d(e, key), k), w), 1.0) for k, w in u]),
-             []) for label, key in c.targets(c.order)]
+    return ((f"hvp/d{label}", a.add([(a.scale(c.d(c.d(e, key), k), w), 1.0) for k, w in u]),
+             []) for label, key in c.targets(c.order))
 
 
 def _render(sym: Symbolic, tree: Any, names: list[str],
@@ -439,6 +481,8 @@ def _matrix_whole(sym: Symbolic, e: Expr, shape: tuple, run: list, entries: list
                     a.component(whole, rc) is c for (_, c, _), rc in zip(run, entries,
                                                                           strict=True)):
                 return whole
+        except symbolic.TooLarge:
+            raise
         except FormulaError:
             continue
     return None
@@ -452,12 +496,26 @@ def _show(e: Expr, form: str, sym: Symbolic, tree: Any, names: list[str],
         if "program" not in programs:
             try:
                 programs["program"] = backward_program(sym, tree, names)
-            except (FormulaError, EvaluationError):
+            except symbolic.TooLarge:
+                raise
+            except (FormulaError, EvaluationError):  # no program: the closed form stays
                 programs["program"] = None
         program = programs["program"]
         if program is not None and len(e.text) > LONG_RATIO * len(program):
             return TooLong(len(e.text))
+    if not _reads_back(e.text):
+        return TooLong(len(e.text), deep=True)
     return latex(e) if form == "latex" else e.text
+
+
+def _reads_back(text: str) -> bool:
+    """Whether the language parses ``text`` (a formula, or a program's lines): what is
+    printed must read back, and the parser's nesting is bounded (MAX_DEPTH)."""
+    try:
+        parse(ProgramText(text, "the formula", MAX_OUTPUT))
+    except ExpressionError:
+        return False
+    return True
 
 
 def _steps_used(sym: Symbolic, exprs: list[Expr]) -> set[str]:
@@ -517,6 +575,7 @@ def backward_program(sym: Symbolic, tree: Any, names: list[str]) -> str:
     step_names = [n for n, _ in steps]
     bars = {n: _fresh(f"{n}_bar", taken) for n in [*step_names, *names]}
     lines = [f"{n} = {_text(v)}" for n, v in steps]
+    size = sum(map(len, lines))  # the program's length so far: at most MAX_OUTPUT
     contributions: dict[str, list[str]] = {n: [] for n in bars}
     for position, (name, value) in enumerate(reversed(steps)):
         bar = bars[name]
@@ -527,13 +586,21 @@ def backward_program(sym: Symbolic, tree: Any, names: list[str]) -> str:
             partial = sym.derivative(value, (kind, used), through=False)
             if partial is not a.zero:
                 contributions[used].append(_times(a, partial, bar))
+                size += len(contributions[used][-1]) + len(bar) + 6
+        if size > MAX_OUTPUT:
+            raise TooLarge(f"the backward program is over {MAX_OUTPUT:,} characters long")
     lines += [f"{bars[n]} = {_sum(contributions[n])}" for n in names]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if not _reads_back(text):
+        raise TooLarge(f"the backward program nests deeper than the {MAX_DEPTH} levels the "
+                       "language reads back: name shared parts as steps")
+    return text
 
 
 def _text(e: Expr) -> str:
     if e.text is None:
-        raise FormulaError(f"a step is over {MAX_TEXT:,} characters long")
+        raise TooLarge(f"a step of the backward program is over {MAX_TEXT:,} characters "
+                       "long: name shared parts as steps")
     return e.text
 
 
@@ -587,7 +654,18 @@ _LATEX_COMPARE = {"<": "<", "<=": r"\le", ">": ">", ">=": r"\ge", "==": "=", "!=
 def latex(e: Expr) -> str:
     """LaTeX of a formula (fractions, powers, named functions); for reading, not parsing."""
     memo: dict[int, str] = {}
-    return _latex(e, memo)
+    # children first, iteratively: each node's text then finds its arguments' (and a
+    # sum's factors') in the memo, so no formula is too deep for the recursion limit
+    stack, seen = [(e, False)], set()
+    while stack:
+        node, ready = stack.pop()
+        if ready:
+            _latex(node, memo)
+        elif id(node) not in seen:
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((x, False) for x in node.args)
+    return memo[id(e)]
 
 
 def _name(name: str) -> str:

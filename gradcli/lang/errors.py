@@ -106,10 +106,22 @@ class ExpressionError(ValueError):
         """The file the program came from (``ProgramText``), or ``None`` for typed text."""
         return getattr(self.expression, "source", None)
 
+    def _label(self) -> str | None:
+        """The culprit line's name when the text names its lines (a session's program:
+        ``definition 'm'``; ``""`` for the line typed), else None."""
+        labels = getattr(self.expression, "line_labels", None)
+        line = self.line
+        return labels[line - 1] if labels and line is not None and line <= len(labels) \
+            else None
+
     def location(self) -> str:
         """``column 5``; ``line 2, column 5`` for a program of several lines; with the
-        file's name first when it came from one (``loss.gc, line 2, column 5``)."""
+        file's name first when it came from one (``loss.gc, line 2, column 5``); a named
+        line by its name (``definition 'm', column 5``)."""
         where = f"column {self.column}"
+        label = self._label()
+        if label is not None:
+            return f"{label}, {where}" if label else where
         if "\n" in self.expression or self.source is not None:
             where = f"line {self.line}, {where}"
         return where if self.source is None else f"{self.source}, {where}"
@@ -149,7 +161,7 @@ class ExpressionError(ValueError):
             start = text.rfind("\n", 0, position) + 1
             end = text.find("\n", position)
             text, position = text[start:len(text) if end < 0 else end], position - start
-            where = f"{self.location()}: "
+            where = "" if self._label() == "" else f"{self.location()}: "
         shown, column = window(text, position)
         return f"  {shown}\n  {' ' * column}^\nerror: {where}{message}"
 

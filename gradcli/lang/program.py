@@ -19,13 +19,17 @@ A single expression parses to its own node, exactly as before programs existed.
 
 from __future__ import annotations
 
+from collections import ChainMap
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
 from .ast import Assign, Define, Node, Program, Ref, Var, fold, walk, with_children
 from .errors import ExpressionError
 from .names import CONSTANTS, resolve_function
 from .parser import MAX_LENGTH, parse_expression
 from .tokens import Token, tokenize
 
-__all__ = ["MAX_FILE", "ProgramText", "parse"]
+__all__ = ["MAX_FILE", "Head", "ProgramText", "parse", "parse_definitions"]
 
 #: the largest program file: ``gradcli grad @loss.gc`` reads at most this many bytes
 MAX_FILE = 1 << 20
@@ -33,21 +37,56 @@ MAX_FILE = 1 << 20
 _CONTINUES = frozenset({"op", "=", ",", "(", "[", ":"})
 
 
+@dataclass(frozen=True)
+class Head:
+    """The statements at the start of a program's text, parsed already: the first
+    ``length`` characters, which define the steps and functions named here (a session's
+    definitions, parsed once and continued by each of its lines)."""
+
+    length: int
+    statements: tuple[Node, ...] = ()
+    steps: Mapping[str, int] = field(default_factory=dict)
+    functions: Mapping[str, int] = field(default_factory=dict)
+    variables: Mapping[str, int] = field(default_factory=dict)
+
+
 class ProgramText(str):
     """Program text read from a file (or stdin): a ``str`` that remembers its ``source``
     (for error locations, ``loss.gc, line 3, column 5``) and has the file's limit of
-    :data:`MAX_FILE` characters instead of an expression's 10,000."""
+    :data:`MAX_FILE` characters instead of an expression's 10,000.
 
-    source: str
+    ``head``, when set, is its first statements already parsed (:func:`parse` goes on
+    after them); ``line_labels`` names each line in messages instead of its number (an
+    empty label: the line is shown as typed text is). Both stay in this process: a
+    pickled copy is the text alone, parsed whole where it is read."""
+
+    source: str | None
     max_length: int
+    head: Head | None = None
+    line_labels: tuple[str, ...] | None = None
 
-    def __new__(cls, text: str, source: str, max_length: int = MAX_FILE) -> ProgramText:
+    def __new__(cls, text: str, source: str | None, max_length: int = MAX_FILE,
+                head: Head | None = None,
+                line_labels: tuple[str, ...] | None = None) -> ProgramText:
         made = super().__new__(cls, text)
         made.source, made.max_length = source, max_length
+        made.head, made.line_labels = head, line_labels
         return made
 
-    def __getnewargs__(self) -> tuple[str, str, int]:  # pickling (process pools)
+    def __getnewargs__(self) -> tuple[str, str | None, int]:  # pickling (process pools)
         return str(self), self.source, self.max_length
+
+    def __reduce__(self) -> tuple[type[ProgramText], tuple[str, str | None, int]]:
+        return ProgramText, self.__getnewargs__()
+
+    def strip(self, chars: str | None = None) -> str:
+        """The text without surrounding whitespace, still a program with its limit (a
+        caller stripping what it is handed must not turn a long program into an
+        over-long expression)."""
+        stripped = str.strip(self, chars)
+        if len(stripped) == len(self):
+            return self
+        return ProgramText(stripped, self.source, self.max_length)
 
 
 def parse(expression: str) -> Node:
@@ -60,12 +99,31 @@ def parse(expression: str) -> Node:
         what = "program" if isinstance(expression, ProgramText) else "expression"
         raise ExpressionError(f"{what} is {len(expression)} characters long; the limit is "
                               f"{limit}", expression, None)
+    head = getattr(expression, "head", None)
+    if head is not None:  # parsed already up to head.length: go on from there
+        statements = _statements(tokenize(expression, head.length))
+        if not statements:
+            raise ExpressionError("empty expression", expression, head.length)
+        return _Builder(expression, head).build(statements)
     statements = _statements(tokenize(expression))
     if not statements:
         raise ExpressionError("empty expression", expression, 0)
     if len(statements) == 1 and _kind(statements[0]) == "expression":
         return parse_expression(expression, statements[0])
     return _Builder(expression).build(statements)
+
+
+def parse_definitions(text: str, after: Head | None = None) -> Head:
+    """``text``: step and function definitions only (no value), parsed after the
+    definitions of ``after`` (whose names they may use); the head of a program that
+    continues with more statements after ``text``. The mappings of ``after`` are read,
+    never changed."""
+    start = after.length if after is not None else 0
+    statements = _statements(tokenize(text, start))
+    builder = _Builder(text, after)
+    program = builder.build(statements, definitions_only=True)
+    return Head(len(text), program.statements, builder.steps, builder.functions,
+                builder.variables)
 
 
 def _statements(tokens: list[Token]) -> list[list[Token]]:
@@ -109,20 +167,28 @@ def _kind(toks: list[Token]) -> str:
 class _Builder:
     """Parses statements in order, checking and resolving names as they are defined."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, head: Head | None = None) -> None:
         self.text = text
-        self.steps: dict[str, int] = {}       # name -> position of its definition
-        self.functions: dict[str, int] = {}   # name -> number of parameters
-        self.variables: dict[str, int] = {}   # free variables -> first use
+        # name -> position of its definition; name -> number of parameters; free
+        # variables -> first use. A head's are read through, never written.
+        self.steps: dict[str, int] | ChainMap[str, int] = {}
+        self.functions: dict[str, int] | ChainMap[str, int] = {}
+        self.variables: dict[str, int] | ChainMap[str, int] = {}
+        self.head: tuple[Node, ...] = ()
+        if head is not None:
+            self.steps, self.functions, self.variables = (
+                ChainMap({}, head.steps), ChainMap({}, head.functions),
+                ChainMap({}, head.variables))
+            self.head = head.statements
 
     def error(self, reason: str, pos: int, hint: str | None = None) -> ExpressionError:
         return ExpressionError(reason, self.text, pos, hint)
 
-    def build(self, statements: list[list[Token]]) -> Program:
+    def build(self, statements: list[list[Token]], definitions_only: bool = False) -> Program:
         nodes: list[Node] = []
         for i, toks in enumerate(statements):
             kind = _kind(toks)
-            last = i == len(statements) - 1
+            last = i == len(statements) - 1 and not definitions_only
             if kind in ("assign", "define") and toks[-2].kind == "=":
                 raise self.error("nothing after '='", toks[-2].pos,
                                  f"write {toks[0].text} = expression")
@@ -137,6 +203,9 @@ class _Builder:
                                      "end it with an expression, or a step, that gives its "
                                      "value")
             else:
+                if definitions_only:
+                    raise self.error("only step and function definitions belong here",
+                                     toks[0].pos, "define a step: NAME = expression")
                 if not last:
                     follows = statements[i + 1][0]
                     hint = ("a line starting with + or - begins a new statement: end the line "
@@ -147,7 +216,7 @@ class _Builder:
                     raise self.error("this expression's value is not used", toks[0].pos, hint)
                 node = self.expression(toks)
             nodes.append(node)
-        return Program(tuple(nodes), 0)
+        return Program((*self.head, *nodes), 0)
 
     def expression(self, toks: list[Token], params: tuple[str, ...] = (),
                    defining: str | None = None) -> Node:

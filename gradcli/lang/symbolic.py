@@ -51,10 +51,19 @@ from .ast import (
 )
 from .names import CONSTANTS, FUNCTIONS
 
-__all__ = ["MAX_TEXT", "Algebra", "Expr", "FormulaError", "Symbolic"]
+__all__ = ["MAX_TEXT", "Algebra", "Expr", "FormulaError", "Symbolic", "TooLarge"]
 
 #: the longest text a closed form may have (characters); longer ones are not built
 MAX_TEXT = 20_000
+#: the work of building formulas, counted in steps: a term or factor handled, a node's
+#: argument made or looked up, a new node (NODE_STEPS), a derivative remembered
+#: (MEMO_STEPS), TEXT_STEP characters of a new node's text. Each step takes at most about
+#: STEP_BYTES of memory and a microsecond or two, so a limit on steps (the caller gives it
+#: from the memory budget) bounds both; shared subexpressions are made once
+STEP_BYTES, NODE_STEPS, MEMO_STEPS, TEXT_STEP = 128, 5, 2, 64
+#: a sum or product of more terms than this stays one term or factor of a larger one
+#: instead of being spread into it, so a chain of n rules makes O(n) nodes, not O(n^2)
+SPLICE = 16
 _ADD, _MUL, _NEG, _POW, _ATOM, _CMP = 2, 3, 2, 5, 6, 1
 #: the language functions with a vector argument and a scalar value, differentiated here
 REDUCTIONS = ("sum", "mean", "norm", "dot", "prod", "logsumexp")
@@ -68,6 +77,14 @@ NO_FORMULA = ("solve", "outer", "cumsum", "log_softmax",
 
 class FormulaError(ValueError):
     """The expression has no derivative formula here: the message names the part."""
+
+
+class TooLarge(FormulaError):
+    """Building the formulas would take more than ``limit`` steps (:data:`STEP_BYTES`)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"building the formulas takes more than {limit:,} steps")
+        self.limit = limit
 
 
 class Expr:
@@ -91,6 +108,10 @@ class Expr:
 
 
 def _num_text(v: float) -> str:
+    """A number as the language reads it back: ``2``, ``0.5``, ``1e+20``, ``inf``; nan, which
+    the language has no name for (``nan`` would be a variable), as ``(0/0)``."""
+    if v != v:
+        return "(0/0)"
     if v.is_integer() and abs(v) < 1e16:
         return str(int(v))
     return repr(v)
@@ -113,22 +134,38 @@ def _wrap(e: Expr, need: bool) -> str:
 class Algebra:
     """One session's interned nodes; the smart constructors simplify as they build."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
+        #: the steps of work (and memory) building may take, and those taken
+        self.limit, self.spent = limit, 0
         self._table: dict[tuple, Expr] = {}
         self._order: dict[int, tuple] = {}
+        self._selects: dict[int, bool] = {}  # node -> it holds a where with a zero branch
+        self._units: dict[int, Expr] = {}  # product -> itself without its coefficient
+        #: while on, products keep a base's positive and negative powers apart (a
+        #: comparison's operands: cancelling x/x to 1 would change its outcome at x = 0)
+        self.faithful = False
         self.zero, self.one = self.num(0.0), self.num(1.0)
 
     # --- interning and text ---------------------------------------------------------------
     def _make(self, kind: str, data: Any, args: tuple[Expr, ...], shape: tuple = ()) -> Expr:
         key = (kind, data, tuple(id(a) for a in args))
+        self._spend(len(args))
         found = self._table.get(key)
         if found is not None:
             return found
         e = Expr(kind, data, args, shape)
         self._table[key] = e
         self._text(e)
+        self._spend(NODE_STEPS + len(e.text or "") // TEXT_STEP)
         self._order[id(e)] = self._sort_key(e)
+        self._selects[id(e)] = self._selecting(e)
         return e
+
+    def _spend(self, steps: int) -> None:
+        """Count ``steps`` of work against the limit; past it, :class:`TooLarge`."""
+        self.spent += steps
+        if self.spent > self.limit:
+            raise TooLarge(self.limit)
 
     def _sort_key(self, e: Expr) -> tuple:
         """Deterministic order of terms and factors: simple atoms first, higher powers of
@@ -148,6 +185,8 @@ class Algebra:
         kind, data, args = e.kind, e.data, e.args
         if any(a.text is None for a in args):
             return
+        if sum(len(a.text) for a in args) > MAX_TEXT:  # type: ignore[arg-type]
+            return  # every argument's text is part of this one: too long, never built
         text, prec = None, _ATOM
         if kind == "num":
             text, prec = _num_text(abs(data)), _ATOM
@@ -200,14 +239,16 @@ class Algebra:
         const = 0.0
         acc: dict[int, list] = {}
         shape: tuple = ()
+        self._spend(len(items))
         for e, c in items:
             if c == 0 or e is self.zero:
                 continue
             shape = shape or e.shape
             if e.kind == "num":
                 const += c * e.data
-            elif e.kind == "add":
+            elif e.kind == "add" and len(e.args) <= SPLICE:
                 const += c * e.data[0]
+                self._spend(len(e.args))
                 for t, k in zip(e.args, e.data[1], strict=True):
                     _collect(acc, t, c * k)
             elif e.kind == "mul" and e.data[0] != 1.0:
@@ -224,8 +265,11 @@ class Algebra:
                           tuple(t for t, _ in terms), shape)
 
     def _unit(self, e: Expr) -> Expr:
-        """A product without its numeric coefficient."""
-        return self.mul([(b, x) for b, x in zip(e.args, e.data[1], strict=True)])
+        """A product without its numeric coefficient (made once per product)."""
+        unit = self._units.get(id(e))
+        if unit is None:
+            unit = self._units[id(e)] = self.mul(list(zip(e.args, e.data[1], strict=True)))
+        return unit
 
     def scale(self, e: Expr, c: float) -> Expr:
         if c == 1:
@@ -237,9 +281,10 @@ class Algebra:
         ``coef``: powers of one base merge, numbers fold."""
         acc: dict[int, list] = {}
         shape: tuple = ()
-        stack = list(items)
-        while stack:
-            b, x = stack.pop(0)
+        self._spend(len(items))
+        pending = list(reversed(items))  # a stack, taken in the items' order
+        while pending:
+            b, x = pending.pop()
             if x == 0:
                 continue
             shape = shape or b.shape
@@ -248,11 +293,15 @@ class Algebra:
                     coef *= b.data ** x if x != 1 else b.data
                 except ZeroDivisionError:
                     coef *= math.inf
-            elif b.kind == "mul" and x in (1.0, -1.0):  # (a*b)^3 stays: a^3*b^3 rounds apart
+            elif b.kind == "mul" and x in (1.0, -1.0) and len(b.args) <= SPLICE:
+                # (a*b)^3 stays: a^3*b^3 rounds apart
                 coef *= b.data[0] ** x
-                stack[:0] = [(f, k * x) for f, k in zip(b.args, b.data[1], strict=True)]
+                self._spend(len(b.args))
+                pending += [(f, k * x) for f, k in zip(reversed(b.args), reversed(b.data[1]),
+                                                        strict=True)]
             else:
-                _collect(acc, b, x)
+                # faithful: x/x stays x/x (nan at 0, as the engine has it), x*x is x^2
+                _collect(acc, b, x, ~id(b) if self.faithful and x < 0 else None)
         if coef == 0:
             return self.zero
         factors = [(b, x) for b, x in acc.values() if x != 0]
@@ -265,18 +314,60 @@ class Algebra:
                           tuple(b for b, _ in factors), shape)
 
     def product(self, items: Sequence[tuple[Expr, float]], coef: float = 1.0) -> Expr:
-        """``mul``, with a factor ``where(c, 0, v)`` taking the others into its branches:
-        ``where(c, 0, u*v)``. So the selection comes last, as in the engine's rules, which
-        select on the incoming gradient: an inf or nan in ``u`` stays out of the branch
-        not taken (0*inf would be nan)."""
-        for i, (b, x) in enumerate(items):
-            if x == 1 and b.kind == "call" and b.data == "where" and (
-                    b.args[1] is self.zero or b.args[2] is self.zero):
-                rest = [*items[:i], *items[i + 1:]]
+        """``mul``, where a factor that is or holds a selection with a zero branch
+        (``where(c, 0, v)``: alone, scaled, a factor of a product or a term of a sum) takes
+        the other factors into it: ``u*where(c, 0, v)`` is ``where(c, 0, u*v)``, and
+        ``u*(where(c, 0, v) + w + z)`` is ``where(c, 0, u*v) + u*(w + z)``.
+
+        That zero is the engine's: its rules select on the incoming gradient, so nothing
+        flows into a branch not taken, whatever multiplies it (0*inf and 0*nan would be
+        nan). A derivative is a product of a rule's partial and an input's derivative, so
+        the derivative rules multiply with this; other factors multiply as ``mul``, never
+        expanded, and the factors go into one branch only (the other is 0), so nothing is
+        written twice but the factors of a sum's terms that select."""
+        flat: list[tuple[Expr, float]] = []
+        for b, x in items:
+            if b.kind == "mul" and x == 1 and len(b.args) <= SPLICE:
+                coef *= b.data[0]
+                flat += zip(b.args, b.data[1], strict=True)
+            else:
+                flat.append((b, x))
+        for i, (b, x) in enumerate(flat):
+            if x != 1 or not self._selects_zero(b):
+                continue
+            rest = [*flat[:i], *flat[i + 1:]]
+            if b.kind == "call":  # where(c, p, q), p or q zero
                 c, p, q = b.args
                 return self.call("where", [c, self.product([*rest, (p, 1.0)], coef),
                                            self.product([*rest, (q, 1.0)], coef)])
-        return self.mul(items, coef)
+            if b.kind == "mul":  # a product too long to spread: its selecting factor
+                inner = [(f, y) for f, y in zip(b.args, b.data[1], strict=True)]
+                return self.product([*rest, *inner], coef * b.data[0])
+            const, coefs = b.data  # a sum: its selecting terms each times the rest
+            selecting = [(t, k) for t, k in zip(b.args, coefs, strict=True)
+                         if self._selects_zero(t)]
+            others = self.add([(t, k) for t, k in zip(b.args, coefs, strict=True)
+                               if not self._selects_zero(t)] + [(self.num(const), 1.0)])
+            return self.add([(self.product([*rest, (t, 1.0)], coef * k), 1.0)
+                             for t, k in selecting] + [(self.mul([*rest, (others, 1.0)], coef),
+                                                        1.0)])
+        return self.mul(flat, coef)
+
+    def _selects_zero(self, e: Expr) -> bool:
+        """Whether ``e`` is a ``where`` with a zero branch, or a product or sum with one
+        among its factors or terms: a product must keep that zero exact (set as each node
+        is made, from its arguments')."""
+        return self._selects[id(e)]
+
+    def _selecting(self, e: Expr) -> bool:
+        if e.kind == "call" and e.data == "where":
+            return e.args[1] is self.zero or e.args[2] is self.zero
+        if e.kind == "mul":
+            return any(x == 1 and self._selects[id(b)]
+                       for b, x in zip(e.args, e.data[1], strict=True))
+        if e.kind == "add":
+            return any(self._selects[id(t)] for t in e.args)
+        return False
 
     def neg(self, e: Expr) -> Expr:
         return self.scale(e, -1.0)
@@ -301,8 +392,14 @@ class Algebra:
             c, a, b = args
             if c.kind == "num":
                 return a if c.data != 0 else b
+            # a branch selecting on the same condition again takes its own side of it
+            if a.kind == "call" and a.data == "where" and a.args[0] is c:
+                a = a.args[1]
+            if b.kind == "call" and b.data == "where" and b.args[0] is c:
+                b = b.args[2]
             if a is b:
                 return a
+            args = (c, a, b)
         if name == "log" and args[0].kind == "call" and args[0].data == "sigmoid":
             return self.call("logsigmoid", args[0].args)  # as the compiler fuses it
         known = [_known(a) for a in args]
@@ -370,6 +467,8 @@ class Algebra:
                     continue
                 args = [done[id(x)] for x in node.args]
                 done[id(node)] = self._remake(node, args)
+        except TooLarge:
+            raise
         except FormulaError:
             return None
         return done[id(e)]
@@ -429,10 +528,11 @@ class Algebra:
         raise FormulaError(f"no formula yet for a component of {e.text}")
 
 
-def _collect(acc: dict[int, list], e: Expr, c: float) -> None:
-    slot = acc.get(id(e))
+def _collect(acc: dict[int, list], e: Expr, c: float, key: int | None = None) -> None:
+    key = id(e) if key is None else key
+    slot = acc.get(key)
     if slot is None:
-        acc[id(e)] = [e, c]
+        acc[key] = [e, c]
     else:
         slot[1] += c
 
@@ -513,16 +613,20 @@ class Symbolic:
 
     ``shapes`` gives vector variables their length (``{"x": (3,)}``); other variables are
     scalars. ``steps`` holds each named step's value (its references to earlier steps stay
-    references), ``result`` the program's value.
+    references), ``result`` the program's value. ``limit`` bounds the steps of work of
+    building (each :data:`STEP_BYTES` of memory; the caller has it from its memory
+    budget): past it, :class:`TooLarge`.
     """
 
-    def __init__(self, tree: Node, shapes: Mapping[str, tuple] | None = None) -> None:
-        self.alg = Algebra()
+    def __init__(self, tree: Node, shapes: Mapping[str, tuple] | None = None, *,
+                 limit: int) -> None:
+        self.alg = Algebra(limit)
         self.shapes = dict(shapes or {})
         self.steps: dict[str, Expr] = {}
         self.functions: dict[str, Define] = {}
         self.order: list[tuple[str | None, Expr]] = []  # every statement's value, in order
         self._step_of: dict[int, Expr] = {}  # a step's value -> the step (a rule's y)
+        self._calls: dict[tuple, Expr] = {}  # (function, its arguments) -> its value
         result: Expr | None = None
         defined = {s.name for s in (tree.statements if isinstance(tree, Program) else ())
                    if isinstance(s, Define)}
@@ -548,10 +652,19 @@ class Symbolic:
 
     # --- from the tree ------------------------------------------------------------------
     def build(self, node: Node, scope: Mapping[str, Expr]) -> Expr:
-        return fold(node, lambda n, parts: self._combine(n, parts, scope))
+        return fold(node, lambda n, parts: self._combine(n, parts, scope, user=True))
 
-    def _combine(self, node: Node, parts: list[Expr], scope: Mapping[str, Expr]) -> Expr:
+    def _combine(self, node: Node, parts: list[Expr], scope: Mapping[str, Expr],
+                 user: bool = False) -> Expr:
         a = self.alg
+        if user and isinstance(node, Compare) and not a.faithful:
+            # the user's comparison decides a branch: its operands are built again without
+            # cancelling powers, so that x/x > 0.5 is false at x = 0, as the engine finds
+            a.faithful = True
+            try:
+                parts = [self.build(node.left, scope), self.build(node.right, scope)]
+            finally:
+                a.faithful = False
         if isinstance(node, Num):
             return a.num(node.value)
         if isinstance(node, Const):
@@ -601,9 +714,13 @@ class Symbolic:
                 return a.index(parts[0], node.keys)
             return a.index(parts[0], node.keys[0])
         if isinstance(node, Call):
-            if node.func in self.functions:
-                define = self.functions[node.func]
-                return self.build(define.body, dict(zip(define.params, parts, strict=True)))
+            if node.func in self.functions:  # a call with the same arguments is made once
+                key = (node.func, tuple(id(p) for p in parts), a.faithful)
+                if key not in self._calls:
+                    define = self.functions[node.func]
+                    self._calls[key] = self.build(define.body, dict(zip(
+                        define.params, parts, strict=True)))
+                return self._calls[key]
             return self._call(node.func, parts)
         raise FormulaError(f"no formula for {type(node).__name__}")
 
@@ -662,6 +779,7 @@ class Symbolic:
                 stack.extend((d, False) for d in deps if (id(d), wrt, through) not in memo)
                 continue
             memo[k] = self._rule(node, wrt, through)
+            self.alg._spend(MEMO_STEPS)
         return memo[(id(e), wrt, through)]
 
     def _needs(self, e: Expr, through: bool) -> list[Expr]:
@@ -721,7 +839,7 @@ class Symbolic:
                 (m,) = target.args
                 i, j = e.data
                 n = m.shape[0]
-                return a.add([(a.mul([(a.index(target, (i, k)), 1.0),
+                return a.add([(a.product([(a.index(target, (i, k)), 1.0),
                                       (d(a.index(m, (k, l))), 1.0),
                                       (a.index(target, (l, j)), 1.0)]), -1.0)
                               for k in range(n) for l in range(n)
@@ -730,8 +848,8 @@ class Symbolic:
             n, k = u.shape[0], e.data
             s = [a.index(target, j) for j in range(n)]
             inner = a.add([(d(a.component(u, k)), 1.0)] + [
-                (a.mul([(s[j], 1.0), (d(a.component(u, j)), 1.0)]), -1.0) for j in range(n)])
-            return a.mul([(s[k], 1.0), (inner, 1.0)])
+                (a.product([(s[j], 1.0), (d(a.component(u, j)), 1.0)]), -1.0) for j in range(n)])
+            return a.product([(s[k], 1.0), (inner, 1.0)])
         if kind == "add":
             return a.add([(d(t), c) for t, c in zip(e.args, e.data[1], strict=True)])
         if kind == "mul":
@@ -758,7 +876,7 @@ class Symbolic:
                 (m,) = e.args
                 inv = a.call("inv", [m], m.shape)
                 n = m.shape[0]
-                return a.add([(a.mul([(e, 1.0), (a.index(inv, (j, i)), 1.0),
+                return a.add([(a.product([(e, 1.0), (a.index(inv, (j, i)), 1.0),
                                       (d(a.index(m, (i, j))), 1.0)]), 1.0)
                               for i in range(n) for j in range(n)
                               if d(a.index(m, (i, j))) is not a.zero])
@@ -795,22 +913,22 @@ class Symbolic:
             return total if name == "sum" else a.scale(total, 1.0 / n)
         if name == "dot":
             other = [a.component(e.args[1], j) for j in range(n)]
-            return a.add([(a.mul([(d(x), 1.0), (y, 1.0)]), 1.0) for x, y in zip(
-                comps, other, strict=True)] + [(a.mul([(x, 1.0), (d(y), 1.0)]), 1.0)
+            return a.add([(a.product([(d(x), 1.0), (y, 1.0)]), 1.0) for x, y in zip(
+                comps, other, strict=True)] + [(a.product([(x, 1.0), (d(y), 1.0)]), 1.0)
                                                 for x, y in zip(comps, other, strict=True)])
         if name == "prod":
-            return a.add([(a.mul([(c, 1.0) for k, c in enumerate(comps) if k != j]
+            return a.add([(a.product([(c, 1.0) for k, c in enumerate(comps) if k != j]
                                  + [(d(comps[j]), 1.0)]), 1.0) for j in range(n)])
         if name == "logsumexp":
             soft = a.call("softmax", [u], u.shape)
-            return a.add([(a.mul([(a.index(soft, j), 1.0), (d(comps[j]), 1.0)]), 1.0)
+            return a.add([(a.product([(a.index(soft, j), 1.0), (d(comps[j]), 1.0)]), 1.0)
                           for j in range(n)])
         # norm: sum_j u_j du_j / norm(u), 0 where norm(u) = 0 (the engine's selection)
-        inner = a.add([(a.mul([(c, 1.0), (d(c), 1.0)]), 1.0) for c in comps])
+        inner = a.add([(a.product([(c, 1.0), (d(c), 1.0)]), 1.0) for c in comps])
         if inner is a.zero:
             return a.zero
         return a.call("where", [a.compare("==", e, a.zero), a.zero,
-                                a.mul([(inner, 1.0), (e, -1.0)])])
+                                a.product([(inner, 1.0), (e, -1.0)])])
 
 
 _FORM_TREES: dict[tuple[str, int], Node] = {}

@@ -72,14 +72,15 @@ def bad_character(expression: str, pos: int) -> ExpressionError:
     return ExpressionError(reason, expression, pos, _HINTS.get(ch))
 
 
-def tokenize(expression: str) -> list[Token]:
-    """Split ``expression`` into tokens; raise :class:`ExpressionError` on a bad character.
+def tokenize(expression: str, start: int = 0) -> list[Token]:
+    """Split ``expression`` (from offset ``start`` on) into tokens, positions counted from
+    its beginning; raise :class:`ExpressionError` on a bad character.
 
     Numbers are matched greedily with an optional exponent that must have digits, so
     ``2e3`` is one number but ``2e`` and ``2ex`` are a number followed by a name.
     """
     tokens: list[Token] = []
-    pos = 0
+    pos = start
     n = len(expression)
     while pos < n:
         match = _TOKEN.match(expression, pos)

@@ -23,7 +23,7 @@ from types import FrameType
 from typing import Any
 
 __all__ = ["Interrupted", "install", "holding", "committed", "finished", "raise_pending",
-           "HANDLED", "last_signal"]
+           "begin", "said", "unsaid", "HANDLED", "last_signal"]
 
 #: the signals the console script turns into :class:`Interrupted`
 HANDLED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
@@ -52,6 +52,7 @@ class _State:
     pending: int | None = None
     installed = False     # the console script's handler is in place
     raised: int | None = None  # the signal of the last Interrupted raised
+    said = False          # the interrupt of this run was reported on stderr
 
 
 _STATE = _State()
@@ -128,6 +129,31 @@ def committed() -> None:
 
 
 def finished() -> None:
-    """The command has finished its work: a signal from now on changes nothing."""
+    """The command has finished its work: a signal from now on changes nothing (until
+    :func:`begin`)."""
     if _STATE.installed:
         _STATE.done = True
+
+
+def said() -> bool:
+    """Whether this run's interrupt was reported already; the first call says no and
+    marks it (one "interrupted" line, however many layers see the signal)."""
+    first = not _STATE.said
+    _STATE.said = True
+    return not first
+
+
+def unsaid() -> None:
+    """A run starts: its interrupt, if one comes, is not reported yet."""
+    _STATE.said = False
+
+
+def begin() -> None:
+    """A new run starts in this process (a session's next line): signals interrupt
+    again, as they did before the last run finished. A signal that arrived since that
+    run finished (kept, since it had nothing left to stop) is raised now."""
+    _STATE.done = False
+    _STATE.raised = None
+    _STATE.said = False
+    _STATE.hold = 0
+    raise_pending()

@@ -350,3 +350,54 @@ def test_second_derivatives_of_60_random_expressions_agree_with_the_engine() -> 
     # second order meets 0*log(negative) (y*x^(y-1)*log(x) at y = 0, x < 0), which the
     # formula evaluates as nan where the engine's order of work never forms it; rare
     assert COUNTS["lost"] <= 0.002 * COUNTS["compared"], COUNTS
+
+
+def _check_unfiltered(expression: str, points: dict[str, np.ndarray]) -> None:
+    """Both partials against the engine at every point, f a number or not: wherever the
+    engine's derivative is a number, the formula's value is that number."""
+    with np.errstate(all="ignore"):
+        engine = gc.evaluate(expression, "grad", points=points, wrt="x,y")
+        result = gc.formula(expression, "grad", at={"x": 0.0, "y": 0.0})
+        for column in ("df/dx", "df/dy"):
+            value = gc.evaluate(_program(result, column), "eval", points=points)
+            size = gc.evaluate(_program(result, column, _magnitude), "eval", points=points)
+            _compare(engine[column], value["f"], f"{expression}: {column} = {result[column]}",
+                     None, size["f"])
+
+
+def test_a_selection_keeps_the_engines_zero_where_f_is_not_a_number() -> None:
+    """asin(3 - x/where(0.5 < y, pi, y)) at x=-2, y=2.5: asin's argument is past 1, so f
+    and asin' are nan, but the branch taken is the constant pi, so the engine's df/dy is
+    0 (its where sends nothing into the branch not taken). The formula keeps that zero:
+    the factors multiplying a selection's zero branch go inside it, through scaling,
+    products and sums."""
+    text = "asin(3 - x/where(0.5 < y, pi, y))"
+    point = {"x": np.array([-2.0]), "y": np.array([2.5])}
+    with np.errstate(all="ignore"):
+        engine = gc.evaluate(text, "grad", points=point)
+        assert np.isnan(engine["f"][0]) and engine["df/dy"][0] == 0.0
+        result = gc.formula(text)
+        assert gc.evaluate(result["df/dy"], "eval", points=point)["f"][0] == 0.0
+    # the vector rules too: dot's d(u)*v with v = 1/z infinite at z = 0
+    text, point = "dot([where(y > 0, 1, x), x], [1/z, z])", {"x": 2.0, "y": 1.0, "z": 0.0}
+    with np.errstate(all="ignore"):
+        assert gc.evaluate(text, "grad", at=point)["df/dx"] == 0.0
+        formula = gc.formula(text)["df/dx"]
+        assert formula == "z + where(y > 0, 0, 1/z)"
+        assert gc.evaluate(f"{formula} + 0*x", "eval", at=point)["f"] == 0.0
+    for text in ("asin(3 - x/where(0.5 < y, pi, y))", "sqrt(-1 - 2*where(y > 0, 1, y)*x)",
+                 "log(-(where(y > 0, 1, y) + where(x > 0, 2, x*y)))",
+                 "acos(2 + x*y*where(y < 0, x, 3))"):
+        _check_unfiltered(text, _points())
+
+
+@pytest.mark.parametrize("block", range(2))
+def test_200_random_expressions_with_constant_branches_agree_wherever_f_is_not_a_number(
+        block: int) -> None:
+    """Random expressions whose selections often have a constant branch, compared with the
+    engine at every point, those where f itself is nan (log or asin past its domain)
+    included: wherever the engine's derivative is a number the formula gives it."""
+    COUNTS.update({"compared": 0, "over 1e-12": 0})
+    for text in expressions(41, 200, constant=0.3)[block * 100:(block + 1) * 100]:
+        _check_unfiltered(text, _points(20, large=1e6, tiny=False))
+    assert COUNTS["compared"] > 6000

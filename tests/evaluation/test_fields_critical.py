@@ -14,6 +14,9 @@ import csv
 import io
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -123,6 +126,75 @@ def test_damped_pendulum_foci_and_saddles(cli):
             assert row[11] == "saddle"
             assert v[3:7] == pytest.approx([(-0.5 - root) / 2, 0, (-0.5 + root) / 2, 0],
                                             abs=1e-9)
+
+
+PENDULUM = ["[y, -sin(x) - 0.5y]", "--grid", "x=-4:4:17", "--grid", "y=-2:2:9"]
+
+
+def test_rounding_at_the_pendulums_saddles_prints_as_zero(cli):
+    """The iteration leaves y at ±1.5e-23 on an AVX-512 CPU (OpenBLAS's SkylakeX kernel) and
+    at 0 elsewhere, and |F| = |sin(fl(π))| = 1.2e-16 (or 1.2246467261769868e-16 with that
+    y): rounding, printed as 0 on every machine. 1.2e-16 is below 4ε·‖J‖·‖x‖ = 4.2e-15 (‖J‖
+    = 1.5, ‖x‖ = π)."""
+    status, _, rows, _ = run(cli, *PENDULUM)
+    assert status == 0 and [r[-1] for r in rows] == ["saddle", "stable focus", "saddle"]
+    assert [r[1] for r in rows] == ["0.0", "0.0", "0.0"]  # y
+    assert [r[2] for r in rows] == ["0.0", "0.0", "0.0"]  # |F|
+    assert numbers(rows, 0) == pytest.approx([-math.pi, 0, math.pi], rel=1e-15)
+
+
+def test_a_degenerate_point_left_at_2e_14_prints_as_the_origin(cli):
+    """x⁴ + y² from seeds that miss 0: the linear convergence stops at x = -2.0e-14 (1.5e-15
+    of the box's diagonal, 13.9), which prints as 0, with f, |grad f| and the eigenvalues at
+    the origin: 0, 0, (0, 2). The Hessian's 12x² = 5e-27 there was an eigenvalue the type
+    already counted as 0."""
+    status, _, rows, _ = run(cli, "x^4 + y^2", "--grid", "x=-5:5:10", "--grid",
+                             "y=-4.7:5:10")
+    assert status == 0 and len(rows) == 1
+    assert rows[0][:6] == ["0.0", "0.0", "0.0", "0.0", "0.0", "2.0"]
+    assert rows[0][-1] == "degenerate"
+
+
+@pytest.mark.parametrize("root, x", [("1e-9", "1e-09"), ("1e-14", "0.0")])
+def test_only_a_coordinate_within_1e_13_of_the_box_is_zero(cli, root, x):
+    """The box [-1, 1]² has a diagonal of 2.83: a root at 1e-9 is a position and printed as
+    found; one at 1e-14 is within 1e-13·2.83 of 0, printed as 0 with the residual there
+    (1e-14, above the rounding floor, which is 0 at the origin), not hidden."""
+    status, _, rows, _ = run(cli, f"[x - {root}, y]", "--grid", "x=-1:1:5", "--grid",
+                             "y=-1:1:5")
+    assert status == 0 and len(rows) == 1
+    assert rows[0][0] == x and rows[0][1] == "0.0"
+    assert float(rows[0][2]) == (0.0 if x != "0.0" else float(root))
+
+
+def _avx512() -> str:
+    """numpy's AVX-512 code paths this CPU runs (as .ci/kernels.py names them)."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__ as targets
+    from numpy._core._multiarray_umath import __cpu_features__ as features
+
+    return " ".join(k for k in targets if ("AVX512" in k or k == "X86_V4") and features.get(k))
+
+
+def test_the_pendulum_prints_the_same_bytes_under_every_kernel():
+    """The documented example under OpenBLAS's Haswell kernel, its SkylakeX kernel (where the
+    CPU has AVX-512: the one that left y = 1.5e-23) and numpy's AVX-512 code switched off:
+    the same output, byte for byte, in the columns the page shows (the table)."""
+    envs = [{"OPENBLAS_CORETYPE": "Haswell"}]
+    if _avx512():
+        envs += [{"OPENBLAS_CORETYPE": "SkylakeX"}, {"NPY_DISABLE_CPU_FEATURES": _avx512()}]
+    outs = set()
+    for extra in envs:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")}
+        done = subprocess.run([sys.executable, "-m", "gradcli", "critical", *PENDULUM, "-f",
+                               "table"], env=env | extra | {"COLUMNS": "100"},
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        outs.add(done.stdout)
+    assert len(outs) == 1
+    cells = {line.split("│")[1].strip(): line.split("│")[2:-1]
+             for line in outs.pop().splitlines() if line.startswith("│")}
+    assert [c.strip() for c in cells["y"] + cells["|F|"]] == ["0"] * 6
 
 
 @pytest.mark.parametrize("field, kind", [

@@ -20,51 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import chromium_context
 
 from gradcli.cli.main import main
 
 importlib.import_module("plotly")
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-REQUIRED = os.environ.get("GRADCLI_REQUIRE_BROWSER") == "1"
-
-
-def _missing(reason: str) -> None:
-    if REQUIRED:
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
-def chromium_path() -> str | None:
-    """Debian's Chromium (package chromium), or GRADCLI_CHROMIUM."""
-    for candidate in (os.environ.get("GRADCLI_CHROMIUM"), shutil.which("chromium"),
-                      "/usr/bin/chromium"):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory) -> Iterator[Any]:
     """A fresh Chromium profile, headless, with the network features off."""
-    path = chromium_path()
-    if path is None:
-        _missing("Chromium not found: install the OS package (apt-get install chromium), "
-                 "or run make test-browser")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("the Python package playwright is not installed: pip install playwright "
-                 "(make test-browser installs it)")
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=path, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 960, "height": 760})
-        yield context
-        context.close()
+    yield from chromium_context(tmp_path_factory.mktemp("chromium-profile"))
 
 
 class Page:

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from ...evaluation import EvaluationError
 from ...evaluation.fields.rows import critical_rows, descend_rows, flow_rows
 from ...evaluation.spec_text import parse_grid, parse_point
 from ...lang import free_variables, parse
@@ -107,13 +106,6 @@ _UNBOUND = {
     "starts": "give it a start in --from (...,{name}=VALUE) or --from-grid, or hold it "
               "fixed with --at {name}=VALUE",
 }
-
-
-def _function(expression: str, variables: dict[str, Any], held: dict[str, Any],
-              how: str = "starts") -> Any:
-    from ...evaluation.fields.function import FieldFunction
-
-    return FieldFunction(expression, variables, held, unbound=_UNBOUND[how])
 
 
 def run_critical(what: str, expression: str, grid: list[str], points: str | None,
@@ -227,9 +219,12 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
              tol: float | None = None, box: str | None = None, rtol: float | None = None,
              atol: float | None = None) -> int:
     """Integrate from every start over the time grid; write the rows; say why runs ended
-    early and, for dopri5, the steps it took."""
+    early and, for dopri5, the steps it took. The options' text is read into the
+    library's parameters, then the library's one path runs (``gradcli.api.flow_paths``,
+    which ``gradcli.flow`` runs too)."""
+    from ...api import flow_paths
     from ...evaluation.fields import defaults
-    from ...evaluation.fields.flow import TimeGrid, integrate
+    from ...evaluation.fields.flow import TimeGrid
     from ...evaluation.fields.starts import parse_times
 
     _format(what, fmt, output)
@@ -242,17 +237,11 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
     bounds = _parse_box(box) if box is not None else None
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
-        rows = len(starts) * ((grid.n - 1) // every + 2)
-        if rows > max_points:
-            raise EvaluationError(f"{len(starts):,} runs × {grid.n:,} times would write up "
-                                  f"to {rows:,} rows, over the limit of {max_points:,}: write "
-                                  "fewer with --every K, or raise --max-points")
-        function = _function(expression, starts.variables, held)
         with RunProgress(wanted(quiet, len(starts) * grid.n * 4, False)) as bar:
-            paths = integrate(function, starts.X, grid, method=method, every=every,
-                              progress=bar.stage("integrating"), tol=tol, box=bounds,
-                              rtol=defaults.RTOL if rtol is None else rtol,
-                              atol=defaults.ATOL if atol is None else atol)
+            paths = flow_paths(expression, starts, held, grid, method=method, every=every,
+                               tol=tol, box=bounds, rtol=rtol, atol=atol,
+                               max_points=max_points, unbound=_UNBOUND["starts"],
+                               progress=bar.stage("integrating"))
     from ...evaluation.fields.notes import flow_notes
 
     many = len(starts) > 1 or starts.lattice

@@ -2,9 +2,14 @@
 
 ``gradcli.formula`` does the work; this module reads the options it shares with the
 numeric commands (``--at`` for vector lengths, ``--wrt``, ``--direction``, ``--order``,
-``--unit-vector``), refuses the ones that only make sense for values, and writes the lines: one
-``name = formula`` per line (text), one flat JSON object, or LaTeX; ``-o`` writes them
-atomically.
+``--unit-vector``, ``--memory``), refuses the ones that only make sense for values, and writes
+the lines: one ``name = formula`` per line (text), one flat JSON object, or LaTeX; ``-o``
+writes them atomically.
+
+Exit statuses: 2 for a request with no formula (bad input, as everywhere); 1 when the
+formulas are past a limit on their size: a closed form too long to print (it is not a
+result: the note goes to stderr, nothing to stdout or to ``-o``), or more to build than the
+memory budget or the output's bound allows.
 """
 
 from __future__ import annotations
@@ -16,13 +21,13 @@ import sys
 from typing import Any
 
 from ...output import formats as _format_table
-from ..errors import UsageProblem, say, writing_stdout
+from ..errors import RuntimeProblem, UsageProblem, writing_stdout
 from ..inputs import read_array
 
 #: the options --formula reads; any other given a value of its own is refused (it
 #: concerns values: points, checks, digits, dtype, where to compute)
 _FORMULA_OPTIONS = {"expression", "fmt", "output", "quiet", "at", "wrt", "direction", "unit",
-                    "order", "vector"}
+                    "order", "vector", "memory"}
 #: what -o's extension means for formulas
 #: the formulas' formats by extension, from the format table
 _FILES = {ext: f.name for f in _format_table.holding((_format_table.FORMULA,))
@@ -31,6 +36,7 @@ _FILES = {ext: f.name for f in _format_table.holding((_format_table.FORMULA,))
 _FLAGS = [(re.compile(r"\bwrt\b"), "--wrt"), (re.compile(r"\bdirection\b"), "--direction"),
           (re.compile(r"^at names"), "--at names"), (re.compile(r"\border=(\d+)"), r"--order \1"),
           (re.compile(r"form='program'"), "--formula program"),
+          (re.compile(r"\bmemory="), "--memory"),
           (re.compile(r"ask for the program form"), "--formula program prints it")]
 
 
@@ -58,7 +64,7 @@ def _labels(expression: str, at: list[dict[str, Any]]) -> list[str]:
 def run_formula(what: str, form: str | None, **options: Any) -> int:
     """Print (or write) the formulas of ``what``; return the exit status."""
     from ...evaluation import EvaluationError
-    from ...evaluation.formula import TooLong, formula, latex_name, whats
+    from ...evaluation.formula import TooLarge, TooLong, formula, latex_name, whats
     from ...evaluation.spec_text import parse_point
 
     fmt, output = options.get("fmt", "auto"), options.get("output")
@@ -99,29 +105,30 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
     wrt = options.get("wrt")
     try:
         result = formula(options["expression"], what, wrt or None,
-                         "latex" if fmt == "latex" else form, **kwargs)
+                         "latex" if fmt == "latex" else form, memory=options.get("memory"),
+                         **kwargs)
+    except TooLarge as exc:
+        raise RuntimeProblem(_flags(str(exc))) from None
     except EvaluationError as exc:
         raise UsageProblem(_flags(str(exc))) from None
     if isinstance(result, str):
         text = result + "\n"
-    elif fmt == "json":
-        text = json.dumps({k: None if isinstance(v, TooLong) else v
-                           for k, v in result.items()}, ensure_ascii=False) + "\n"
     else:
-        lines = []
-        labels = _labels(options["expression"], at)
-        for name, value in result.items():
-            column = "/" in name or name.split("[")[0] in ("laplacian", "div", "curl", "jvp")
-            shown = latex_name(name, labels) if fmt == "latex" and column else name
-            if isinstance(value, TooLong):
-                lines.append(f"{name}: {_flags(value)}")
-            else:
+        long = [name for name, value in result.items() if isinstance(value, TooLong)]
+        if long:  # not a result: nothing is printed or written
+            more = f" (and {len(long) - 1:,} more)" if len(long) > 1 else ""
+            raise RuntimeProblem(f"{long[0]}{more}: {_flags(result[long[0]])}")
+        if fmt == "json":
+            text = json.dumps(result, ensure_ascii=False) + "\n"
+        else:
+            labels = _labels(options["expression"], at)
+            lines = []
+            for name, value in result.items():
+                column = "/" in name or name.split("[")[0] in ("laplacian", "div", "curl",
+                                                               "jvp")
+                shown = latex_name(name, labels) if fmt == "latex" and column else name
                 lines.append(f"{shown} = {value}")
-        text = "".join(line + "\n" for line in lines)
-    if not options.get("quiet"):
-        for name, value in ({} if isinstance(result, str) else result).items():
-            if isinstance(value, TooLong) and fmt == "json":
-                say(f"note: {name}: {_flags(value)}")
+            text = "".join(line + "\n" for line in lines)
     from contextlib import nullcontext
 
     from ...output import write_text

@@ -17,6 +17,22 @@ that is not a zero); it counts as converged when |F| is then at most 1e-8 of the
 grid's bounds, widened by 1e-9 of its size) are dropped, and points within 1e-6 of the
 box's diagonal of each other are one point: the one with the smallest |F|.
 
+What is returned does not show rounding as if it were a result: the rounding of a Newton
+step differs between the kernels numpy and OpenBLAS pick by CPU, and where a value is only
+rounding it would print other digits on another machine (y = 1.5e-23 or 0 at the damped
+pendulum's saddle). So:
+
+* a coordinate within 1e-13 of the box's diagonal of 0 is 0: the iteration resolves a
+  point to about 1e-15 of the box (a degenerate one, reached linearly, to a few of those),
+  so a coordinate of 1e-23 or 2e-14 there is where the rounding left it, not a position.
+  The point's f, residual, eigenvalues and vectors are those at the point printed.
+* the residual (|∇f| or |F|) is 0 when it is at most 4ε·‖J‖·‖x‖ (ε = 2⁻⁵², Frobenius
+  and Euclidean norms): about what moving the point by one unit in the last place of its
+  coordinates changes F by, so no neighbouring double is a better root, and the value's
+  digits are rounding (|sin(π)| = 1.2e-16 at x = π).
+* an eigenvalue, or a real or imaginary part, that the classification counts as 0 (below)
+  is 0.
+
 Types come from the eigenvalues of J at the point (the Hessian for a scalar f, the
 Jacobian for a field), by one rule for both: an eigenvalue (or a real or imaginary part)
 counts as 0 when it is within 1e-10 of the scale of the eigenvalues, the larger of the
@@ -52,6 +68,9 @@ VECTOR_TYPES = ("stable node", "unstable node", "saddle", "stable focus", "unsta
                 "center", "degenerate")
 MAX_ITERATIONS = 200
 STEP_TOL, RESIDUAL_TOL, MERGE_TOL, BOX_TOL, ZERO_TOL = 1e-15, 1e-8, 1e-6, 1e-9, 1e-10
+# a coordinate this close to 0 (in units of the box's diagonal) is 0; a residual below
+# ROUNDING_ULPS·ε·‖J‖·‖x‖ is 0 (see the module's docstring)
+POINT_ZERO_TOL, ROUNDING_ULPS = 1e-13, 4.0
 # μ in units of |J|²: below which it is 0 again (Newton's step), where a failed step
 # restarts, and past which a seed is stuck at a minimum of |F| that is no zero (about 20
 # failures in a row). No floor under μ: one relative to |J|² swamps a direction whose
@@ -120,6 +139,7 @@ def find_critical(function: FieldFunction, seeds: np.ndarray,
         if more_seeds is not None:
             X = np.hstack([X, more_seeds.T[:, np.isfinite(more_seeds).all(axis=1)]])
         X = _iterate(function, X, size)
+        X[np.abs(X) <= POINT_ZERO_TOL * size] = 0.0
         f, F, J = _residual(function, X, True)
         res = column_norms(F)
         ok = np.isfinite(res) & (res <= RESIDUAL_TOL * f_scale) & np.isfinite(J).all((0, 1))
@@ -129,6 +149,10 @@ def find_critical(function: FieldFunction, seeds: np.ndarray,
         keep = _merge(X[:, ok], res[ok], MERGE_TOL * size)
         cols = np.flatnonzero(ok)[keep]
         X, res, J = X[:, cols], res[cols], J[..., cols]
+        with np.errstate(over="ignore", invalid="ignore"):
+            floor = ROUNDING_ULPS * np.finfo(float).eps * np.sqrt(
+                np.einsum("ijk,ijk->k", J, J)) * column_norms(X)
+        res = np.where(res <= floor, 0.0, res)  # after the merge, which ranks by the digits
         f = f[cols] if f is not None else None
         eig, types = _classify(function.kind, J, j_scale)
         vec = eigenvectors(function.kind, J, eig)
@@ -221,6 +245,13 @@ def _classify(kind: str, J: np.ndarray, scale: float) -> tuple[np.ndarray, np.nd
     zero = ZERO_TOL * np.maximum(scale, np.abs(lam).max(axis=1))
     types = np.array([kind_of(row, z) for row, z in zip(lam, zero, strict=True)],
                      dtype=object)
+    # what the type counts as 0 is printed as 0 (a degenerate point's 4e-14 is rounding)
+    z = zero[:, None]
+    if kind == "scalar":
+        lam = np.where(np.abs(lam) <= z, 0.0, lam)
+    else:
+        lam = (np.where(np.abs(lam.real) <= z, 0.0, lam.real)
+               + 1j * np.where(np.abs(lam.imag) <= z, 0.0, lam.imag))
     return lam, types
 
 
