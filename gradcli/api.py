@@ -132,20 +132,24 @@ def _held(at: Mapping[str, Any] | None, *given: Mapping[str, Any]) -> dict[str, 
 def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
              points: Mapping[str, Any] | None = None,
              at: Mapping[str, Any] | None = None,
-             max_points: int = DEFAULT_MAX_POINTS) -> RowTable:
+             max_points: int = DEFAULT_MAX_POINTS, units: Mapping[str, str] | None = None,
+             to: Mapping[str, str] | None = None) -> RowTable:
     """The critical points of a scalar formula f (where ∇f = 0) or a vector field F
     (where F = 0), found by damped Newton from seeds and classified, as ``gradcli
     critical`` does: ``grid`` samples seeds and bounds the search box (``{"x": (-3, 3,
     13), "y": (-3, 3, 13)}``), or ``points`` gives seeds (``{"x": array, "y": array}``);
     ``at`` holds more variables fixed. Returns a :class:`RowTable` with the command's
     columns: the point, ``f``, ``|grad f|``, ``eig[i]`` (or ``|F|``, ``re[i]``,
-    ``im[i]``), ``vec[i][k]``, ``type``."""
+    ``im[i]``), ``vec[i][k]``, ``type``. ``units``/``to`` as for ``evaluate``: the
+    point in its variables' units, f in its own, the eigenvalues in unit(f)/unit(x)²."""
     from .evaluation.fields.notes import critical_notes
     from .evaluation.fields.rows import critical_rows
+    from .evaluation.units import critical_units
 
     found, function, box = critical_points(expression, grid, points=points, at=at,
-                                           max_points=max_points)
-    return RowTable(critical_rows(found, function.n), f"critical points of {expression}",
+                                           max_points=max_points, units=units, to=to)
+    rows = critical_units(critical_rows(found, function.n), function)
+    return RowTable(rows, f"critical points of {expression}",
                     _said(critical_notes(found, box)))
 
 
@@ -153,7 +157,8 @@ def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
                     points: Mapping[str, Any] | None = None,
                     at: Mapping[str, Any] | None = None,
                     max_points: int = DEFAULT_MAX_POINTS,
-                    unbound: str | None = None) -> tuple[Any, Any, Any]:
+                    unbound: str | None = None, units: Mapping[str, str] | None = None,
+                    to: Mapping[str, str] | None = None) -> tuple[Any, Any, Any]:
     """The one path of ``critical``, for this library function and for the command
     (which reads its options' text into these parameters first): the seeds from ``grid``
     or ``points``, the search, and (the points found, the field function, the search box
@@ -162,7 +167,8 @@ def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
     from .evaluation.fields.function import FieldFunction
     from .evaluation.fields.starts import from_lattice
 
-    hint = {} if unbound is None else {"unbound": unbound}
+    hint: dict[str, Any] = {} if unbound is None else {"unbound": unbound}
+    hint |= {k: v for k, v in (("units", units), ("to", to)) if v}
 
     if (grid is None) == (points is None):
         raise EvaluationError(f"give one of {ref('grid')} (seeds on a lattice, and the "

@@ -425,3 +425,38 @@ def propagate_units(table: Any, prepared: Any, budget: bool) -> Any:
                                                      Block("unit(c)", kind=TEXT)],
                                _names=None)
     return table
+
+
+# --- critical points -----------------------------------------------------------------------
+
+def critical_units(columns: Mapping[str, Any], function: Any) -> Any:
+    """``critical``'s rows with units: the point in its variables' units, f in its own,
+    |grad f| in unit(f)/unit(x) and the Hessian's eigenvalues in unit(f)/unit(x)² when
+    the variables share one unit (a field's |F| in F's unit, its Jacobian's eigenvalues
+    in unit(F)/unit(x)); unchanged without units."""
+    from ..lang.units import unit_text
+    from .blocks import as_result
+
+    units = getattr(function, "units", None)
+    if units is None:
+        return columns
+    result = as_result(columns)
+    declared = getattr(units, "declared", {})
+    per = {c: unit_text(declared[c.split("[")[0]]) for c in columns
+           if c.split("[")[0] in declared}
+    f = units.outputs.get("f") or next(iter(units.outputs.values()), None)
+    xs = {str(units.of(n)) for n in function.variables}
+    x = units.of(function.variables[0]) if function.variables else None
+    if f is not None:
+        per["f"] = per["|F|"] = unit_text(f) or "1"
+        if len(xs) == 1 and x is not None:
+            per["|grad f|"] = unit_text(_delta(f) / x) or "1"
+            for c in columns:
+                if c.startswith("eig["):
+                    per[c] = unit_text(_delta(f) / x ** 2) or "1"
+                elif c.startswith(("re[", "im[")):
+                    per[c] = unit_text(_delta(f) / x) or "1"
+    blocks = [replace(b, unit=per[b.name]) if per.get(b.name) else b
+              for b in result.layout.blocks]
+    result.layout = replace(result.layout, blocks=blocks, _names=None)
+    return result

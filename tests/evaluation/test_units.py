@@ -306,3 +306,16 @@ def test_arrows_of_mixed_units_are_refused(cli):
     status, _, _ = cli("plot", "x*t", "--grid", "x=0:1:5", "--grid", "t=0:2:5", "--unit",
                        "x=m,t=s", "--arrows", "none", "--preview")
     assert status == 0
+
+
+def test_critical_points_with_units():
+    # f = (x - 1 km)^2 + y^2 over x in m: the minimum is at x = 1000 m (hand); the
+    # Hessian's eigenvalues 2 and 2 are in m^2/m^2 = 1
+    t = gradcli.critical("(x - 1 'km')^2 + y^2", {"x": (-2000, 2000, 5), "y": (-2, 2, 5)},
+                         units={"x": "m", "y": "m"})
+    units = {b.name: b.unit for b in t.blocks if b.unit}
+    assert units == {"x": "m", "y": "m", "f": "m^2", "|grad f|": "m", "eig[0]": "1",
+                     "eig[1]": "1"}
+    assert float(t["x"][0]) == pytest.approx(1000.0, abs=1e-9)  # Newton's fixed point
+    np.testing.assert_allclose([float(t["eig[0]"][0]), float(t["eig[1]"][0])], [2.0, 2.0],
+                               rtol=1e-12)

@@ -110,7 +110,8 @@ _UNBOUND = {
 
 def run_critical(what: str, expression: str, grid: list[str], points: str | None,
                  at: list[str], fmt: str, output: str | None, precision: int, quiet: bool,
-                 max_points: int) -> int:
+                 max_points: int, units: list[str] | None = None,
+                 to: list[str] | None = None) -> int:
     """Find, classify and write the critical points seeded by --grid or --points: the
     options' text read into the library's parameters, then the library's one path
     (``gradcli.api.critical_points``, which ``gradcli.critical`` runs too)."""
@@ -140,11 +141,17 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
                 raise UsageProblem("critical needs at least one variable sampled by --grid "
                                    "(start:stop:count)")
             seeds["grid"] = spec
+        from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+
+        for name, given in (("units", units), ("to", to)):
+            if given:
+                seeds[name] = TABLE[name].read(given, None)
         found, function, box = critical_points(expression, at=held, max_points=max_points,
                                                unbound=_UNBOUND["critical"], **seeds)
     from ...evaluation.fields.notes import critical_notes
+    from ...evaluation.units import critical_units
 
-    columns = critical_rows(found, function.n)
+    columns = critical_units(critical_rows(found, function.n), function)
     for line in _said(critical_notes(found, box)):
         note(line, quiet)
     _write(columns, _request(expression, fmt, output, precision, quiet, found.columns),
