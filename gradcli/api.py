@@ -237,6 +237,7 @@ def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, An
             = None, *, start_grid: Mapping[str, Any] | None = None,
             at: Mapping[str, Any] | None = None, method: str = "gd", steps: int | None = None,
             tol: float | None = None, every: int = 1, max_points: int = DEFAULT_MAX_POINTS,
+            units: Mapping[str, str] | None = None, to: Mapping[str, str] | None = None,
             **hyper: Any) -> RowTable:
     """Descent paths of a scalar f from ``start`` (``{"x": -1.2, "y": 1}`` or a list of
     points) or from every point of ``start_grid``, as ``gradcli descend`` runs them:
@@ -245,19 +246,24 @@ def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, An
     updates (default 1000), stopping where |grad f| <= ``tol``, recording every
     ``every``-th step. Returns a :class:`RowTable` with the command's columns (``run``
     with several starts, ``step``, the point, ``f``, ``|grad f|``); its ``notes`` say
-    why the runs stopped."""
+    why the runs stopped. ``units``/``to`` as for ``evaluate``: the path in its variables'
+    units, f in its own, |grad f| in unit(f)/unit(x)."""
     from .evaluation.fields import defaults
     from .evaluation.fields.notes import descend_notes
     from .evaluation.fields.rows import descend_rows
+    from .evaluation.units import critical_units
 
     held = dict(at or {})
     steps = defaults.STEPS if steps is None else _whole(steps, "steps", 0)
     every = _whole(every, "every", 1)
     starts = _starts(start, start_grid, held, max_points)
-    path, _, chosen = descend_paths(expression, starts, held, method=method, steps=steps,
-                                    tol=tol, every=every, max_points=max_points, **hyper)
+    path, function, chosen = descend_paths(expression, starts, held, method=method,
+                                           steps=steps, tol=tol, every=every,
+                                           max_points=max_points, units=units, to=to,
+                                           **hyper)
     many = len(starts) > 1 or starts.lattice
-    return RowTable(descend_rows(path, many), f"descend ({method}) on {expression}",
+    rows = critical_units(descend_rows(path, many), function)
+    return RowTable(rows, f"descend ({method}) on {expression}",
                     _said(descend_notes(path, tol, steps, chosen.maximize)))
 
 
@@ -265,6 +271,7 @@ def descend_paths(expression: str, starts: Any, held: Mapping[str, Any], *,
                   method: str = "gd", steps: int, tol: float | None = None, every: int = 1,
                   max_points: int = DEFAULT_MAX_POINTS, unbound: str | None = None,
                   progress: Any = None, recording: Any = None,
+                  units: Mapping[str, str] | None = None, to: Mapping[str, str] | None = None,
                   **hyper: Any) -> tuple[Any, Any, Any]:
     """The one path of ``descend``, for this library function and for the command (which
     reads its options' text into ``starts`` and ``held`` first): the optimiser's
@@ -279,7 +286,8 @@ def descend_paths(expression: str, starts: Any, held: Mapping[str, Any], *,
 
     chosen = settings(method, **hyper)
     row_limit(len(starts), steps, every, max_points)
-    hint = {} if unbound is None else {"unbound": unbound}
+    hint: dict[str, Any] = {} if unbound is None else {"unbound": unbound}
+    hint |= {k: v for k, v in (("units", units), ("to", to)) if v}
     function = FieldFunction(expression, starts.variables, held, **hint)
     if function.kind != "scalar":
         raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "

@@ -1125,7 +1125,7 @@ def all_commands() -> tuple[Command, ...]:
 
 
 #: the other commands that take the parameters every computation takes (units, to)
-EVERY_PARAMETER_COMMANDS = ("propagate", "plot", "critical")
+EVERY_PARAMETER_COMMANDS = ("propagate", "plot", "critical", "descend")
 
 
 def _with_every(other: Command) -> Command:

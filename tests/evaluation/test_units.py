@@ -319,3 +319,14 @@ def test_critical_points_with_units():
     assert float(t["x"][0]) == pytest.approx(1000.0, abs=1e-9)  # Newton's fixed point
     np.testing.assert_allclose([float(t["eig[0]"][0]), float(t["eig[1]"][0])], [2.0, 2.0],
                                rtol=1e-12)
+
+
+def test_descend_path_with_units():
+    # gradient descent on (x - 1 km)^2 from 0 m with lr 0.25: x <- x - 0.25*2(x - 1000),
+    # so 500, 750, 875 m (hand)
+    t = gradcli.descend("(x - 1 'km')^2", {"x": 0.0}, method="gd", lr=0.25, steps=3,
+                        units={"x": "m"})
+    assert {b.name: b.unit for b in t.blocks if b.unit} == {"x": "m", "f": "m^2",
+                                                             "|grad f|": "m"}
+    np.testing.assert_allclose(np.asarray(t["x"], dtype=float), [0, 500, 750, 875], rtol=0,
+                               atol=1e-9)

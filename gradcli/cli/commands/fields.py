@@ -168,6 +168,7 @@ def _request(expression: str, fmt: str, output: str | None, precision: int, quie
 def run_descend(what: str, expression: str, start: list[str], start_grid: list[str],
                 at: list[str], method: str, steps: int, tol: float | None, every: int,
                 fmt: str, output: str | None, precision: int, quiet: bool, max_points: int,
+                units: list[str] | None = None, to: list[str] | None = None,
                 **hyper: Any) -> int:
     """Descend from every start; write the path rows; report why the runs stopped. The
     options' text is read into the library's parameters, then the library's one path runs
@@ -184,8 +185,13 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
         streaming = chosen_fmt == "jsonl" and not output and not many
         with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar, \
                 writing_stdout() if streaming else nullcontext():
-            path, _, chosen = descend_paths(
+            from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+
+            physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to))
+                        if g}
+            path, function, chosen = descend_paths(
                 expression, starts, held, method=method, steps=steps, tol=tol, every=every,
+                **physical,
                 max_points=max_points, unbound=_UNBOUND["starts"],
                 progress=bar.stage("descending"),
                 recording=(lambda function: _JsonlRows(function.columns)) if streaming
@@ -194,7 +200,9 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
 
     stops = _said(descend_notes(path, tol, steps, chosen.maximize))
     if not streaming:
-        _write(descend_rows(path, many),
+        from ...evaluation.units import critical_units
+
+        _write(critical_units(descend_rows(path, many), function),
                _request(expression, fmt, output, precision, quiet, path.columns), what,
                stops)
     diverged = path.stop == "diverged"
