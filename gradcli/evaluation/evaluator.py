@@ -216,8 +216,9 @@ def prepare_request(request: Request) -> Prepared:
     from .units import apply_units
 
     steps = [s.name for s in getattr(tree, "statements", ()) if type(s).__name__ == "Assign"]
-    given_names = [n for w in (at, grid, points, fixed) if w is not None
-                   for p in (w if isinstance(w, (list, tuple)) else [w]) for n in p]
+    given_names = [n for w in (at, grid, points, fixed)
+                   for p in (w if isinstance(w, (list, tuple)) else [w])
+                   if isinstance(p, Mapping) for n in p]
     compiled_tree, units, where = apply_units(tree, expression, r, given_names, steps)
     at, grid, points, fixed = (where["at"], where["grid"], where["points"], where["fixed"])
     if grid is not None:

@@ -330,3 +330,18 @@ def test_descend_path_with_units():
                                                              "|grad f|": "m"}
     np.testing.assert_allclose(np.asarray(t["x"], dtype=float), [0, 500, 750, 875], rtol=0,
                                atol=1e-9)
+
+
+def test_the_session_keeps_declared_units():
+    import subprocess
+    import sys
+
+    lines = ("unit V=V,I=mA\ngrad V/I --at V=4.999,I=19.661 -f csv\n"
+             "eval x*2 --at x=1 -f csv\nunit x=furlongz\n")
+    done = subprocess.run([sys.executable, "-m", "gradcli", "repl"], input=lines,
+                          capture_output=True, text=True, timeout=120)
+    out = done.stdout.splitlines()
+    # the grad line has V and I's units; x*2 uses neither, so it has none
+    assert out[0] == "V [V],I [mA],f [V/mA],df/dV [1/mA],df/dI [V/mA^2]"
+    assert out[2] == "x,f"
+    assert done.returncode == 2 and "furlongz" in done.stderr
