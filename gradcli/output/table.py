@@ -78,8 +78,8 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | N
     for j, name in enumerate(headers):  # escaped: "x [m]" is a unit, not rich markup
         table.add_column(escape(name), justify="left" if first_left and j == 0 else "right",
                          no_wrap=True)
-    for row in rows:
-        table.add_row(*row)
+    for row in rows:  # a transposed table's first cells are headers: "x [m]" is no markup
+        table.add_row(*(escape(c) if isinstance(c, str) else c for c in row))
     return table
 
 
