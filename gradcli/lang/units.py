@@ -140,7 +140,9 @@ class WithUnit(NamedTuple):
     unit: str
 
 
-_NUMBER_UNIT = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([^\d\s.+\-].*)$")
+# a unit starts with a letter (m, mA, Ω, µs) or °/%: "2*y" is no number with a unit
+_NUMBER_UNIT = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*"
+                          r"((?:[^\W\d_]|[°%]).*)$")
 
 
 def split_value(text: str) -> tuple[str, str] | None:
@@ -148,6 +150,10 @@ def split_value(text: str) -> tuple[str, str] | None:
     unit (a constant expression such as ``pi/2`` is read as before)."""
     match = _NUMBER_UNIT.fullmatch(text)
     if match is None:
+        return None
+    try:  # only a unit pint knows: "2 foo" keeps the message of a bad constant
+        parse_unit(match.group(2), "")
+    except UnitError:
         return None
     return match.group(1), match.group(2).strip()
 
