@@ -11,6 +11,7 @@ the first axis); the grid variables' own columns come back as broadcastable axes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -213,14 +214,18 @@ def prepare_request(request: Request) -> Prepared:
         raise EvaluationError(f"max_points must be a whole number >= 0, got "
                               f"{max_points!r:.40}")
     tree = parse(expression)
-    from .units import apply_units
+    compiled_tree, units = tree, None
+    if _units_in_play(r, tree):  # else the units module (and pint) is never imported
+        from .units import apply_units
 
-    steps = [s.name for s in getattr(tree, "statements", ()) if type(s).__name__ == "Assign"]
-    given_names = [n for w in (at, grid, points, fixed)
-                   for p in (w if isinstance(w, (list, tuple)) else [w])
-                   if isinstance(p, Mapping) for n in p]
-    compiled_tree, units, where = apply_units(tree, expression, r, given_names, steps)
-    at, grid, points, fixed = (where["at"], where["grid"], where["points"], where["fixed"])
+        steps = [s.name for s in getattr(tree, "statements", ())
+                 if type(s).__name__ == "Assign"]
+        given_names = [n for w in (at, grid, points, fixed)
+                       for p in (w if isinstance(w, (list, tuple)) else [w])
+                       if isinstance(p, Mapping) for n in p]
+        compiled_tree, units, where = apply_units(tree, expression, r, given_names, steps)
+        at, grid, points, fixed = (where["at"], where["grid"], where["points"],
+                                   where["fixed"])
     if grid is not None:
         binding = bind_grid(grid, dt, max_points)
     elif at is not None:
@@ -256,6 +261,35 @@ def prepare_request(request: Request) -> Prepared:
         given["wrt"] = wrt_names(wrt)
     return Prepared(expression, program, binding, plan, dt, carry, request.replace(
         fixed=dict(fixed or {}), dtype=dt.name, parameters=given), units)
+
+
+def _units_in_play(request: Request, tree: Any) -> bool:
+    """Whether a request may have units: ``units=``/``to=``, a number with a unit in the
+    expression, or a value that may carry one (a pint Quantity, a ``WithUnit``, a text
+    that is no plain number): a cheap look, so a unit-free request pays nothing."""
+    if request.get("units") or request.get("to"):
+        return True
+    if any(getattr(n, "unit", "") for n in walk(tree)):
+        return True
+
+    def may(value: Any) -> bool:
+        if isinstance(value, str):
+            return _PLAIN.fullmatch(value.strip()) is None
+        return type(value).__name__ in ("WithUnit", "Quantity")
+
+    for where in (request.at, request.grid, request.points, request.fixed):
+        for point in where if isinstance(where, (list, tuple)) else [where]:
+            if not isinstance(point, Mapping):
+                continue
+            for value in point.values():
+                items = value[:8] if isinstance(value, (list, tuple)) else [value]
+                if any(may(v) for v in items):
+                    return True
+    return False
+
+
+#: a plain decimal number's text (a value that cannot carry a unit)
+_PLAIN = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def _check_parameters(record: Computation, plan: Plan, binding: Binding,
