@@ -124,9 +124,6 @@ class _Parser:
             frame.ops.append(_Op(tok.text, tok.pos, UNARY_PRECEDENCE, unary=True))
             self.i += 1
             return _EXPECT
-        if tok.kind == "unit":
-            raise self.error(f"unit {tok.text} without a number", tok.pos,
-                             "a unit goes right after a number: 9.81 'm/s^2'")
         if tok.kind == "number":
             value = float(tok.text)
             if math.isinf(value):
@@ -134,7 +131,7 @@ class _Parser:
                                  "the largest number is about 1.8e308")
             self.i += 1
             unit = ""
-            if self.toks[self.i].kind == "unit":  # 9.81 'm/s^2': a constant with a unit
+            if self.toks[self.i].kind == "unit":  # 9.81 'm/s^2' (the tokenizer: only here)
                 unit = self.toks[self.i].text[1:-1].strip()
                 if not unit:
                     raise self.error("empty unit ''", self.toks[self.i].pos,
@@ -196,9 +193,6 @@ class _Parser:
 
     def after(self, tok: Token) -> str | Node:
         frame = self.frames[-1]
-        if tok.kind == "unit":
-            raise self.error(f"unit {tok.text} after {self.last.text!r}", tok.pos,
-                             "a unit goes right after a number: 9.81 'm/s^2'")
         if tok.kind == "[":
             return self.index(frame, tok)
         if tok.kind == "op":

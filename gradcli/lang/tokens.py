@@ -31,7 +31,8 @@ _TOKEN = re.compile(
 _HINTS = {
     "!": "use '!=' for 'not equal'",
     ".": "'.' may only appear inside a number such as 0.5",
-    "'": "a unit goes after a number between two quotes: 9.81 'm/s^2'",
+    "'": "strings are not part of the language; a unit goes right after a number, between "
+         "two quotes: 9.81 'm/s^2'",
     '"': "strings are not part of the language",
     "\u2212": "use the ASCII minus '-'",
     "\u00d7": "use '*' to multiply",
@@ -88,6 +89,8 @@ def tokenize(expression: str, start: int = 0) -> list[Token]:
             raise bad_character(expression, pos)
         kind = match.lastgroup
         text = match.group()
+        if kind == "unit" and (not tokens or tokens[-1].kind != "number"):
+            raise bad_character(expression, pos)  # quotes hold a number's unit, no string
         if kind != "ws":
             tokens.append(Token(text if kind == "punct" else str(kind), text, pos))
         pos = match.end()
