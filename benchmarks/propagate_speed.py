@@ -62,7 +62,9 @@ def names(quick: bool, n: int | None = None) -> dict[str, str]:
     return {"gradcli": f"gradcli propagate: {n:,}-vector",
             "library": f"gradcli.propagate (Python): {n:,}-vector",
             "uncertainties": f"uncertainties (unumpy): {n:,}-vector",
-            "mc": f"gradcli propagate H.2 --monte-carlo {mc:,}"}
+            "mc": f"gradcli propagate H.2 --monte-carlo {mc:,}",
+            "shortest": f"gradcli propagate H.2 --monte-carlo {mc:,} --interval shortest",
+            "adaptive": "gradcli propagate H.2 --monte-carlo adaptive (JCGM 101 7.9)"}
 
 
 def _last_row(path: Path) -> dict[str, str]:
@@ -126,7 +128,27 @@ def propagate_tables(quick: bool, runs: int) -> dict[str, list[Row]]:
             mc = Row(label["mc"], "ok", [r.seconds for r in done],
                      max(r.peak_mib for r in done), correct=err < 0.01, rel_err=err,
                      note="mean and sd against the law of propagation, relative to u")
-    return {"propagate": rows, "propagate_mc": [mc]}
+        extra = [_mc_row(label["shortest"], [*cmd[:-2], "--interval", "shortest", "-o",
+                                             str(out)], runs, out)]
+        adaptive = [PY, "-m", "gradcli", "propagate", *H2, "--monte-carlo", "adaptive",
+                    "--seed", "1", "-q", "-o", str(out)]
+        extra.append(_mc_row(label["adaptive"], adaptive, runs, out))
+    return {"propagate": rows, "propagate_mc": [mc, *extra]}
+
+
+def _mc_row(name: str, cmd: list[str], runs: int, out: Path) -> Row:
+    """A Monte Carlo run of H.2: its time and peak; an adaptive run's M in the note."""
+    done, failed = repeat_command(cmd, max(1, min(runs, 3)), timeout=600)
+    if failed is not None:
+        return Row(name, "error", peak_mib=failed.peak_mib, note=failed.failure)
+    with open(out, newline="") as fh:
+        table = list(csv.DictReader(fh))
+    err = max(abs(float(r["sd"]) - float(r["u(f)"])) / float(r["u(f)"]) for r in table)
+    note = "sd against u(f), relative"
+    if "M" in table[0]:
+        note += f"; M = {int(float(table[0]['M'])):,} samples"
+    return Row(name, "ok", [r.seconds for r in done], max(r.peak_mib for r in done),
+               correct=err < 0.01, rel_err=err, note=note)
 
 
 def propagate_goals(quick: bool) -> list:
@@ -148,6 +170,12 @@ def propagate_goals(quick: bool) -> list:
              3.0),
         Goal("29: the same, peak memory ≤ 500 MB", "propagate_mc", n["mc"], (), 500 / 1.048576,
              metric="rss"),
+        Goal("36: GUM H.2 by Monte Carlo, 10⁷ samples ≤ 1 s", "propagate_mc", n["mc"], (),
+             1.0),
+        Goal("36: the same, peak memory ≤ 150 MiB", "propagate_mc", n["mc"], (), 150.0,
+             metric="rss"),
+        Goal("36: the shortest interval, 10⁷ samples ≤ 150 MiB", "propagate_mc",
+             n["shortest"], (), 150.0, metric="rss"),
     ]
 
 

@@ -5,7 +5,10 @@
 ``gc.propagate`` (measurement uncertainty through a formula: GUM, JCGM 101), ``gc.formula``
 (the derivatives as expressions) and
 ``gc.to_xarray`` for its results; ``gc.critical``, ``gc.descend`` and ``gc.flow`` (where a
-field leads) and ``gc.plot`` (a picture). Their results show themselves in Jupyter.
+field leads), ``gc.implicit`` (implicit differentiation), ``gc.curvilinear`` (grad, div,
+curl and the Laplacian in polar, cylindrical and spherical coordinates), ``gc.integrate``
+(line integrals and flux) and ``gc.plot``.
+Their results show themselves in Jupyter.
 """
 
 from typing import Any
@@ -15,12 +18,14 @@ from .engine import *  # noqa: F403
 from .engine import __all__ as _engine_all
 
 __all__ = [*_engine_all, "evaluate", "formula", "propagate", "to_xarray",  # noqa: F405
-           "critical", "descend", "flow", "plot", "__version__"]  # the lazy ones are in __getattr__
+           "critical", "descend", "flow", "implicit", "curvilinear", "integrate", "plot",
+           "__version__"]  # the lazy ones are in __getattr__
 
 
 def __getattr__(name: str) -> Any:
     # the evaluation layer is imported on first use so `import gradcli` stays lean
-    if name in ("evaluate", "propagate", "critical", "descend", "flow"):
+    if name in ("evaluate", "propagate", "critical", "descend", "flow", "implicit",
+                "curvilinear", "integrate"):
         # results that show themselves (Jupyter tables): gradcli/api.py
         from . import api
 

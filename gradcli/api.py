@@ -132,7 +132,8 @@ def _held(at: Mapping[str, Any] | None, *given: Mapping[str, Any]) -> dict[str, 
 def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
              points: Mapping[str, Any] | None = None,
              at: Mapping[str, Any] | None = None,
-             max_points: int = DEFAULT_MAX_POINTS, units: Mapping[str, str] | None = None,
+             max_points: int = DEFAULT_MAX_POINTS, track: str | None = None,
+             units: Mapping[str, str] | None = None,
              to: Mapping[str, str] | None = None) -> RowTable:
     """The critical points of a scalar formula f (where ∇f = 0) or a vector field F
     (where F = 0), found by damped Newton from seeds and classified, as ``gradcli
@@ -140,31 +141,32 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
     13), "y": (-3, 3, 13)}``), or ``points`` gives seeds (``{"x": array, "y": array}``);
     ``at`` holds more variables fixed. Returns a :class:`RowTable` with the command's
     columns: the point, ``f``, ``|grad f|``, ``eig[i]`` (or ``|F|``, ``re[i]``,
-    ``im[i]``), ``vec[i][k]``, ``type``. ``units``/``to`` as for ``evaluate``: the
+    ``im[i]``), ``vec[i][k]``, ``type``; ``track="p"`` (a parameter held by ``at``) adds
+    ``dx/dp``..., how each point moves with p. ``units``/``to`` as for ``evaluate``: the
     point in its variables' units, f in its own, the eigenvalues in unit(f)/unit(x)²."""
     from .evaluation.fields.notes import critical_notes
-    from .evaluation.fields.rows import critical_rows
-    from .evaluation.units import critical_units
 
-    found, function, box = critical_points(expression, grid, points=points, at=at,
-                                           max_points=max_points, units=units, to=to)
-    rows = critical_units(critical_rows(found, function.n), function)
-    return RowTable(rows, f"critical points of {expression}",
+    found, columns, box = critical_points(expression, grid, points=points, at=at,
+                                          max_points=max_points, track=track, units=units,
+                                          to=to)
+    return RowTable(columns, f"critical points of {expression}",
                     _said(critical_notes(found, box)))
 
 
 def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
                     points: Mapping[str, Any] | None = None,
                     at: Mapping[str, Any] | None = None,
-                    max_points: int = DEFAULT_MAX_POINTS,
+                    max_points: int = DEFAULT_MAX_POINTS, track: str | None = None,
                     unbound: str | None = None, units: Mapping[str, str] | None = None,
                     to: Mapping[str, str] | None = None) -> tuple[Any, Any, Any]:
     """The one path of ``critical``, for this library function and for the command
     (which reads its options' text into these parameters first): the seeds from ``grid``
-    or ``points``, the search, and (the points found, the field function, the search box
-    or None). ``unbound`` is the hint for a variable left unbound (a front end's words)."""
+    or ``points``, the search, the rows (with ``track``'s ``dx/dp`` columns), and (the
+    points found, the rows, the search box or None). ``unbound`` is the hint for a
+    variable left unbound (a front end's words)."""
     from .evaluation.fields.critical import find_critical
     from .evaluation.fields.function import FieldFunction
+    from .evaluation.fields.rows import critical_rows
     from .evaluation.fields.starts import from_lattice
 
     hint: dict[str, Any] = {} if unbound is None else {"unbound": unbound}
@@ -198,7 +200,18 @@ def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
         function = FieldFunction(expression, first, held, **hint)
         seeds = np.column_stack([a.reshape(len(a), -1) for a in arrays.values()])
         box = None
-    return find_critical(function, seeds, box), function, box
+    found = find_critical(function, seeds, box)
+    columns = critical_rows(found, function.n)
+    if track is not None:  # dx*/dp by the implicit function theorem
+        from .evaluation.implicit import tracking_columns
+
+        kinds = columns.pop("type")  # the text column stays last
+        columns |= tracking_columns(expression, found.kind, found.columns, found.X, held,
+                                    track)
+        columns["type"] = kinds
+    from .evaluation.units import critical_units
+
+    return found, critical_units(columns, function), box
 
 
 def _said(notes: list[str]) -> list[str]:
@@ -366,3 +379,91 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
     notes, diverged = flow_notes(paths, tol, many, method, grid.t0, grid.t1)
     return RowTable(flow_rows(paths, many), f"flow ({method}) of {expression}",
                     _said(notes + ([diverged] if diverged else [])))
+
+
+def implicit(expression: str, solve_for: str | Sequence[str],
+             at: Mapping[str, Any] | Sequence[Mapping[str, Any]], *,
+             wrt: str | Sequence[str] | None = None, order: int = 1,
+             tol: float | None = None, max_points: int = DEFAULT_MAX_POINTS) -> RowTable:
+    """The derivatives of y(x) defined by F(x, y) = 0, as ``gradcli implicit``: ``at`` is
+    a point on the curve giving every variable (or a list of points, or a mapping of
+    equal-length arrays), ``solve_for`` the unknowns (``"y"``, or ``"y,z"`` for a
+    system ``[F1, F2]``), ``wrt`` the independent variables (default: the others),
+    ``order`` the highest d^k y/dx^k (one independent variable), ``tol`` how far from 0
+    |F| may be (1e-9), ``max_points`` the most points. Returns a :class:`RowTable`: the
+    variables, ``|F|``, ``dy/dx``...
+    """
+    from .evaluation.implicit import TOL, implicit_columns
+
+    def names(value: Any) -> list[str] | None:
+        if value is None:
+            return None
+        items = [value] if isinstance(value, str) else list(value)
+        return [n.strip() for item in items for n in str(item).split(",") if n.strip()]
+
+    if isinstance(at, Mapping):
+        sizes = {np.size(v) for v in at.values()}
+        if any(np.ndim(v) > 1 for v in at.values()) or len(sizes) > 1:
+            raise EvaluationError(f"{ref('at')}: one number per variable, or arrays of one "
+                                  "length (one point each)")
+        count = sizes.pop() if sizes else 1
+        if count > max_points:
+            raise EvaluationError(f"{count:,} points, over the limit of {max_points:,} "
+                                  f"({ref('max_points')})")
+        points = [{n: np.ravel(v)[i] if np.ndim(v) else v for n, v in at.items()}
+                  for i in range(count if any(np.ndim(v) for v in at.values()) else 1)]
+    else:
+        points = [dict(p) for p in at]
+    columns = implicit_columns(expression, names(solve_for) or [], points, order=order,
+                               tol=TOL if tol is None else tol, wrt=names(wrt),
+                               max_points=max_points)
+    return RowTable(columns, f"implicit derivatives of {', '.join(names(solve_for) or [])} "
+                    f"in {expression}")
+
+
+def curvilinear(expression: str, what: str, coords: str, *,
+                at: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+                grid: Mapping[str, Any] | None = None,
+                points: Mapping[str, Any] | None = None,
+                fixed: Mapping[str, Any] | None = None) -> RowTable:
+    """``what`` (``grad``, ``div``, ``curl`` or ``laplacian``) in polar, cylindrical or
+    spherical coordinates, as ``gradcli WHAT --coords COORDS``: the variables are the
+    coordinates (``"spherical"``: r, theta, phi with theta from +z; ``"spherical:rho,t,p"``
+    renames them), a field's components and the results are physical ones (orthonormal
+    basis). ``at``, ``grid``, ``points`` and ``fixed`` mean what they mean for
+    ``evaluate``. Returns a :class:`RowTable`: the variables, ``f`` (or ``f[i]``), then
+    ``grad_r``..., ``div``, ``curl``/``curl_r``... or ``laplacian``, one row per point."""
+    from .evaluation.curvilinear import curvilinear_columns
+
+    where = {k: v for k, v in (("at", at), ("grid", grid), ("points", points),
+                               ("fixed", fixed)) if v is not None}
+    return RowTable(curvilinear_columns(expression, what, coords, where),
+                    f"{what} of {expression} in {coords} coordinates")
+
+
+def integrate(expression: str, path: str | None = None, *, disc: str | None = None,
+              box: str | None = None, surface: str | None = None, ball: str | None = None,
+              flux: bool = False, check: str | None = None,
+              tol: float | None = None, wrt: str | Sequence[str] | None = None,
+              at: Mapping[str, Any] | None = None) -> RowTable:
+    """A line integral, as ``gradcli integrate``: the work ∫F·dr of a field ``[P, Q(, R)]``
+    along ``path`` (``"t: [cos(t), sin(t)], t=0:2pi"``; its circulation when closed), the
+    integral ∫f ds of a scalar f, or with ``flux=True`` the flux of a plane field through
+    the path; ``disc="cx,cy,R"`` or ``box="x0:x1,y0:y1"`` take that region's
+    counter-clockwise boundary as the path, and ``check="green"`` adds the area integral
+    of Green's theorem; ``surface="u,v: [x, y, z], u=0:1, v=0:1"`` (or ``ball=
+    "cx,cy,cz,R"``, its sphere outward) gives the flux of a field [P, Q, R] through it,
+    and ``check="divergence"`` (a ball) the volume integral of div F; ``check="stokes"``
+    (a surface) gives the circulation around its boundary and the flux of curl F. ``tol`` is the
+    quadrature's relative tolerance (1e-10), ``wrt`` the field's variables the path's
+    components pair with (x, y, z), ``at`` holds others fixed. Returns a one-row
+    :class:`RowTable` with the result and its error estimate."""
+    from .evaluation.integrate import TOL, integrate_columns
+
+    names = None if wrt is None else [n.strip() for n in (
+        wrt.split(",") if isinstance(wrt, str) else wrt)]
+    columns, notes = integrate_columns(expression, path, disc=disc, box=box,
+                                       surface=surface, ball=ball, flux=flux,
+                                       check=check, tol=TOL if tol is None else tol,
+                                       wrt=names, fixed=at)
+    return RowTable(columns, f"integral of {expression}", notes)

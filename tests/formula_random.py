@@ -9,15 +9,28 @@ from __future__ import annotations
 
 import random
 
+from gradcli.engine.rules import FUNCTIONS as RULES
+from gradcli.lang.names import FUNCTIONS
+
 #: functions sympy and gradcli spell alike (and that sympy differentiates without
-#: Heaviside or sign): the sympy reference uses only these
+#: Heaviside or sign): the sympy reference uses only these (a fact about sympy)
 SMOOTH = ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "atan", "sinh", "cosh",
           "asinh")
-#: every unary function of the language (the engine comparison uses these)
-UNARY = SMOOTH + ("asin", "acos", "acosh", "atanh", "expm1", "log1p", "log2", "log10",
-                  "cbrt", "abs", "sign", "floor", "ceil", "relu", "sigmoid", "softplus",
-                  "logsigmoid")
-BINARY = ("max", "min", "atan2", "hypot")
+#: every function of the language that is an entry of the engine's rule table, by arity
+#: (each one's form is compared with its numeric rule): read from the tables, so a new
+#: entry is in them
+UNARY = tuple(sorted(n for n, s in FUNCTIONS.items()
+                     if s.kind == "elementwise" and s.engine in RULES))
+BINARY = tuple(sorted(n for n, s in FUNCTIONS.items()
+                      if s.kind == "binary" and s.engine in RULES and RULES[s.engine].form))
+#: the pool the random expressions of fixed seeds draw from (a sample design, not the
+#: table): the elementary functions they were drawn from when the seeds were chosen, so
+#: each seed keeps its expressions as functions are added (the special functions' forms
+#: are checked one by one above and in compositions by tests/engine/test_engine_special.py)
+POOL_UNARY = SMOOTH + ("asin", "acos", "acosh", "atanh", "expm1", "log1p", "log2", "log10",
+                       "cbrt", "abs", "sign", "floor", "ceil", "relu", "sigmoid", "softplus",
+                       "logsigmoid")
+POOL_BINARY = ("max", "min", "atan2", "hypot")
 
 
 def _leaf(rng: random.Random) -> str:
@@ -50,7 +63,7 @@ def _expr(rng: random.Random, depth: int, unary: tuple, binary: tuple, wheres: b
     return f"({sub[0]}) * ({sub[1]})"
 
 
-def expressions(seed: int, count: int, unary: tuple = UNARY, binary: tuple = BINARY,
+def expressions(seed: int, count: int, unary: tuple = POOL_UNARY, binary: tuple = POOL_BINARY,
                 wheres: bool = True, depth: int = 4, powers: tuple = POWERS,
                 constant: float = 0.0) -> list[str]:
     """``count`` random expressions in x and y (each mentions at least one of them);

@@ -525,6 +525,11 @@ SEED_POINTS = replace(
     "(other columns are ignored); every converged point is kept.",
     example="--points seeds.csv")
 FIELDS_WRITE = (FORMAT, FIELDS_OUTPUT, PRECISION, QUIET, MAX_POINTS)
+TRACK = Option(
+    "track", ("--track",), "text", None, once=True, metavar="P",
+    help="Also how each critical point moves with the parameter P (held with --at): "
+    "columns dx/dP..., by the implicit function theorem on grad f = 0 (nan where the "
+    "point is degenerate).", example="--at a=2 --track a")
 _METHODS = fields_defaults.METHODS
 DESCEND_METHOD = Option(
     "method", ("--method", "-m"), "choice", "gd", choices=_METHODS, metavar="METHOD",
@@ -628,6 +633,13 @@ PLOT_FIELDS = (
 )
 
 # --- propagate: measurement uncertainty through the formula (GUM, JCGM 101) ---------------
+def _distribution_list() -> str:
+    """The distributions' usages, from their table (read when the help is shown)."""
+    from ..evaluation.distributions import DISTRIBUTIONS
+
+    return ", ".join(d.usage for d in DISTRIBUTIONS.values())
+
+
 PROPAGATE_AT = Option(
     "at", ("--at", "-a"), "text", None, repeat=True, metavar="ESTIMATES",
     help="The estimates, NAME=VALUE, and their standard uncertainties, NAME=VALUE+-U (or "
@@ -641,6 +653,22 @@ PROPAGATE = (
     Option("u", ("--u",), "text", None, repeat=True, metavar="UNCERTAINTIES",
            help="Standard uncertainties by name instead of +-; a vector takes a list or "
            "@u.npy.", example='--u "V=0.0032,I=9.5e-6"'),
+    Option("nu", ("--nu",), "text", None, repeat=True, metavar="DEGREES",
+           help="Degrees of freedom of the uncertainties by name (or x=1+-0.1;nu=9 in "
+           "--at); infinite when not given (Type B). Adds nu_eff, u(f)'s effective degrees "
+           "of freedom (Welch-Satterthwaite).", example='--nu "ls=18,d=25.6"'),
+    Option("inputs", ("--inputs",), "text", None, once=True, metavar="FILE",
+           help="The inputs from a file: a .csv with a row per input (columns name, value, "
+           "and any of u, nu, dist, unit, description, corr: B=R;C=R) or a .toml with "
+           "[inputs.NAME] tables of the same keys and [correlations] \"A,B\" = R. An input "
+           "both there and in --at, --u, --nu or --dist is an error.",
+           example="--inputs budget.toml"),
+    Option("readings", ("--readings",), "text", None, once=True, metavar="FILE",
+           help="Repeated readings, Type A (GUM 4.2, 5.2.3): a CSV whose header names the "
+           "variables, one row per observation (simultaneous ones on one row; an empty cell "
+           "is a missing reading). Each variable's estimate is the mean, u = s/sqrt(n), "
+           "nu = n-1; variables observed together are correlated as their readings are.",
+           example="--readings readings.csv"),
     Option("corr", ("--corr",), "text", None, repeat=True, metavar="A,B=R",
            help="The correlation coefficient of two inputs, -1 to 1 (repeat for more "
            "pairs; x[0] names a vector's component); together they must be positive "
@@ -655,32 +683,60 @@ PROPAGATE = (
            help="2 adds u2(f), with GUM eq. 14's second-order terms for normal inputs "
            "(correlated ones in decorrelated coordinates), and E2(f) = f + tr(H Sigma)/2; "
            "U(f) is then k·u2(f).", example="--order 2"),
-    Option("k", ("--k",), "real", 2.0, low=0, metavar="K",
-           help="The coverage factor: U(f) = k·u(f).", example="--k 1.96"),
+    Option("k", ("--k",), "real", None, low=0, metavar="K", shown_default="2, or "
+           "t_P(nu_eff) with --coverage",
+           help="The coverage factor: U(f) = k·u(f); it overrides --coverage's.",
+           example="--k 1.96"),
     Option("budget", ("--budget",), "flag", False,
            help="Write the uncertainty budget instead: per input (and output component) "
            "input, value, u(x), c = df/dx, u_i(f) = |c|·u(x), and share, its part of u(f)² "
-           "in per cent (c_i(Sigma c)_i/u(f)² with correlations: the shares add up to 100).",
+           "in per cent (c_i(Sigma c)_i/u(f)² with correlations: the shares add up to 100); "
+           "then a total row with f, u(f), k and U(f) (and nu, nu_eff with degrees of "
+           "freedom). With --order 2, eq. 14's terms: per input and per pair a*b of inputs "
+           "(independent inputs), shares of u2(f)².",
            example="--budget"),
-    Option("monte_carlo", ("--monte-carlo",), "whole", None, low=2, high=10**8,
-           metavar="N",
-           help="Also propagate N samples (JCGM 101) in blocks, on every core, in bounded "
-           "memory: adds mean, sd and the probabilistically symmetric --coverage interval "
-           "low, high; says on stderr whether the law of propagation agrees with it to "
-           "JCGM 101 §8's tolerance.", example="--monte-carlo 1e6"),
-    Option("dist", ("--dist",), "text", None, repeat=True, metavar="NAME=KIND:A",
-           help="Monte Carlo draws NAME from uniform:A (rectangular, half-width A) or "
-           "triangular:A instead of a normal; it makes NAME uncertain with u = A/√3 or "
-           "A/√6 (a +-U that disagrees is an error).", example="--dist T=uniform:0.05"),
-    Option("coverage", ("--coverage",), "real", 0.95, low=0, high=1, metavar="P",
-           help="The coverage probability of Monte Carlo's interval (between 0 and 1).",
+    Option("monte_carlo", ("--monte-carlo",), "text", None, metavar="N|adaptive",
+           suggest=("adaptive",),
+           help="Also propagate N samples (JCGM 101; 2 to 10^8) in blocks, on every core, in "
+           "bounded memory: adds mean, sd and the --coverage interval low, high; says on "
+           "stderr whether the law of propagation agrees with it to JCGM 101 §8's tolerance "
+           "(or that Monte Carlo's ends are not yet stable enough to say). adaptive: JCGM "
+           "101 7.9's procedure, batches until stable to --digits (adds M, the samples it "
+           "took).", example="--monte-carlo 1e6"),
+    Option("interval", ("--interval",), "choice", "symmetric",
+           choices=("symmetric", "shortest", "both"),
+           help="Monte Carlo's coverage interval: probabilistically symmetric or shortest "
+           "(JCGM 101 7.7); both adds the shortest as low_shortest, high_shortest.",
+           example="--interval shortest"),
+    Option("digits", ("--digits",), "whole", 2, low=1, high=6, metavar="NDIG",
+           help="Significant digits of sd that adaptive Monte Carlo makes stable, and of "
+           "the tolerance of the comparison with the law of propagation (JCGM 101 7.9.2).",
+           example="--digits 3"),
+    Option("dist", ("--dist",), "text", None, repeat=True, metavar="NAME=KIND:PARAMS",
+           help=lambda: "Monte Carlo draws NAME from a distribution (JCGM 101 6.4) instead "
+           f"of a normal: {_distribution_list()} (a the half-width); it makes NAME "
+           "uncertain with that distribution's u (a +-U that disagrees is an error).",
+           example="--dist T=uniform:0.05"),
+    Option("coverage", ("--coverage",), "real", None, low=0, high=1, metavar="P",
+           shown_default="0.95",
+           help="The coverage probability (between 0 and 1): given, it sets k = t_P(nu_eff) "
+           "(Student's t for u(f)'s effective degrees of freedom, the normal's when they are "
+           "infinite) and adds nu_eff; and of Monte Carlo's interval.",
            example="--coverage 0.99"),
     Option("seed", ("--seed",), "whole", None, low=0, high=MAX_COUNT, metavar="SEED",
            shown_default="a fresh one each run",
            help="The seed of Monte Carlo's samples: the same command writes the same bytes, "
            "on any number of cores.", example="--seed 1"),
+    Option("round", ("--round",), "flag", False,
+           help="Round the table and CSV as GUM 7.2.6 recommends: uncertainties (u, U, sd) "
+           "to two significant digits, the estimate and interval ends to U(f)'s last "
+           "digit's place; files for machines (JSON, .nc, .zarr, .parquet, .npz) keep the "
+           "exact numbers.", example="--round"),
     FORMAT, replace(OUTPUT, help="Write to FILE (atomically); its extension picks the "
-                    "format: .csv .json .npz (one array per column).", example="-o u.csv"),
+                    "format: .csv .json .npz (one array per column); JSON notes, and the "
+                    "history of .nc, .zarr and .parquet, keep the inputs, correlations, "
+                    "order, samples, seed, coverage and interval (the context).",
+                    example="-o u.csv"),
     PRECISION, QUIET,
 )
 
@@ -834,6 +890,10 @@ NUMERIC_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
          '`f`, `laplacian` = ∑ ∂²f/∂x_i²; for a vector f: `f[i]`, '
          '`laplacian[i]`',
          'over the bound variables, or over `--wrt`'),
+        ('`grad`, `div`, `curl`, `laplacian` with `--coords SYSTEM`',
+         '`grad_r`, `grad_theta`..., `div`, `curl` (polar) or `curl_r`..., `laplacian`',
+         'in polar, cylindrical or spherical coordinates, physical components; see '
+         '[Curvilinear coordinates](../how-to/curvilinear.md)'),
     ),
     'diff': (
         ('diff --wrt x --order 3',
@@ -856,9 +916,17 @@ COMMAND_OPTIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("div", "wrt"): FIELD_WRT, ("curl", "wrt"): FIELD_WRT, ("laplacian", "wrt"): LAPLACIAN_WRT,
     ("diff", "wrt"): DIFF_WRT, ("diff", "order"): DIFF_ORDER, ("taylor", "wrt"): TAYLOR_WRT,
     ("taylor", "order"): TAYLOR_ORDER}
+COORDS = Option(
+    "coords", ("--coords",), "text", None, metavar="SYSTEM",
+    help="The variables are coordinates: polar (r,theta), cylindrical (r,phi,z) or "
+    "spherical (r,theta,phi; theta from +z, phi the azimuth, ISO 80000-2); "
+    "spherical:rho,t,p renames them. A field's components and the results are physical "
+    "ones, in the orthonormal basis: columns grad_r, grad_theta..., curl_r... .",
+    example="--coords spherical")
 #: options a numeric command has besides its computation's parameters and --formula (which
-#: every computation whose record has formulas gets)
-EXTRA_OPTIONS: dict[str, tuple[Option, ...]] = {"taylor": (POLYNOMIAL,)}
+#: every computation whose record has formulas gets, before these)
+EXTRA_OPTIONS: dict[str, tuple[Option, ...]] = {
+    "taylor": (POLYNOMIAL,), **dict.fromkeys(("grad", "laplacian", "div", "curl"), (COORDS,))}
 #: what a numeric command writes, where not rows, and the -f/-o variants that say so
 NUMERIC_WRITES_OF: dict[str, tuple[str, ...]] = {"taylor": TAYLOR_WRITES}
 NUMERIC_VARIANTS_OF: dict[str, tuple[Option, ...]] = {"taylor": (TAYLOR_FORMAT, TAYLOR_OUTPUT)}
@@ -875,6 +943,14 @@ def parameter_option(parameter: Any) -> Option:
                   help=parameter.help, example=parameter.example, metavar=parameter.metavar,
                   repeat=parameter.repeat, required=parameter.required, low=parameter.low,
                   high=parameter.high)
+
+
+def _wrt(help: str, example: str) -> Option:  # noqa: A002 - the declaration's field name
+    """The ``wrt`` parameter's option (its declaration) worded for a command that is not a
+    computation of the table (implicit, integrate)."""
+    from ..evaluation.parameters import TABLE
+
+    return replace(parameter_option(TABLE["wrt"]), help=help, example=example)
 
 
 def _parameter_option(command: str, parameter: str) -> Option:
@@ -897,7 +973,7 @@ def numeric_command(record: Any) -> Command:
     options = (*common, *(_parameter_option(record.name, p) for p in first),
                *(_check(record.check) if record.check else ()),
                *(_parameter_option(record.name, p) for p in last),
-               *EXTRA_OPTIONS.get(record.name, ()), *((FORMULA,) if formulas else ()),
+               *((FORMULA,) if formulas else ()), *EXTRA_OPTIONS.get(record.name, ()),
                NO_FILES)
     columns = NUMERIC_COLUMNS.get(record.name, ((record.name, record.help, ""),))
     return Command(name=record.name, help=help_text, run=RUN_NUMERIC, options=options,
@@ -911,6 +987,97 @@ def check_tolerance(command: str, dtype: str) -> float:
 
     return (computation(command).check or {})[dtype]
 
+
+# --- implicit -------------------------------------------------------------------------------
+SOLVE_FOR = Option(
+    "solve_for", ("--solve-for",), "text", None, required=True, metavar="NAMES",
+    help="The unknowns y that F = 0 defines as functions of the other variables, "
+    "comma-separated (a system [F1, F2] needs one per equation).",
+    example="--solve-for y")
+IMPLICIT_AT = Option(
+    "at", ("--at", "-a"), "text", None, repeat=True, metavar="POINT",
+    help="A point on the curve, every variable given; repeat for more points. A point with "
+    "|F| above --tol is an error.", example='--at "x=0.6,y=0.8"')
+IMPLICIT_WRT = _wrt("The independent variables (default: every variable that is not an "
+                    "unknown; the others are held at the point's values).", "--wrt x")
+IMPLICIT_ORDER = Option(
+    "order", ("--order", "-k"), "whole", 1, low=1, high=30, metavar="K",
+    help="Also the derivatives d^k y/dx^k up to K (one independent variable).",
+    example="--order 3")
+IMPLICIT_TOL = Option(
+    "tol", ("--tol",), "real", None, low=0, metavar="TOL", shown_default="1e-9",
+    help="How far from 0 |F| may be at the point (the largest |F_i| of a system).",
+    example="--tol 1e-6")
+IMPLICIT = Command(
+    name="implicit", help="Implicit differentiation: the derivatives of y(x) defined by "
+    "F(x, y) = 0 at points on the curve, dy/dx = -(dF/dy)^-1 dF/dx (a system [F1, F2] "
+    "with y a vector too); columns: the variables, |F|, dy/dx per unknown and variable, "
+    "and with --order K d2y/dx2 ... dKy/dxK.",
+    run="gradcli.cli.commands.implicit:run_implicit",
+    options=(SOLVE_FOR, IMPLICIT_AT, IMPLICIT_WRT, IMPLICIT_ORDER, IMPLICIT_TOL, FORMAT,
+             OUTPUT, PRECISION, QUIET),
+    group="implicit", writes=ROWS,
+    examples=('gradcli implicit "x^2 + y^2 - 1" --solve-for y --at x=0.6,y=0.8 --order 3',
+              'gradcli implicit "x^3 + y^3 - 3x*y" --solve-for y --at x=1.5,y=1.5',
+              'gradcli implicit "[x^2 + y^2 + z^2 - 1, x + y + z]" --solve-for y,z '
+              '--at x=0,y=0.7071067811865476,z=-0.7071067811865476'))
+
+# --- integrate ------------------------------------------------------------------------------
+PATH = Option(
+    "path", ("--path",), "text", None, once=True, metavar="SPEC",
+    help="The path: 't: [x(t), y(t)], t=LO:HI' (or three components); they pair with the "
+    "field's variables x, y(, z), or with --wrt.", example='--path "t: [cos(t), sin(t)], t=0:2pi"')
+DISC = Option(
+    "disc", ("--disc",), "text", None, once=True, metavar="CX,CY,R",
+    help="The boundary of a disc, counter-clockwise, as the path (then --check green "
+    "knows the region).", example="--disc 0,0,1")
+BOX = Option(
+    "box", ("--box",), "text", None, once=True, metavar="X0:X1,Y0:Y1",
+    help="The boundary of a rectangle, counter-clockwise, as the path.",
+    example="--box 0:1,0:2")
+SURFACE = Option(
+    "surface", ("--surface",), "text", None, once=True, metavar="SPEC",
+    help="Instead of a path, the flux of a field [P, Q, R] through a parametric surface: "
+    "'u,v: [x, y, z], u=LO:HI, v=LO:HI', normal r_u x r_v.",
+    example='--surface "u,v: [u, v, 1 - u^2], u=0:1, v=0:1"')
+BALL = Option(
+    "ball", ("--ball",), "text", None, once=True, metavar="CX,CY,CZ,R",
+    help="The sphere bounding a ball, outward, as the surface (then --check divergence "
+    "knows the region).", example="--ball 0,0,0,1")
+FLUX = Option(
+    "flux", ("--flux",), "flag", False,
+    help="The flux of a plane field [P, Q] through the path (outward for a "
+    "counter-clockwise closed path): the integral of P dy - Q dx.", example="--flux")
+INTEGRATE_CHECK = Option(
+    "check", ("--check",), "choice", None, choices=("green", "stokes", "divergence"),
+    metavar="THEOREM",
+    help="Also the theorem's other side with its error estimate: green over the --disc or "
+    "--box (the area integral of the curl, of the divergence with --flux); stokes on a "
+    "--surface (the circulation around its boundary, and the flux of curl F); "
+    "divergence over the --ball (the volume integral of div F); exit 1 if the two "
+    "differ by more than their estimates.", example="--disc 0,0,1 --check green")
+INTEGRATE_TOL = Option(
+    "tol", ("--tol",), "real", None, low=0, metavar="TOL", shown_default="1e-10",
+    help="Relative tolerance of the adaptive Gauss-Kronrod quadrature (the error estimate "
+    "is a column beside the result).", example="--tol 1e-12")
+INTEGRATE_WRT = _wrt("The field's variables the path's components pair with (default x, "
+                     "y, z).", "--wrt u,v")
+INTEGRATE = Command(
+    name="integrate", help="Line integrals: the work of a vector field along a path (its "
+    "circulation on a closed one), the integral of a scalar field over arc length, or "
+    "with --flux the flux of a plane field through the path, or the flux of a field in "
+    "space through a --surface, by adaptive Gauss-Kronrod (G7-K15); columns: work, "
+    "circulation, flux or integral, error (the estimate), and with --check the other "
+    "side of Green's or the divergence theorem and its estimate.",
+    run="gradcli.cli.commands.integrate:run_integrate",
+    options=(PATH, DISC, BOX, SURFACE, BALL, FLUX, INTEGRATE_CHECK, INTEGRATE_TOL,
+             INTEGRATE_WRT, HOLD,
+             FORMAT, OUTPUT, PRECISION, QUIET),
+    group="integrate", writes=ROWS,
+    examples=('gradcli integrate "[-y, x]" --path "t: [cos(t), sin(t)], t=0:2pi"',
+              'gradcli integrate "[x^2*y, sin(x) + y]" --box 0:1,0:2 --check green',
+              'gradcli integrate "[x, y]" --disc 0,0,2 --flux --check green',
+              'gradcli integrate "[x, y, z]" --ball 0,0,0,1 --check divergence'))
 
 #: repl's -f: the format every line without its own -f or -o is answered in
 REPL_FORMAT = Option(
@@ -963,7 +1130,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         "im[i], vec[i][k] (nan for a complex eigenvalue) and type (stable/unstable node or "
         "focus, saddle, center, degenerate).",
         run=f"{RUN_FIELDS}:run_critical",
-        options=(SEED_GRID, SEED_POINTS, HOLD, *FIELDS_WRITE), group="fields",
+        options=(SEED_GRID, SEED_POINTS, HOLD, TRACK, *FIELDS_WRITE), group="fields",
         writes=ROWS,
         examples=('gradcli critical "x^3 - 3x + y^3 - 3y" --grid x=-3:3:13 --grid y=-3:3:13',
                   'gradcli critical "[y, -sin(x) - 0.5y]" --grid x=-7:7:29 --grid y=-3:3:13',
@@ -1011,6 +1178,8 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         examples=('gradcli flow "[y, -sin(x) - 0.5y]" --from x=2,y=0 --t 0:20:2001',
                   'gradcli flow "[-y, x]" --from-grid x=0.5:2:4 --from-grid y=0 --t 0:2pi:629 '
                   '--every 157')),
+    IMPLICIT,
+    INTEGRATE,
     Command(
         name="repl", help="A line-by-line session: each line is a gradcli command line "
         "without the leading gradcli (grad sin(x)*cos(y) --at x=1,y=2; an expression with "
@@ -1108,6 +1277,19 @@ OTHER_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('flow',
          '`[run,] t`, the variables, `|F|` (the variables come after `t`)',
          'RK4 or Euler trajectories of a field'),
+    ),
+    'integrate': (
+        ('integrate --path SPEC',
+         '`work` (`circulation` on a closed path), `integral` (a scalar field, over arc '
+         'length) or `flux` (`--flux`), `error`; `--check green` adds `green`, '
+         '`green_error`',
+         'adaptive Gauss–Kronrod; see [Line integrals and flux](../how-to/line-integrals.md)'),
+    ),
+    'implicit': (
+        ('implicit --solve-for y',
+         '`|F|`, `dy/dx` for each unknown and independent variable; `--order K` adds '
+         '`d2y/dx2`..`dKy/dxK`',
+         'y(x) defined by F = 0; see [Implicit curves](../how-to/implicit-curves.md)'),
     ),
 }
 for _command in OTHER_COMMANDS:

@@ -34,6 +34,7 @@ def limits() -> list[tuple[str, str, str]]:
         MAX_PIXELS_PER_SIDE,
         PICTURE_BYTES_PER_POINT,
     )
+    from .calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
     from .commands.repl import HISTORY_BYTES, HISTORY_LINES, MAX_DEFINITIONS
     from .commands.repl import MAX_LINE as SESSION_LINE
     from .definition import BY_NAME
@@ -67,6 +68,8 @@ def limits() -> list[tuple[str, str, str]]:
         ("Session history", f"{_n(HISTORY_LINES)} lines",
          f"at most the file's last {size_text(HISTORY_BYTES)} is read; only a regular file "
          "is read or replaced"),
+        ("Readings file (propagate --readings)", size_text(MAX_READINGS_BYTES),
+         f"at most {_n(MAX_READINGS_COLUMNS)} variables"),
         ("Carried text columns in a .nc or .zarr output", _n(MAX_CARRIED),
          "more are refused (CSV, JSON and .npz carry any number)"),
         ("descend steps", _n(steps), "--steps N"),

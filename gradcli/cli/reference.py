@@ -13,6 +13,8 @@ next ``<!-- generated: end -->``; everything else in a page is left as it is. Ki
 * ``formats``: every output format, from the format table (``output/formats.py``);
 * ``columns``: every command's columns, one row per computation record (in the table's
   order, the built-ins in the CLI's words) and per other command.
+* ``distributions``: propagate's input distributions, from their table
+  (``evaluation/distributions.py``).
 
 So a list a user reads can never drift from the code: a test checks every page.
 """
@@ -149,8 +151,19 @@ def render_columns() -> str:
     lines = ["| command | columns after the variables | notes |", "|---|---|---|"]
     for command in all_commands():
         for shown, columns, notes in command.columns:
-            cells = (f"`{shown}`", columns, notes)
+            cells = (shown if "`" in shown else f"`{shown}`", columns, notes)
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join([*lines, ""])
+
+
+def render_distributions() -> str:
+    """propagate's input distributions (their table), with parameters and u."""
+    from ..evaluation.distributions import DISTRIBUTIONS
+
+    lines = ["| `--dist NAME=` | JCGM 101 | what it is, and its standard uncertainty u |",
+             "|---|---|---|"]
+    for d in DISTRIBUTIONS.values():
+        lines.append(f"| `{d.usage}` | {d.clause} | {_cell(d.text)} |")
     return "\n".join([*lines, ""])
 
 
@@ -164,6 +177,8 @@ def render(kind: str, argument: str = "") -> str:
         return render_functions()
     if kind == "formats":
         return render_formats()
+    if kind == "distributions":
+        return render_distributions()
     raise ValueError(f"unknown generated block kind {kind!r}")
 
 

@@ -447,11 +447,27 @@ from .rules_axes import (  # noqa: E402 - along trailing axes: shapes, stable re
     vector_norm,
 )
 from .rules_linalg import cofactor, det, inv, solve  # noqa: E402 - matrices
+from .rules_special import (  # noqa: E402 - erf, Γ and their family (scipy.special, lazily)
+    beta,
+    digamma,
+    erf,
+    erfc,
+    erfinv,
+    gamma,
+    gauss,
+    lbeta,
+    lgamma,
+    ncdf,
+    npdf,
+    polygamma,
+)
 
-__all__ = ["amax", "amin", "broadcast_to", "cat", "cofactor", "cross_entropy", "cumsum", "det",
-           "index", "index_put", "inv", "log_softmax", "logsumexp", "matmul",
-           "matrix_transpose", "mean", "norm", "permute", "prod", "put", "reshape", "softmax",
-           "solve", "squeeze", "stack", "sum", "sum_to", "take", "unsqueeze", "vector_norm"]
+__all__ = ["amax", "amin", "beta", "broadcast_to", "cat", "cofactor", "cross_entropy", "cumsum",
+           "det", "digamma", "erf", "erfc", "erfinv", "gamma", "gauss", "index", "index_put",
+           "inv", "lbeta", "lgamma", "log_softmax", "logsumexp", "matmul", "matrix_transpose",
+           "mean", "ncdf", "norm", "npdf", "permute", "polygamma", "prod", "put", "reshape",
+           "softmax", "solve", "squeeze", "stack", "sum", "sum_to", "take", "unsqueeze",
+           "vector_norm"]
 
 PRIMITIVES: dict[str, Primitive] = {
     p.name: p for p in globals().values() if isinstance(p, Primitive)}

@@ -53,9 +53,8 @@ class Parameter(NamedTuple):
     turns the command line's text (a list for a repeated option) into the library's value
     (``files`` reads ``@FILE``); None: the value as given. ``check(value, context)`` turns
     the library's value into what the kernel reads (``plan.params[name]``), raising an
-    EvaluationError that names the parameter; None: the value as given. ``empty`` is the
-    value meaning "not given". ``noun`` is how a message calls it (``a direction u``;
-    default: its name).
+    EvaluationError that names the parameter; None: the value as given. ``noun`` is how a
+    message calls it (``a direction u``; default: its name).
     """
 
     name: str
@@ -72,17 +71,13 @@ class Parameter(NamedTuple):
     repeat: bool = False
     low: float | None = None
     high: float | None = None
-    empty: Any = None
     noun: str = ""
     every: bool = False
 
     def given(self, value: Any) -> bool:
-        """Whether ``value`` is a value for it (not None, not False for a flag)."""
-        if value is None or value is False:
-            return False
-        # an array is compared with the empty value only when that is of its type
-        return self.empty is None or not (type(value) is type(self.empty)
-                                          and value == self.empty)
+        """Whether ``value`` is a value for it (not None, not False for a flag); an array
+        value is never compared (its truth is ambiguous)."""
+        return value is not None and value is not False
 
     def example_ref(self) -> str:
         """A reference to the parameter with its example value (``ref``)."""
@@ -228,7 +223,7 @@ def _check_unit(unit: bool, ctx: Context) -> bool:
 
 declare(Parameter(
     "norm", "flag", "Also write |grad f|, the Euclidean norm of the gradient, after the "
-    "partials.", ("--norm",), "--norm", empty=False, check=lambda v, ctx: bool(v)))
+    "partials.", ("--norm",), "--norm", check=lambda v, ctx: bool(v)))
 declare(Parameter(
     "vector", "array", 'v shaped like f: "1,0", or "[[1,0],[0,1]]" for a matrix, or @v.npy.',
     ("--vector", "-v"), '--vector "1,0"', metavar="V", required=True, typed='"1,0"',
@@ -241,18 +236,17 @@ declare(Parameter(
 declare(Parameter(
     "unit", "flag", "Normalise the direction to unit length: jvp is then the directional "
     "derivative (hvp: H·u for the unit u).", ("--unit-vector",),
-    '--direction "x=3,y=4" --unit-vector',
-    empty=False, check=_check_unit))
+    '--direction "x=3,y=4" --unit-vector', check=_check_unit))
 declare(Parameter(
     "units", "units", "Physical units: NAME=UNIT for a variable, a program's step or a "
     "constant step (comma-separated, or repeat): V=V,I=mA; units are pint's (m, km/h, ohm, "
     "degC, deg, m/s^2...).", ("--unit",), '--unit "V=V,I=mA"', metavar="NAME=UNIT",
     repeat=True, typed='"V=V,I=mA"', python='{"V": "V", "I": "mA"}', read=_read_units,
-    every=True, empty={}))
+    every=True))
 declare(Parameter(
     "to", "units", "Show a result column in a compatible unit: f=kohm, \"df/dI=ohm/mA\" "
     "(repeat for more).", ("--to",), '--to f=kohm', metavar="COLUMN=UNIT", repeat=True,
-    typed="f=kohm", python='{"f": "kohm"}', read=_read_units, every=True, empty={}))
+    typed="f=kohm", python='{"f": "kohm"}', read=_read_units, every=True))
 declare(Parameter(
     "wrt", "names", "Differentiate by these variables or named steps only (comma-separated, "
     "or repeat); by a step m, df/dm holds m's inputs fixed (PyTorch's retain_grad).",

@@ -34,9 +34,14 @@ from typing import Any
 
 import numpy as np
 
+from .adaptive import Adaptive, run_adaptive
 from .binding import Binding, EvaluationError, parse_constant
 from .blocks import INPUT, RESULT, TEXT, Block, Layout, Result
-from .spec_text import _assignments, _value
+from .distributions import DISTRIBUTIONS, parse_params
+from .intervals import KINDS, End, ends_for, order_se, shortest, shortest_q, symmetric_ranks
+from .spec_text import _assignments, _value, split_top
+from .uncertainty_budget import budget_columns
+from .welch import coverage_factor, effective_dof
 
 __all__ = ["propagate", "PropagationError", "Propagated", "split_uncertainty",
            "parse_estimates", "MAX_MONTE_CARLO", "MAX_CORRELATED", "MAX_SECOND_ORDER"]
@@ -57,10 +62,13 @@ MAX_CORRELATED_OUTPUTS = 50
 MAX_BUDGET_ROWS = 10**6
 #: the most output values Monte Carlo accumulates (samples × output components)
 MAX_MC_VALUES = 10**9
-#: the distributions of ``dist=`` and the standard uncertainty of half-width a of each
-DISTRIBUTIONS = {"uniform": math.sqrt(3.0), "triangular": math.sqrt(6.0)}
-#: significant digits of u(f) that JCGM 101 §8's numerical tolerance is taken from
+#: significant digits of u(f) that JCGM 101 §8's numerical tolerance is taken from (the
+#: default of ``digits=``)
 TOLERANCE_DIGITS = 2
+#: the most significant digits ``digits=`` may ask adaptive Monte Carlo for
+MAX_DIGITS = 6
+#: the kinds of coverage interval ``interval=`` takes
+INTERVALS = KINDS
 
 _PILOT = 1 << 18
 _SMALL_FACTOR = 8  # up to this many correlated inputs, L·z is written out (no BLAS)
@@ -141,14 +149,32 @@ def split_uncertainty(text: str) -> tuple[str, str | None]:
     return text, None
 
 
+def split_dof(text: str) -> tuple[str, str | None]:
+    """``"1.0+-0.1;nu=9"`` -> ``("1.0+-0.1", "9")``: an input's degrees of freedom follow
+    its estimate and uncertainty after ``;nu=`` (None when not given: infinite)."""
+    main, sep, rest = text.partition(";")
+    if not sep:
+        return text, None
+    key, eq, nu = rest.partition("=")
+    if key.strip() != "nu" or not eq or not nu.strip():
+        raise EvaluationError(f"'{text.strip()}': after ';' expected nu=DEGREES (the "
+                              "degrees of freedom of the uncertainty)")
+    return main, nu.strip()
+
+
 def parse_estimates(spec: str, option: str = "at", files: Any = None
-                    ) -> dict[str, tuple[Any, Any]]:
+                    ) -> dict[str, tuple[Any, ...]]:
     """``"V=4.999+-0.0032, R=50"`` -> ``{"V": (4.999, 0.0032), "R": (50.0, None)}``; a
-    value or uncertainty ``@FILE`` is read by ``files`` (as ``parse_point`` does)."""
-    out: dict[str, tuple[Any, Any]] = {}
-    for name, text in _assignments(spec, option):
+    value or uncertainty ``@FILE`` is read by ``files`` (as ``parse_point`` does);
+    ``"x=1+-0.1;nu=9"`` adds the degrees of freedom, ``(1.0, 0.1, 9.0)``."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for name, whole in _assignments(spec, option):
         if name in out:
             raise EvaluationError(f"{option} '{spec}': '{name}' is given twice")
+        try:
+            text, nu = split_dof(whole)
+        except EvaluationError as exc:
+            raise EvaluationError(f"{option} {name}: {exc}") from None
         value, unc = split_uncertainty(text)
         if not value.strip():
             raise EvaluationError(f"{option} '{spec}': no value for '{name}' before "
@@ -160,6 +186,8 @@ def parse_estimates(spec: str, option: str = "at", files: Any = None
                      None if unc is None else _typed(_value(unc, f"{option} {name} (its "
                                                             "uncertainty after +-)", files),
                                                      unc))
+        if nu is not None:
+            out[name] += (parse_constant(nu, f"{option} {name} (its nu)"),)
     return out
 
 
@@ -205,7 +233,10 @@ class Inputs:
     ``(n,)``); ``labels`` the uncertain components (``V``, ``x[0]``), ``var`` and
     ``index`` which variable and component each is; ``u`` their standard uncertainties;
     ``cov`` the covariance matrix when any correlation is given (else None: independent);
-    ``kinds`` each component's distribution for Monte Carlo.
+    ``kinds`` each component's distribution for Monte Carlo and ``shapes`` its
+    scale-free parameters (:mod:`.distributions`); ``nu`` each component's
+    degrees of freedom (``inf``: Type B, exactly known u); ``unit`` which
+    Welch–Satterthwaite unit each is (components from the same readings share one).
     """
 
     names: list[str]
@@ -216,6 +247,10 @@ class Inputs:
     u: np.ndarray = field(default_factory=lambda: np.zeros(0))
     cov: np.ndarray | None = None
     kinds: list[str] = field(default_factory=list)
+    shapes: list[tuple[float, ...]] = field(default_factory=list)
+    nu: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    unit: np.ndarray | None = None
+    dist_text: dict[str, str] = field(default_factory=dict)
 
     @property
     def estimates(self) -> np.ndarray:
@@ -250,26 +285,36 @@ _labels = component_labels
 
 def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
                  corr: Mapping[Any, Any] | None, cov: Any,
-                 dist: Mapping[str, Any] | None) -> Inputs:
+                 dist: Mapping[str, Any] | None,
+                 nu: Mapping[str, Any] | None = None) -> Inputs:
     if not isinstance(at, Mapping):
         raise PropagationError("at", None, "give the estimates as a mapping of names to "
                                "values, e.g. {'V': '4.999+-0.0032'}")
     values: dict[str, np.ndarray] = {}
     unc: dict[str, tuple[np.ndarray, str]] = {}  # name -> (u, where it came from)
+    dofs: dict[str, tuple[Any, str]] = {}  # name -> (nu as given, where)
     typed: dict[str, Any] = {}  # name -> the uncertainty as given (its text, if any)
     for name, given in at.items():
         if isinstance(given, str):
+            try:
+                given, nu_text = split_dof(given)
+            except EvaluationError as exc:
+                raise PropagationError("at", name, str(exc)) from None
+            if nu_text is not None:
+                dofs[name] = (nu_text, "at")
             text, utext = split_uncertainty(given)
             value = _number_array(text, "at", name, "the estimate")
             if utext is not None:
                 unc[name] = (_number_array(utext, "at", name, "the uncertainty after +-"),
                              "at")
                 typed[name] = utext
-        elif isinstance(given, tuple) and len(given) == 2:  # (value, u) as parsed text gives
+        elif isinstance(given, tuple) and len(given) in (2, 3):  # (value, u[, nu])
             value = _number_array(given[0], "at", name, "the estimate")
             if given[1] is not None:
                 unc[name] = (_number_array(given[1], "at", name, "the uncertainty"), "at")
                 typed[name] = given[1]
+            if len(given) == 3 and given[2] is not None:
+                dofs[name] = (given[2], "at")
         else:
             value = _number_array(given, "at", name, "the estimate")
         values[name] = value
@@ -282,6 +327,14 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
                                    "(VALUE+-U): give it once")
         unc[name] = (_number_array(given, "u", name, "the uncertainty"), "u")
         typed[name] = given
+    for name, given in (nu or {}).items():
+        if name not in values:
+            raise PropagationError("nu", name, f"'{name}' has no estimate: give it a value "
+                                   "(with its uncertainty, VALUE+-U)")
+        if name in dofs:
+            raise PropagationError("nu", name, "the degrees of freedom are also given with "
+                                   "the estimate (;nu=): give them once")
+        dofs[name] = (given, "nu")
     for name, (arr, where) in list(unc.items()):
         shape = values[name].shape
         if arr.shape not in ((), shape):
@@ -292,27 +345,17 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
                                    f"{_smallest(arr, typed.get(name))} is negative: a "
                                    "standard uncertainty is >= 0")
         unc[name] = (np.broadcast_to(arr, shape).astype(np.float64), where)
-    kinds: dict[str, str] = {}
+    kinds: dict[str, tuple[str, list[tuple[float, ...]]]] = {}
+    dist_text: dict[str, str] = {}
     for name, given in (dist or {}).items():
         if name not in values:
             raise PropagationError("dist", name, f"'{name}' has no estimate: give it a value "
                                    "(with its uncertainty, VALUE+-U)")
-        kind, half = _distribution(name, given)
-        if half.shape not in ((), values[name].shape):
-            raise PropagationError("dist", name, f"{half.size} half-widths for a variable of "
-                                   f"{values[name].size} components")
-        implied = np.broadcast_to(half / DISTRIBUTIONS[kind], values[name].shape)
-        if name in unc:
-            have = unc[name][0]
-            if not np.allclose(have, implied, rtol=1e-9, atol=0.0):
-                root = "√3" if kind == "uniform" else "√6"
-                raise PropagationError(
-                    "dist", name, f"{kind}:{_shown(half)} means u = {_shown(implied)} "
-                    f"(a/{root}), but the uncertainty given is {_shown(have)}: give one "
-                    "of them")
-        unc[name] = (implied.astype(np.float64), "dist")
-        kinds[name] = kind
+        kinds[name], implied, dist_text[name] = _distribution(name, given, values[name],
+                                                              unc.get(name))
+        unc[name] = (implied, "dist")
     inputs = Inputs(list(values), values)
+    inputs.dist_text = dist_text
     covered: dict[str, int] = {}
     cov_matrix = _read_cov(cov, values) if cov is not None else None
     in_cov_names = set() if cov_matrix is None else \
@@ -326,7 +369,9 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
             inputs.labels.append(label)
             inputs.var.append(name)
             inputs.index.append(i)
-            inputs.kinds.append(kinds.get(name, "normal"))
+            kind, params = kinds.get(name, ("normal", []))
+            inputs.kinds.append(kind)
+            inputs.shapes.append(DISTRIBUTIONS[kind].shape(params[i]) if params else ())
     n = len(inputs.labels)
     s = np.zeros(n)
     for j, (name, i) in enumerate(zip(inputs.var, inputs.index, strict=True)):
@@ -343,7 +388,33 @@ def _read_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
     inputs.u = s
     if inputs.cov is not None:
         _check_psd(inputs, "cov" if cov_matrix is not None else "corr")
+    inputs.nu = _read_dofs(dofs, inputs)
     return inputs
+
+
+def _read_dofs(dofs: Mapping[str, tuple[Any, str]], inputs: Inputs) -> np.ndarray:
+    """Each uncertain component's degrees of freedom (inf unless given): > 0, or inf."""
+    out = np.full(len(inputs.labels), np.inf)
+    for name, (given, where) in dofs.items():
+        if isinstance(given, str) and given.strip().lower() in ("inf", "infinity"):
+            given = math.inf
+        if isinstance(given, str):
+            arr = _number_array(given, where, name, "the degrees of freedom nu")
+        else:
+            try:
+                arr = np.array(given, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise PropagationError(where, name, f"the degrees of freedom nu must be a "
+                                       f"number, not {given!r}") from None
+        cols = [j for j, v in enumerate(inputs.var) if v == name]
+        if not cols:
+            raise PropagationError(where, name, "degrees of freedom for a variable without "
+                                   "an uncertainty: give it one (VALUE+-U)")
+        if arr.shape not in ((), (len(cols),)) or np.any(np.isnan(arr)) or np.any(arr <= 0):
+            raise PropagationError(where, name, f"the degrees of freedom nu must be > 0 (or "
+                                   f"inf), one or one per component, not {_shown(arr)}")
+        out[cols] = arr
+    return out
 
 
 def _shown(a: Any) -> str:
@@ -354,28 +425,57 @@ def _shown(a: Any) -> str:
         (", ...]" if arr.size > 4 else "]")
 
 
-def _distribution(name: str, given: Any) -> tuple[str, np.ndarray]:
+def _distribution(name: str, given: Any, value: np.ndarray,
+                  have: tuple[np.ndarray, str] | None
+                  ) -> tuple[tuple[str, list[tuple[float, ...]]], np.ndarray, str]:
+    """``"trapezoid:0.1,0.5"`` or ``("trapezoid", 0.1, 0.5)`` for variable ``name``:
+    ((kind, parameters per component), the standard uncertainties it implies, its
+    text)."""
+    choices = ", ".join(d.usage for d in DISTRIBUTIONS.values())
     if isinstance(given, str):
-        kind, sep, half_text = given.partition(":")
+        kind, sep, rest = given.partition(":")
         kind = kind.strip().lower()
-        if not sep or not half_text.strip():
-            raise PropagationError("dist", name, f"'{given}': expected uniform:a or "
-                                   "triangular:a with a the half-width")
-        half: Any = half_text
+        if not sep or not rest.strip():
+            raise PropagationError("dist", name, f"'{given}': expected KIND:PARAMETERS, "
+                                   f"one of {choices}")
+        raw: list[Any] = split_top(rest, ",")
     else:
         try:
-            kind, half = given
+            kind, *raw = given
         except (TypeError, ValueError):
-            raise PropagationError("dist", name, "expected 'uniform:a', 'triangular:a' or "
-                                   "a pair (kind, a)") from None
+            raise PropagationError("dist", name, f"expected 'KIND:PARAMETERS' ({choices}) "
+                                   "or a tuple (kind, parameter, ...)") from None
+        kind = str(kind).strip().lower()
     if kind not in DISTRIBUTIONS:
         raise PropagationError("dist", name, f"unknown distribution '{kind}': choose "
-                               f"{' or '.join(DISTRIBUTIONS)}")
-    arr = _number_array(half, "dist", name, "the half-width")
-    if np.any(arr < 0):
-        raise PropagationError("dist", name, f"the half-width {_smallest(arr, half)} is "
-                               "negative")
-    return kind, arr
+                               f"{', '.join(DISTRIBUTIONS)}")
+    d = DISTRIBUTIONS[kind]
+    if len(raw) != len(d.params):
+        raise PropagationError("dist", name, f"{d.name} takes {len(d.params)} "
+                               f"parameter{'s' if len(d.params) > 1 else ''} ({d.usage}), "
+                               f"not {len(raw)}")
+    arrays = [_number_array(v, "dist", name, f"{d.name}'s {p}") for p, v in
+              zip(d.params, raw, strict=True)]
+    for p, v, arr in zip(d.params, raw, arrays, strict=True):
+        if p == "a" and np.any(arr < 0):  # said as typed
+            raise PropagationError("dist", name, f"the half-width {_smallest(arr, v)} is "
+                                   "negative")
+    params, wrong = parse_params(d, arrays, value.size)
+    if wrong:
+        raise PropagationError("dist", name, f"{d.usage}: {wrong}")
+    implied = np.array([d.std(p) for p in params]).reshape(value.shape)
+    shown = f"{kind}:{','.join(_shown(a) for a in arrays)}"
+    if have is not None and not np.allclose(have[0], implied, rtol=1e-9, atol=0.0):
+        raise PropagationError("dist", name, f"{shown} means u = {_shown(implied)} "
+                               f"({d.text.rpartition('u = ')[2]}), but the uncertainty given "
+                               f"is {_shown(have[0])}: give one of them")
+    if d.mean is not None:
+        mean = np.array([d.mean(p) for p in params]).reshape(value.shape)
+        if not np.allclose(value, mean, rtol=1e-9, atol=0.0):
+            raise PropagationError("dist", name, f"{shown} has the mean {_shown(mean)}, but "
+                                   f"the estimate is {_shown(value)}: give its mean as the "
+                                   "estimate")
+    return (kind, params), implied.astype(np.float64), shown
 
 
 def _read_cov(cov: Any, values: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
@@ -573,10 +673,10 @@ def _first_order(expression: str, inputs: Inputs, budget: bool = False,
                                f"output component: {m:,} reverse sweeps over "
                                f"{program.op_count:,} operations, over the limit of "
                                f"{MAX_SWEEP_OPS:,} operations: use fewer output components")
-    if budget and m * n > MAX_BUDGET_ROWS:
-        raise PropagationError("budget", None, f"the budget would have {m:,} × {n:,} rows "
-                               f"(output components × uncertain inputs), over the limit of "
-                               f"{MAX_BUDGET_ROWS:,}")
+    if budget and m * (n + 1) > MAX_BUDGET_ROWS:
+        raise PropagationError("budget", None, f"the budget would have {m:,} × {n + 1:,} "
+                               f"rows (output components × (uncertain inputs + total)), "
+                               f"over the limit of {MAX_BUDGET_ROWS:,}")
     jac = np.zeros((m, n)) if budget or m <= MAX_CORRELATED_OUTPUTS else None
     var_f = np.zeros(m)
     if n:
@@ -653,9 +753,13 @@ def _jacobian_rows(program: Any, inputs: Inputs, m: int) -> Any:
 
 
 # --- second order ------------------------------------------------------------------------
-def _second_order(first: FirstOrder, inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
+def _second_order(first: FirstOrder, inputs: Inputs, terms: dict[int, Any] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """(u2, E2) per output component: GUM eq. 14 in the coordinates z of x = x̂ + L z,
-    from the engine's first, second and third derivatives of g(z) = f(x̂ + L z) at 0."""
+    from the engine's first, second and third derivatives of g(z) = f(x̂ + L z) at 0.
+    ``terms`` (a dict) receives per output component k eq. 14's second-order terms,
+    S[i, j] = ½(∂²g/∂zᵢ∂zⱼ)² + ∂g/∂zᵢ·∂³g/∂zᵢ∂zⱼ², with the Hessian in z (none for a
+    component without second derivatives): one more reverse sweep per component."""
     from ..engine.backward import grad as autograd_grad
     from ..engine.core import Tensor
     from ..engine.grad_mode import enable_grad, quiet
@@ -697,6 +801,7 @@ def _second_order(first: FirstOrder, inputs: Inputs) -> tuple[np.ndarray, np.nda
             c = g.detach().numpy()
             hess = np.zeros((n, n))
             trace = None
+            diagonal: list[Any] = [None] * n  # ∂²g/∂zⱼ² as tensors, for the terms
             if g.requires_grad:
                 for i in range(n):
                     (h,) = autograd_grad(g[i], [z], create_graph=True, retain_graph=True,
@@ -706,11 +811,20 @@ def _second_order(first: FirstOrder, inputs: Inputs) -> tuple[np.ndarray, np.nda
                     hess[i] = h.detach().numpy()
                     if h.requires_grad:
                         trace = h[i] if trace is None else trace + h[i]
+                        diagonal[i] = h[i]
             third = 0.0
             if trace is not None and trace.requires_grad:
                 (t,) = autograd_grad(trace, [z], retain_graph=True, allow_unused=True)
                 if t is not None:
                     third = float(c @ t.detach().numpy())
+            if terms is not None:
+                s_k = 0.5 * hess * hess
+                for j, hjj in enumerate(diagonal):
+                    if hjj is not None and hjj.requires_grad:
+                        (t,) = autograd_grad(hjj, [z], retain_graph=True, allow_unused=True)
+                        if t is not None:
+                            s_k[:, j] += c * t.detach().numpy()  # cᵢ ∂³g/∂zᵢ∂zⱼ²
+                terms[k] = (s_k, hess)
             var = float(c @ c) + 0.5 * float(np.sum(hess * hess)) + third
             u2[k] = math.sqrt(var) if var >= 0 else math.nan
             e2[k] = first.f[k] + 0.5 * float(np.trace(hess))
@@ -741,24 +855,23 @@ class _Sampled(Binding):
 def draw(inputs: Inputs, factor: np.ndarray, seed: int, start: int, stop: int,
          key: int = 0) -> dict[str, np.ndarray]:
     """Samples ``start:stop`` of every variable (constants as one row): x̂ + L z, z of
-    unit variance and independent (normal, or uniform/triangular scaled to unit
-    variance)."""
+    zero mean, unit variance and independent, each of its input's distribution
+    (:mod:`.distributions`' standardized samplers)."""
     rows, n = stop - start, len(inputs.labels)
     rng = np.random.Generator(np.random.SFC64(
         np.random.SeedSequence(seed, spawn_key=(key, start))))
     # components first: each row of z (and of x) is one input's samples, contiguous
     z = np.empty((n, rows))
-    kinds = np.array(inputs.kinds)
-    for kind in dict.fromkeys(inputs.kinds):
-        cols = np.flatnonzero(kinds == kind)
-        if kind == "normal":
-            z[cols] = rng.standard_normal((cols.size, rows))
-        elif kind == "uniform":
-            a = math.sqrt(3.0)
-            z[cols] = rng.uniform(-a, a, (cols.size, rows))
-        else:
-            a = math.sqrt(6.0)
-            z[cols] = rng.triangular(-a, 0.0, a, (cols.size, rows))
+    groups: dict[tuple[str, tuple[float, ...]], list[int]] = {}
+    for j, key in enumerate(zip(inputs.kinds, inputs.shapes, strict=True)):
+        groups.setdefault(key, []).append(j)
+    for (kind, shape), cols in groups.items():
+        if kind == "normal":  # one call for all: the same stream as before
+            z[cols] = rng.standard_normal((len(cols), rows))
+            continue
+        sample = DISTRIBUTIONS[kind].sample
+        for j in cols:
+            z[j] = sample(rng, shape, rows)
     if factor.ndim == 1:
         x = z * factor[:, None]
     elif n <= _SMALL_FACTOR:  # a few inputs: n² scaled adds beat a BLAS call's threads
@@ -790,7 +903,7 @@ class _Accumulator:
     sequential = False
 
     def __init__(self, brackets: np.ndarray) -> None:
-        self.brackets = brackets  # (m, 2 ends, 2 bounds)
+        self.brackets = brackets  # (m, ends, 2 bounds)
         self.parts: dict[int, tuple[Any, ...]] = {}
         self.lock = threading.Lock()
 
@@ -816,7 +929,7 @@ class _Accumulator:
                 means.append(mean)
                 m2s.append(m2)
                 kept = []
-                for e in range(2):
+                for e in range(self.brackets.shape[1]):
                     lo, hi = self.brackets[j, e]
                     if lo == -np.inf and hi == np.inf:
                         kept.append(col)
@@ -833,29 +946,39 @@ class _Accumulator:
 
 @dataclass
 class MonteCarlo:
+    """A run's results per output component: ``low``/``high`` the interval asked for (the
+    symmetric one for ``both``, whose shortest is ``shortest_low``/``shortest_high``),
+    ``se_low``/``se_high`` their standard errors (:func:`.intervals.order_se`)."""
+
     mean: np.ndarray
     sd: np.ndarray
     low: np.ndarray
     high: np.ndarray
     nonfinite: int
+    se_low: np.ndarray | None = None
+    se_high: np.ndarray | None = None
+    shortest_low: np.ndarray | None = None
+    shortest_high: np.ndarray | None = None
+    count: int = 0
 
 
-def _ranks(count: int, coverage: float) -> tuple[int, int]:
-    """JCGM 101 §7.7.2: the 1-based ranks of the probabilistically symmetric interval."""
-    q = int(math.floor(coverage * count + 0.5))
-    r = max(1, (count - q + 1) // 2)
-    return r, min(count, r + q)
+_ranks = symmetric_ranks  # the name the tests know
 
 
 def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
-                 coverage: float, seed: int, units: Any = None) -> MonteCarlo:
+                 coverage: float, seed: int, interval: str = "symmetric",
+                 key: int = 0, units: Any = None) -> MonteCarlo:
+    """``count`` samples from ``seed`` (``key`` picks an independent stream: the pilot
+    is 1, adaptive batches 2, 3, ...), their moments and the ``interval``'s ends."""
     from .evaluator import prepare
     from .runner import run
 
     m, n = first.f.size, len(inputs.labels)
     if not inputs.values:  # a constant formula: every sample is f
         f = first.f.copy()
-        return MonteCarlo(f, np.zeros(m), f.copy(), f.copy(), 0)
+        zero = np.zeros(m)
+        both = (f.copy(), f.copy()) if interval == "both" else (None, None)
+        return MonteCarlo(f, zero, f.copy(), f.copy(), 0, zero, zero, *both, count=count)
     if count * m > MAX_MC_VALUES:
         raise PropagationError("monte_carlo", None, f"{count:,} samples × {m:,} output "
                                f"components is over the limit of {MAX_MC_VALUES:,} values")
@@ -863,24 +986,25 @@ def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
     first_rows = draw(inputs, factor, seed, 0, 1)
     prepared = prepare(expression, "eval", points=first_rows, **(units or {}))
     block = max(256, min(1 << 18, (1 << 21) // max(1, n, m)))
-    ranks = _ranks(count, coverage)
-    brackets = np.empty((m, 2, 2))
+    ends = ends_for(interval, count, coverage)
+    brackets = np.empty((m, len(ends), 2))
     brackets[..., 0], brackets[..., 1] = -np.inf, np.inf
     widen = 6.0
     if count > _KEEP_ALL:
         pilot_n = min(count, _PILOT)
-        pilot = _evaluate_block(prepared, draw(inputs, factor, seed, 0, pilot_n, key=1))
+        pilot = _evaluate_block(prepared, draw(inputs, factor, seed, 0, pilot_n,
+                                               key=1 if key == 0 else 1000 + key))
         pilot.sort(axis=0)
     for _attempt in range(4):
         if count > _KEEP_ALL:
-            brackets = _brackets(pilot, ranks, count, widen)
+            brackets = _brackets(pilot, ends, count, widen)
         sink = _Accumulator(brackets)
         binding = _Sampled("points", list(inputs.values), prepared.binding.shapes,
                            {k: v[:1] for k, v in first_rows.items()}, (count,))
-        binding.inputs, binding.factor, binding.seed = inputs, factor, seed
+        binding.inputs, binding.factor, binding.seed, binding.key = inputs, factor, seed, key
         run(prepared.plan, binding, sink, dtype=np.dtype(np.float64), block_size=block,
             layout=prepared.layout, inputs=prepared.inputs)
-        found = _combine(sink, m, ranks)
+        found = _combine(sink, m, ends, interval, count, coverage)
         if found is not None:
             return found
         widen *= 4.0
@@ -898,27 +1022,28 @@ def _evaluate_block(prepared: Any, values: dict[str, np.ndarray]) -> np.ndarray:
                            for v in outs], axis=1)
 
 
-def _brackets(pilot: np.ndarray, ranks: tuple[int, int], count: int,
-              widen: float) -> np.ndarray:
-    """Per output component and interval end, the values between the pilot's order
-    statistics ``widen`` binomial standard deviations either side of the wanted rank."""
+def _brackets(pilot: np.ndarray, ends: list[End], count: int, widen: float) -> np.ndarray:
+    """Per output component and end, the values between the pilot's order statistics
+    ``widen`` binomial standard deviations either side of the end's rank (open below or
+    above for the shortest interval's tails)."""
     n, m = pilot.shape
-    out = np.empty((m, 2, 2))
-    for e, rank in enumerate(ranks):
-        p = (rank - 0.5) / count
+    out = np.empty((m, len(ends), 2))
+    for e, end in enumerate(ends):
+        p = (end.rank - 0.5) / count
         sd = math.sqrt(max(p * (1 - p), 1.0 / n) * n)
         lo, hi = int(math.floor(p * n - widen * sd - 2)), int(math.ceil(p * n + widen * sd + 2))
-        out[:, e, 0] = pilot[lo] if lo >= 0 else -np.inf
-        out[:, e, 1] = pilot[hi] if hi < n else np.inf
+        out[:, e, 0] = pilot[lo] if lo >= 0 and end.open != "below" else -np.inf
+        out[:, e, 1] = pilot[hi] if hi < n and end.open != "above" else np.inf
     # a nan sorts last: a bracket ending there would hold nothing, so leave it open
     out[np.isnan(out[..., 0]), 0] = -np.inf
     out[np.isnan(out[..., 1]), 1] = np.inf
     return out
 
 
-def _combine(sink: _Accumulator, m: int, ranks: tuple[int, int]) -> MonteCarlo | None:
+def _combine(sink: _Accumulator, m: int, ends: list[End], interval: str, count: int,
+             coverage: float) -> MonteCarlo | None:
     total, mean, m2, bad = 0, np.zeros(m), np.zeros(m), 0
-    below = np.zeros((m, 2), dtype=np.int64)
+    below = np.zeros((m, len(ends)), dtype=np.int64)
     for start in sorted(sink.parts):
         rows, bmean, bm2, bbad, bbelow, _ = sink.parts[start]
         new = total + rows
@@ -927,39 +1052,71 @@ def _combine(sink: _Accumulator, m: int, ranks: tuple[int, int]) -> MonteCarlo |
         m2 = m2 + bm2 + delta**2 * (total * rows / new)
         total, bad, below = new, bad + bbad, below + bbelow
     sd = np.sqrt(m2 / (total - 1)) if total > 1 else np.full(m, np.nan)
-    ends = np.empty((m, 2))
+    out = np.full((m, 4), np.nan)  # symmetric low, high; shortest low, high
+    se = np.full((m, 4), np.inf)
     for j in range(m):
-        for e, rank in enumerate(ranks):
-            kept = np.sort(np.concatenate([sink.parts[s][5][j][e] for s in sorted(sink.parts)]))
-            k = rank - 1 - int(below[j, e])
-            if not 0 <= k < kept.size:
+        kept = []
+        for e in range(len(ends)):  # sorted in place: one copy of the kept values, not two
+            values = np.concatenate([sink.parts[s][5][j][e] for s in sorted(sink.parts)])
+            values.sort()
+            kept.append(values)
+        e = 0
+        if interval in ("symmetric", "both"):
+            for side in range(2):
+                k = ends[side].rank - 1 - int(below[j, side])
+                if not 0 <= k < kept[side].size:
+                    return None
+                out[j, side] = kept[side][k]
+                se[j, side] = order_se(kept[side], int(below[j, side]), ends[side].rank,
+                                       count)
+            e = 2
+        if interval in ("shortest", "both"):
+            found = shortest(kept[e], kept[e + 1], int(below[j, e + 1]), count, coverage)
+            if found is None:
                 return None
-            ends[j, e] = kept[k]
+            out[j, 2], out[j, 3], r = found
+            q = shortest_q(count, coverage)
+            se[j, 2] = order_se(kept[e], 0, r, count)
+            se[j, 3] = order_se(kept[e + 1], int(below[j, e + 1]), r + q, count)
     if bad:
-        ends[:] = np.nan  # order statistics of values some of which are not numbers
-    return MonteCarlo(mean, sd, ends[:, 0], ends[:, 1], bad)
+        out[:] = np.nan  # order statistics of values some of which are not numbers
+    main = [2, 3] if interval == "shortest" else [0, 1]
+    extra = (out[:, 2], out[:, 3]) if interval == "both" else (None, None)
+    return MonteCarlo(mean, sd, out[:, main[0]], out[:, main[1]], bad,
+                      se[:, main[0]], se[:, main[1]], *extra, count=count)
 
 
 def agreement(name: str, f: float, u: float, mc: MonteCarlo, j: int, coverage: float,
-              what: str = "u(f)") -> str:
-    """JCGM 101 §8's comparison of the law of propagation's interval f ± k_p·u (k_p the
-    normal's, for ``coverage``) with Monte Carlo's, to the numerical tolerance δ of u's
-    leading :data:`TOLERANCE_DIGITS` significant digits."""
+              what: str = "u(f)", kp: float | None = None,
+              digits: int = TOLERANCE_DIGITS) -> str:
+    """JCGM 101 §8's comparison of the law of propagation's interval f ± k_p·u (k_p =
+    t_p(ν_eff), the normal's when not given) with Monte Carlo's, to the numerical
+    tolerance δ of u's leading ``digits`` significant digits. Withheld when Monte Carlo's
+    own ends are not known that well: twice their standard error above δ."""
     from statistics import NormalDist
 
     low, high = float(mc.low[j]), float(mc.high[j])
     if not (math.isfinite(u) and u > 0 and math.isfinite(low) and math.isfinite(high)):
         return (f"{name}: Monte Carlo and the law of propagation cannot be compared "
                 f"({what} = {u:g}, Monte Carlo interval [{low:g}, {high:g}])")
-    kp = NormalDist().inv_cdf(0.5 + coverage / 2)
-    exponent = math.floor(math.log10(u)) - (TOLERANCE_DIGITS - 1)
+    if kp is None:
+        kp = NormalDist().inv_cdf(0.5 + coverage / 2)
+    exponent = math.floor(math.log10(u)) - (digits - 1)
     delta = 0.5 * 10.0**exponent
+    if mc.se_low is not None and mc.se_high is not None:
+        spread = 2.0 * max(float(mc.se_low[j]), float(mc.se_high[j]))
+        if not spread <= delta:
+            known = "not at all" if not math.isfinite(spread) else f"to ±{spread:.2g}"
+            return (f"{name}: the law of propagation is not compared with Monte Carlo: "
+                    f"Monte Carlo's interval ends are known {known} (twice their standard "
+                    f"error), more than JCGM 101 §8's tolerance delta = {delta:.2g}; more "
+                    "samples or the adaptive procedure make them stable enough")
     d_low, d_high = abs(f - kp * u - low), abs(f + kp * u - high)
     verdict = "agrees with" if max(d_low, d_high) <= delta else "does NOT agree with"
-    digits = f"{round(u, -exponent):.{max(0, -exponent)}f}"
+    shown = f"{round(u, -exponent):.{max(0, -exponent)}f}"
     return (f"{name}: the law of propagation {verdict} Monte Carlo to JCGM 101 §8's "
             f"tolerance: d_low = {d_low:.2g}, d_high = {d_high:.2g}, delta = {delta:.2g} "
-            f"({what} = {digits} to {TOLERANCE_DIGITS} significant digits; k = {kp:.3f} "
+            f"({what} = {shown} to {digits} significant digits; k = {kp:.3f} "
             f"for {number_text(coverage)})")
 
 
@@ -973,22 +1130,37 @@ class Propagated(Result):
     returns it as ``output.display.PropagatedView``, which shows it in Jupyter as every
     other result."""
 
-    def __init__(self, result: Result, notes: list[str] | None = None) -> None:
+    def __init__(self, result: Result, notes: list[str] | None = None,
+                 context: dict[str, Any] | None = None) -> None:
         super().__init__(result.layout, result.arrays, result.batch_shape)
         self.notes = list(notes or [])
+        #: what the result was computed from (:func:`_context`), for files to keep
+        self.context: dict[str, Any] = dict(context if context is not None else
+                                            getattr(result, "context", {}))
 
 
-def _check_numbers(order: Any, k: Any, monte_carlo: Any, coverage: Any, seed: Any) -> None:
+def _check_numbers(order: Any, k: Any, monte_carlo: Any, coverage: Any, seed: Any,
+                   interval: Any = "symmetric", digits: Any = 2) -> None:
+    if interval not in INTERVALS:
+        raise PropagationError("interval", None, f"the interval is {', '.join(INTERVALS)}, "
+                               f"not {interval!r}")
+    if not isinstance(digits, (int, np.integer)) or not 1 <= digits <= MAX_DIGITS:
+        raise PropagationError("digits", None, f"the significant digits are a whole number "
+                               f"from 1 to {MAX_DIGITS}, not {digits!r}")
     if order not in (1, 2):
         raise PropagationError("order", None, f"order is 1 or 2, not {order!r}")
-    if not isinstance(k, (int, float)) or not math.isfinite(k) or k <= 0:
+    if k is not None and (not isinstance(k, (int, float)) or not math.isfinite(k) or
+                          k <= 0):
         raise PropagationError("k", None, f"the coverage factor must be a number > 0, not "
                                f"{k!r}")
-    if monte_carlo is not None and (not isinstance(monte_carlo, (int, np.integer)) or
-                                    not 2 <= monte_carlo <= MAX_MONTE_CARLO):
+    if monte_carlo is not None and monte_carlo != "adaptive" and (
+            not isinstance(monte_carlo, (int, np.integer)) or
+            not 2 <= monte_carlo <= MAX_MONTE_CARLO):
         raise PropagationError("monte_carlo", None, f"the number of samples is a whole "
-                               f"number from 2 to {MAX_MONTE_CARLO:,}, not {monte_carlo!r}")
-    if not isinstance(coverage, (int, float)) or not 0 < coverage < 1:
+                               f"number from 2 to {MAX_MONTE_CARLO:,} or 'adaptive', not "
+                               f"{monte_carlo!r}")
+    if coverage is not None and (not isinstance(coverage, (int, float)) or
+                                 not 0 < coverage < 1):
         raise PropagationError("coverage", None, f"the coverage probability is between 0 "
                                f"and 1 (exclusive), not {coverage!r}")
     if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
@@ -998,9 +1170,12 @@ def _check_numbers(order: Any, k: Any, monte_carlo: Any, coverage: Any, seed: An
 
 def propagate(expression: str, at: Mapping[str, Any] | None = None,
               u: Mapping[str, Any] | None = None, corr: Mapping[Any, Any] | None = None,
-              cov: Any = None, order: int = 1, k: float = 2, budget: bool = False,
+              cov: Any = None, order: int = 1, k: float | None = None, budget: bool = False,
               monte_carlo: int | None = None, dist: Mapping[str, Any] | None = None,
-              coverage: float = 0.95, seed: int | None = None,
+              coverage: float | None = None, seed: int | None = None,
+              nu: Mapping[str, Any] | None = None, readings: Any = None,
+              inputs: Mapping[str, Mapping[str, Any]] | None = None,
+              interval: str = "symmetric", digits: int = 2,
               units: Mapping[str, Any] | None = None,
               to: Mapping[str, Any] | None = None) -> Propagated:
     """The estimate of ``expression`` and its uncertainty, by the GUM's law of propagation.
@@ -1020,7 +1195,32 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     component and uncertain input). ``monte_carlo=N`` draws N samples (JCGM 101) and adds
     ``mean``, ``sd`` and the probabilistically symmetric ``coverage`` interval ``low``,
     ``high``; ``seed`` makes it reproducible, and ``notes`` of the result says whether it
-    agrees with the law of propagation (JCGM 101 §8).
+    agrees with the law of propagation (JCGM 101 §8), or that Monte Carlo's ends are not
+    yet known well enough to say. ``interval="shortest"`` gives the shortest coverage
+    interval instead (JCGM 101 7.7.2), ``"both"`` adds it as ``low_shortest``,
+    ``high_shortest``. ``monte_carlo="adaptive"`` runs JCGM 101 7.9's procedure to
+    ``digits`` significant digits (column ``M``: the samples it took; :mod:`.adaptive`).
+
+    Degrees of freedom: ``{"x": "1.0+-0.1;nu=9"}``, ``(1.0, 0.1, 9)`` or ``nu={"x": 9}``
+    (infinite when not given: Type B). With any finite ν, or ``coverage`` given, the
+    column ``nu_eff`` is u(f)'s effective degrees of freedom (Welch–Satterthwaite,
+    GUM G.4; Castrup's generalisation for correlated inputs, :mod:`.welch`), and
+    ``coverage=p`` sets k = t_p(ν_eff) per output component (ν_eff truncated to an
+    integer, GUM G.4.1); ``k`` given overrides it; neither: k = 2. ``coverage`` is also
+    Monte Carlo's coverage probability (0.95 when not given).
+
+    ``readings``: repeated observations, ``{"V": [5.007, 4.994, ...], ...}`` or a pandas
+    DataFrame (one column per variable, simultaneous observations on one row, nan for a
+    missing one): each variable's estimate is the mean, its u the standard deviation of
+    the mean, ν = n − 1, and variables observed together are correlated as their
+    readings are (GUM 4.2, 5.2.3 eq. 17; :mod:`.readings`). A variable in both
+    ``readings`` and ``at`` is an error.
+
+    ``inputs``: the inputs as records, ``{"V": {"value": 4.999, "u": 0.0032, "nu": 4,
+    "unit": "V", "description": "..."}, "T": {"value": 20, "dist": "uniform:0.05"}}``
+    (what an input file holds; keys :data:`INPUT_KEYS`): each says what ``at``, ``u``,
+    ``nu`` and ``dist`` would; an input in both is an error. ``unit`` and
+    ``description`` are kept with the result, not used.
 
     Returns a :class:`Propagated`: ``{column: array}`` with one row per output component:
     ``output`` (a vector f only), the estimates (scalar variables; a vector's only when f
@@ -1032,19 +1232,22 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     pint Quantities) put f, u(f), U(f) in f's unit (``to={"f": "kohm"}`` converts it)
     and the budget's c in unit(f)/unit(x).
     """
-    _check_numbers(order, k, monte_carlo, coverage, seed)
+    _check_numbers(order, k, monte_carlo, coverage, seed, interval, digits)
     # overflow (x=1+-1e308: u² is inf) and 0/0 give inf and nan, which are results
     # (SECURITY.md §5), never numpy's RuntimeWarnings with their source lines on stderr
     with np.errstate(all="ignore"):
         return _propagate(expression, at, u, corr, cov, order, k, budget, monte_carlo,
-                          dist, coverage, seed, units, to)
+                          dist, coverage, seed, nu, readings, inputs, interval, digits,
+                          units, to)
 
 
 def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, Any] | None,
-               corr: Mapping[Any, Any] | None, cov: Any, order: int, k: float,
-               budget: bool, monte_carlo: int | None, dist: Mapping[str, Any] | None,
-               coverage: float, seed: int | None, units: Any = None,
-               to: Any = None) -> Propagated:
+               corr: Mapping[Any, Any] | None, cov: Any, order: int, k: float | None,
+               budget: bool, monte_carlo: int | str | None,
+               dist: Mapping[str, Any] | None, coverage: float | None, seed: int | None,
+               nu: Mapping[str, Any] | None, readings: Any,
+               inputs: Mapping[str, Mapping[str, Any]] | None, interval: str,
+               digits: int, units: Any = None, to: Any = None) -> Propagated:
     if budget and monte_carlo is not None:
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
@@ -1052,12 +1255,36 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
 
     at, u, units = propagate_inputs(at or {}, u, units)
     with_units = {k: v for k, v in (("units", units), ("to", to)) if v}
-    inputs = _read_inputs(at or {}, u, corr, cov, dist)
+    together: list[list[str]] = []
+    described = {n: {k: r[k] for k in ("unit", "description") if r.get(k) is not None}
+                 for n, r in (inputs or {}).items() if isinstance(r, Mapping)}
+    if inputs is not None:
+        at, u, nu, dist = _with_records(inputs, at or {}, u, nu, dist)
+    if readings is not None:
+        at, corr, together = _with_readings(readings, at or {}, u, corr, cov, nu)
+    inputs = _read_inputs(at or {}, u, corr, cov, dist, nu)
+    context = _context(inputs, described, order, k, coverage)
+    if together:
+        inputs.unit = np.arange(len(inputs.labels))
+        for names in together:
+            cols = [inputs.labels.index(n) for n in names]
+            inputs.unit[cols] = cols[0]
     first = _first_order(expression, inputs, budget=budget, units=with_units)
-    if budget:
-        table = propagate_units(_table(_budget(first, inputs), []), first.prepared, True)
-        return Propagated(table, _nonfinite(table))
+    p = 0.95 if coverage is None else float(coverage)
+    nu_eff = _effective_dof(first, inputs)
+    if k is not None:
+        kk = np.full(first.f.size, float(k))
+    elif coverage is not None:
+        kk = np.array([coverage_factor(p, float(v)) for v in nu_eff])
+    else:
+        kk = np.full(first.f.size, 2.0)
+    with_dof = coverage is not None or bool(np.isfinite(inputs.nu).any())
     u1 = np.sqrt(np.clip(first.var_f, 0.0, None))
+    notes: list[str] = _flat_notes(first, inputs) if order == 1 else []
+    if budget:
+        cols = _budget(first, inputs, order, u1, nu_eff, kk, with_dof)
+        table = propagate_units(_table(cols, []), first.prepared, True)
+        return Propagated(table, notes + _budget_nonfinite(cols), context)
     m = first.f.size
     vector = first.outputs != ["f"]
     cols: dict[str, Any] = {}
@@ -1077,8 +1304,9 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
         u2, e2 = _second_order(first, inputs)
         cols["u2(f)"], cols["E2(f)"] = u2, e2
         used, what = u2, "u2(f)"
-    cols["U(f)"], cols["k"] = k * used, np.full(m, float(k))
-    notes: list[str] = []
+    if with_dof:
+        cols["nu_eff"] = nu_eff
+    cols["U(f)"], cols["k"] = kk * used, kk
     if first.cov_f is None:
         notes.append(f"note: the outputs' correlations r(f[i],f[j]) are left out: f has "
                      f"{m:,} components, over {MAX_CORRELATED_OUTPUTS} ({m * (m - 1) // 2:,} "
@@ -1089,27 +1317,196 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
                 r = first.cov_f[i, j] / (u1[i] * u1[j])
                 cols[f"r({first.outputs[i]},{first.outputs[j]})"] = np.full(m, r)
     if monte_carlo is not None:
+        _check_joint(inputs)
         chosen = int(np.random.SeedSequence().entropy % 2**63) if seed is None else int(seed)
-        mc = _monte_carlo(expression, inputs, first, int(monte_carlo), coverage, chosen,
-                          with_units)
+        if monte_carlo == "adaptive":
+            found = run_adaptive(
+                lambda h, size: _monte_carlo(expression, inputs, first, size, p, chosen,
+                                             interval, key=1 + h, units=with_units),
+                p, int(digits), MAX_MONTE_CARLO)
+            count = found.total
+            notes.append(_adaptive_note(found, int(digits)))
+        else:
+            count = int(monte_carlo)
+            least = math.ceil(1e4 / (1 - p) - 1e-9)
+            if count < least:
+                said = number_text(p if coverage is None else coverage)
+                notes.append(f"note: {count:,} samples are fewer than JCGM 101 7.2.2's "
+                             f"10^4/(1 - p) = {least:,} for p = {said}: the interval is "
+                             "rough; more samples or the adaptive procedure give a stable "
+                             "one")
+        mc = _monte_carlo(expression, inputs, first, count, p, chosen, interval,
+                          units=with_units)
+        if monte_carlo == "adaptive":  # 7.9's own verdict on stability is the one to use
+            mc.se_low = mc.se_high = found.spread / 2
         cols["mean"], cols["sd"], cols["low"], cols["high"] = mc.mean, mc.sd, mc.low, mc.high
+        if interval == "both":
+            cols["low_shortest"], cols["high_shortest"] = mc.shortest_low, mc.shortest_high
+        if monte_carlo == "adaptive":
+            cols["M"] = np.full(m, float(count))
+        context["monte_carlo"] = {"samples": count, "adaptive": monte_carlo == "adaptive",
+                                  "digits": int(digits), "seed": chosen,
+                                  "interval": interval}
         if mc.nonfinite:
             notes.append(f"warning: {mc.nonfinite:,} Monte Carlo values are nan or inf: the "
                          "interval is not defined")
-        notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, coverage, what)
+        # the normal's k_p: Monte Carlo draws each input with its u (an input with finite
+        # ν as a normal too, unless its distribution says t), so like is compared with like
+        notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, p, what,
+                            None, int(digits))
                   for j, name in enumerate(first.outputs)]
     table = propagate_units(_table(cols, blocks), first.prepared, False)
-    return Propagated(table, notes + _nonfinite(table))
+    return Propagated(table, notes + _nonfinite(table), context)
 
 
 def _nonfinite(table: Result) -> list[str]:
-    """The warning of nan or inf among the result columns (the estimates are inputs)."""
+    """The warning of nan or inf among the result columns (the estimates are inputs; an
+    infinite ν or ν_eff is Type B's, not a failure)."""
     from .origin import nonfinite_notes
 
-    bad = sum(int(np.size(v) - np.count_nonzero(np.isfinite(v)))
+    bad = sum(int(np.count_nonzero(np.isnan(v))) if b.name in ("nu_eff", "nu") else
+              int(np.size(v) - np.count_nonzero(np.isfinite(v)))
               for b in table.blocks if b.kind == RESULT
               for v in (np.asarray(table.arrays[b.name], dtype=np.float64),))
     return nonfinite_notes(bad)
+
+
+def _plain(a: np.ndarray) -> Any:
+    """An array as JSON-ready numbers (a scalar for one value; inf as the string)."""
+    out = [v if math.isfinite(v) else str(v) for v in np.asarray(a, float).reshape(-1).tolist()]
+    return out[0] if np.ndim(a) == 0 else out
+
+
+def _context(inputs: Inputs, described: Mapping[str, Mapping[str, Any]], order: int,
+             k: Any, coverage: Any) -> dict[str, Any]:
+    """What a result was computed from, for a file to keep: each input's value, u, ν and
+    distribution (and unit, description when given), the correlations, the order, the
+    coverage probability and k as given (Monte Carlo's samples, seed and interval kind
+    are added when it runs)."""
+    entries: dict[str, Any] = {}
+    for name, value in inputs.values.items():
+        cols = [j for j, v in enumerate(inputs.var) if v == name]
+        entry: dict[str, Any] = {"value": _plain(value)}
+        if cols:
+            shape = value.shape
+            entry["u"] = _plain(inputs.u[cols].reshape(shape))
+            entry["nu"] = _plain(inputs.nu[cols].reshape(shape))
+            entry["distribution"] = inputs.dist_text.get(name, "normal")
+        entry.update(described.get(name, {}))
+        entries[name] = entry
+    correlations: dict[str, float] = {}
+    if inputs.cov is not None:
+        s = np.sqrt(np.clip(np.diag(inputs.cov), 0.0, None))
+        for i in range(len(inputs.labels)):
+            for j in range(i + 1, len(inputs.labels)):
+                if inputs.cov[i, j] != 0.0 and s[i] > 0 and s[j] > 0:
+                    r = float(inputs.cov[i, j] / (s[i] * s[j]))
+                    correlations[f"{inputs.labels[i]},{inputs.labels[j]}"] = r
+    return {"inputs": entries, "correlations": correlations, "order": order,
+            "coverage": 0.95 if coverage is None else float(coverage),
+            "k": None if k is None else float(k), "monte_carlo": None}
+
+
+def _adaptive_note(found: Adaptive, digits: int) -> str:
+    """What the adaptive procedure did, in one line."""
+    spread = float(np.max(found.spread))
+    delta = float(np.min(found.delta))
+    if found.stable:
+        return (f"note: adaptive Monte Carlo (JCGM 101 7.9): M = {found.total:,} samples "
+                f"({found.batches} batches of {found.batch:,}) make the estimate, sd and "
+                f"interval ends stable to {digits} significant digits of sd (their spread "
+                f"{spread:.2g} <= delta {delta:.2g})")
+    return (f"warning: adaptive Monte Carlo (JCGM 101 7.9) is not stable at M = "
+            f"{found.total:,} samples, the limit: the spread of the results "
+            f"{spread:.2g} > delta {delta:.2g}")
+
+
+#: what an input record of ``inputs=`` (and of an input file) may say
+INPUT_KEYS = ("value", "u", "nu", "dist", "unit", "description")
+
+
+def _with_records(records: Mapping[str, Mapping[str, Any]], at: Mapping[str, Any],
+                  u: Mapping[str, Any] | None, nu: Mapping[str, Any] | None,
+                  dist: Mapping[str, Any] | None) -> tuple[dict[str, Any], ...]:
+    """``at``, ``u``, ``nu`` and ``dist`` with the records of ``inputs=`` added."""
+    if not isinstance(records, Mapping):
+        raise PropagationError("inputs", None, "give the inputs as a mapping of names to "
+                               "records, e.g. {'V': {'value': 4.999, 'u': 0.0032}}")
+    out = [dict(at), dict(u or {}), dict(nu or {}), dict(dist or {})]
+    for name, record in records.items():
+        if not isinstance(record, Mapping):
+            raise PropagationError("inputs", name, "an input is a record of "
+                                   f"{', '.join(INPUT_KEYS)}")
+        unknown = [k for k in record if k not in INPUT_KEYS]
+        if unknown:
+            raise PropagationError("inputs", name, f"unknown key '{unknown[0]}': an input "
+                                   f"says {', '.join(INPUT_KEYS)}")
+        if "value" not in record:
+            raise PropagationError("inputs", name, "no value (its estimate)")
+        for param, given in zip(("at", "u", "nu", "dist"), out, strict=True):
+            if name in given:
+                raise PropagationError(param, name, f"'{name}' is in the inputs too: give "
+                                       "it once")
+        out[0][name] = record["value"]
+        for key, given in zip(("u", "nu", "dist"), out[1:], strict=True):
+            if record.get(key) is not None:
+                given[name] = record[key]
+    return tuple(out)
+
+
+def _with_readings(readings: Any, at: Mapping[str, Any], u: Mapping[str, Any] | None,
+                   corr: Mapping[Any, Any] | None, cov: Any,
+                   nu: Mapping[str, Any] | None
+                   ) -> tuple[dict[str, Any], dict[Any, Any], list[list[str]]]:
+    """``at`` and ``corr`` with the readings' Type A estimates, uncertainties, ν and
+    correlations added, and the groups of variables observed together."""
+    from .readings import ReadingsError, type_a
+
+    try:
+        found = type_a(readings)
+    except ReadingsError as exc:
+        raise PropagationError("readings", exc.name, exc.detail) from None
+    for name in found.mean:
+        for param, given in (("at", at), ("u", u), ("nu", nu)):
+            if given and name in given:
+                raise PropagationError(param, name, f"'{name}' has readings too: its "
+                                       "estimate and uncertainty come from them; give it "
+                                       "once")
+    if cov is not None and found.corr:
+        raise PropagationError("cov", None, "the readings give correlations of their own "
+                               "(variables observed together): give a covariance matrix or "
+                               "readings observed together, not both")
+    pairs = dict(corr or {})
+    for key in pairs:
+        names = tuple(p.strip() for p in (key.split(",") if isinstance(key, str) else key))
+        if frozenset(names) in {frozenset(k) for k in found.corr}:
+            raise PropagationError("corr", names, "the readings give this correlation "
+                                   "(observed together): give it once")
+    merged = dict(at)
+    for name in found.mean:
+        merged[name] = (found.mean[name], found.u[name], found.nu[name])
+    pairs.update(found.corr)
+    return merged, pairs, found.together
+
+
+def _check_joint(inputs: Inputs) -> None:
+    """Monte Carlo draws correlated inputs as a multivariate normal (JCGM 101 6.4.8): a
+    correlated input of another distribution has no joint distribution defined by its
+    marginal and a correlation coefficient alone, so it is refused, not guessed (a
+    Gaussian copula would be one guess among many)."""
+    if inputs.cov is None:
+        return
+    for j, kind in enumerate(inputs.kinds):
+        if kind == "normal":
+            continue
+        row = inputs.cov[j].copy()
+        row[j] = 0.0
+        if np.any(row):
+            other = inputs.labels[int(np.flatnonzero(row)[0])]
+            raise PropagationError("dist", inputs.var[j], f"{inputs.labels[j]} is {kind} "
+                                   f"and correlated (with {other}): Monte Carlo draws "
+                                   "correlated inputs as a multivariate normal only; make "
+                                   "it normal or leave its correlations out")
 
 
 def _table(cols: dict[str, Any], blocks: list[Block]) -> Result:
@@ -1123,22 +1520,85 @@ def _table(cols: dict[str, Any], blocks: list[Block]) -> Result:
     return Result(Layout(blocks), cols, (rows,))
 
 
-def _budget(first: FirstOrder, inputs: Inputs) -> dict[str, Any]:
-    """One row per output component and uncertain input: value, u(x), c = ∂f/∂x,
-    u_i(f) = |c|·u(x), share = 100·cᵢ(Σc)ᵢ/u(f)² (adds up to 100 with correlations)."""
-    m, n = first.f.size, len(inputs.labels)
+def _budget(first: FirstOrder, inputs: Inputs, order: int, u1: np.ndarray,
+            nu_eff: np.ndarray, k: np.ndarray, with_dof: bool) -> dict[str, Any]:
+    """The uncertainty budget (:mod:`.uncertainty_budget`): per output component a row
+    per uncertain input (value, u(x), [nu], c = ∂f/∂x, u_i(f) = |c|·u(x), share), with
+    order 2 a row per pair of inputs with second-order terms, and a total row."""
     assert first.jac is not None  # kept for the budget, whose size _first_order checked
-    sc = inputs.covariance_product(first.jac)  # (m, n): (Σc)ᵢ per output
-    var = np.sum(first.jac * sc, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = 100.0 * first.jac * sc / var[:, None]
-    cols: dict[str, Any] = {}
-    if first.outputs != ["f"]:
-        cols["output"] = np.array([o for o in first.outputs for _ in range(n)], dtype=object)
-    cols["input"] = np.array(inputs.labels * m, dtype=object)
-    cols["value"] = np.tile(inputs.estimates, m)
-    cols["u(x)"] = np.tile(inputs.u, m)
-    cols["c"] = first.jac.reshape(-1)
-    cols["u_i(f)"] = np.abs(first.jac * inputs.u).reshape(-1)
-    cols["share"] = share.reshape(-1)
+    terms: dict[int, Any] | None = None
+    used = u1
+    if order == 2:
+        if inputs.cov is not None:
+            raise PropagationError("budget", None, "the second-order budget needs "
+                                   "independent inputs: eq. 14's terms of correlated inputs "
+                                   "belong to no one input (u2(f) itself is given without "
+                                   "the budget)")
+        terms = {}
+        used, _ = _second_order(first, inputs, terms)
+    cols = budget_columns(first.outputs, first.f, first.jac,
+                          inputs.covariance_product(first.jac), inputs.labels,
+                          inputs.estimates, inputs.u, inputs.nu if with_dof else None,
+                          used, nu_eff, k, terms)
+    if len(cols["input"]) > MAX_BUDGET_ROWS:
+        raise PropagationError("budget", None, f"the budget would have "
+                               f"{len(cols['input']):,} rows (with the pairs of inputs' "
+                               f"second-order terms), over the limit of {MAX_BUDGET_ROWS:,}")
     return cols
+
+
+def _effective_dof(first: FirstOrder, inputs: Inputs) -> np.ndarray:
+    """ν_eff per output component (:func:`.welch.effective_dof`); when J was not kept
+    (many output components), from its rows a block at a time, as u(f) was."""
+    m = first.f.size
+    if not np.isfinite(inputs.nu).any():
+        return np.full(m, np.inf)
+    if first.jac is not None:
+        return effective_dof(first.jac, inputs.covariance_product(first.jac), inputs.nu,
+                             inputs.unit)
+    out = np.empty(m)
+    for lo, rows in _jacobian_rows(first.program, inputs, m):
+        out[lo:lo + len(rows)] = effective_dof(rows, inputs.covariance_product(rows),
+                                               inputs.nu, inputs.unit)
+    return out
+
+
+def _budget_nonfinite(cols: dict[str, Any]) -> list[str]:
+    """The non-finite warning of a budget, leaving out the cells that are nan by design
+    (k and U(f) off the total rows, c and u(x) on them, a pair's value, u(x) and nu)."""
+    from .uncertainty_budget import TOTAL
+
+    names = np.asarray(cols["input"], dtype=object)
+    total = names == TOTAL
+    pair = np.array(["*" in str(n) for n in names])
+    designed = {"k": ~total, "U(f)": ~total, "c": total, "u(x)": total | pair,
+                "value": pair, "nu": pair}
+    check = {}
+    for name, v in cols.items():
+        if name in ("output", "input"):
+            continue
+        arr = np.array(v, dtype=np.float64)
+        if name in designed:
+            arr[designed[name]] = 0.0
+        check[name] = arr
+    return _nonfinite(_table(check, []))
+
+
+def _flat_notes(first: FirstOrder, inputs: Inputs) -> list[str]:
+    """A note per output component whose every first-order sensitivity is 0 although
+    inputs are uncertain: u(f) = 0 there says only that f is flat at the estimates."""
+    if not inputs.labels:
+        return []
+    if first.jac is not None:
+        flat = [name for j, name in enumerate(first.outputs) if not np.any(first.jac[j])]
+    else:  # many outputs (J not kept): u(f) = 0 with uncertain inputs says the same
+        live = bool(np.any(inputs.u > 0))
+        flat = [name for j, name in enumerate(first.outputs)
+                if live and first.var_f[j] == 0.0]
+    if not flat:
+        return []
+    which = "f" if first.outputs == ["f"] else ", ".join(flat[:4]) + \
+        (", ..." if len(flat) > 4 else "")
+    return [f"note: {which}: every first-order sensitivity is 0 at the estimates, so the "
+            "law of propagation gives u(f) = 0 whatever the inputs' uncertainties; the "
+            "second order (GUM eq. 14) or Monte Carlo shows the uncertainty"]

@@ -414,12 +414,17 @@ def propagate_units(table: Any, prepared: Any, budget: bool) -> Any:
         inputs = [str(v) for v in np.asarray(table.arrays["input"]).reshape(-1)]
         outputs = [str(v) for v in np.asarray(table.arrays["output"]).reshape(-1)] \
             if "output" in table.arrays else ["f"] * len(inputs)
-        x_units = [units.of(n.split("[")[0]) for n in inputs]
+        known = set(prepared.binding.names)
         f_units = [units.outputs.get(o, f) for o in outputs]
-        table.arrays["unit(x)"] = np.array([unit_text(u) for u in x_units], dtype=object)
+        # a row of an input: its unit and c's; a summary row (total): its value is f's
+        x_units = [units.of(n.split("[")[0]) if n.split("[")[0] in known else None
+                   for n in inputs]
+        table.arrays["unit(x)"] = np.array(
+            [unit_text(xu) if xu is not None else unit_text(fu) if fu is not None else ""
+             for xu, fu in zip(x_units, f_units, strict=True)], dtype=object)
         table.arrays["unit(c)"] = np.array(
-            [(unit_text(_delta(fu) / _delta(xu)) or "1") if fu is not None else ""
-             for fu, xu in zip(f_units, x_units, strict=True)], dtype=object)
+            [(unit_text(_delta(fu) / _delta(xu)) or "1") if fu is not None and xu is not None
+             else "" for fu, xu in zip(f_units, x_units, strict=True)], dtype=object)
         table.layout = replace(table.layout, blocks=[*table.layout.blocks,
                                                      Block("unit(x)", kind=TEXT),
                                                      Block("unit(c)", kind=TEXT)],

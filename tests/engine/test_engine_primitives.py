@@ -11,6 +11,8 @@ genuine mistake is O(1)) while never failing on FD noise.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -95,6 +97,29 @@ def off_integer(shape=(3, 4), seed: int = 0) -> np.ndarray:
     return rng.integers(-3, 3, size=shape) + rng.uniform(0.1, 0.9, size=shape)
 
 
+def _math(fn):  # noqa: ANN001, ANN202 - a scalar function of Python's math, elementwise
+    return np.vectorize(fn, otypes=[float])
+
+
+def _erfinv_newton(y: float) -> float:
+    """The x with math.erf(x) = y, by Newton's method (|y| <= 0.9: quadratic from 0)."""
+    x = 0.0
+    for _ in range(60):
+        x -= (math.erf(x) - y) / (2.0 / math.sqrt(math.pi) * math.exp(-x * x))
+    return x
+
+
+def _digamma_series(x: float) -> float:
+    """ψ(x) = ψ(x + n) - Σ 1/(x + k), with the asymptotic series at x + n >= 12."""
+    total = 0.0
+    while x < 12.0:
+        total -= 1.0 / x
+        x += 1.0
+    z = 1.0 / (x * x)
+    return total + math.log(x) - 0.5 / x - z * (1 / 12 - z * (1 / 120 - z * (
+        1 / 252 - z * (1 / 240 - z * (1 / 132)))))
+
+
 # name, numpy reference, input sampler (kept inside the domain, away from kinks/poles)
 UNARY = [
     ("sin", np.sin, lambda: uniform(-3, 3)),
@@ -126,6 +151,16 @@ UNARY = [
     ("floor", np.floor, off_integer),
     ("ceil", np.ceil, off_integer),
     ("neg", np.negative, lambda: uniform(-3, 3)),
+    # the special functions against Python's math (or a formula over it)
+    ("erf", _math(math.erf), lambda: uniform(-2, 2)),
+    ("erfc", _math(math.erfc), lambda: uniform(-2, 2)),
+    ("erfinv", _math(_erfinv_newton), lambda: uniform(-0.9, 0.9)),
+    ("gamma", _math(math.gamma), lambda: uniform(0.5, 4)),
+    ("lgamma", _math(math.lgamma), lambda: uniform(0.5, 4)),
+    ("digamma", _math(_digamma_series), lambda: uniform(0.5, 3)),
+    ("ncdf", _math(lambda v: 0.5 * math.erfc(-v / math.sqrt(2.0))), lambda: uniform(-3, 3)),
+    ("npdf", _math(lambda v: math.exp(-v * v / 2) / math.sqrt(2 * math.pi)),
+     lambda: uniform(-3, 3)),
 ]
 
 
@@ -197,6 +232,8 @@ BINARY = [
     ("pow_tensor", lambda a, b: a ** b, _pos, _any),
     ("atan2", gc.atan2, _pos, _any),
     ("hypot", gc.hypot, _pos, _any),
+    ("beta", gc.beta, _pos, _pos),
+    ("lbeta", gc.lbeta, _pos, _pos),
 ]
 
 

@@ -17,13 +17,16 @@ from gradcli.engine.rules import FUNCTIONS
 from gradcli.engine.trace import trace, with_derivatives
 from gradcli.evaluation import evaluate
 from gradcli.evaluation.fields.function import FieldFunction
+from gradcli.lang.names import FUNCTIONS as LANGUAGE
 
 # two-variable formulas around every elementwise function of the table, at points where
 # each is defined and where some are not (the replay must give the same nan/inf there)
 X = np.array([-2.5, -1.0, -0.3, 0.0, 0.4, 0.9, 1.7, 3.0])
 Y = np.array([0.5, -2.0, 1.3, 0.7, -0.2, 2.2, -1.1, 0.0])
-CASES = [f"{name}(x*y + 0.3) * (y - x) + {name}(y)" for name in sorted(FUNCTIONS)
-         if name not in ("atan2", "hypot", "minimum", "maximum", "clamp")] + [
+# every function of the language the rule table gives, by its arity
+CASES = [f"{name}(x*y + 0.3) * (y - x) + {name}(y)" if spec.kind == "elementwise" else
+         f"{name}(x*y + 0.3, y) * (y - x) + {name}(y, x)"
+         for name, spec in sorted(LANGUAGE.items()) if spec.engine in FUNCTIONS] + [
     "atan2(y, x) + hypot(x, y)^2", "min(x, y) * max(x, 2y)",
     "where(x > y, x^2, sin(y)) + x*y", "(1-x)^2 + 100(y-x^2)^2", "sqrt(x^2 + y^2 + 1)",
     "norm([x, y, 1]) * sum([x, y])", "dot([x, y], [y, x]) + prod([x, y, 2])",

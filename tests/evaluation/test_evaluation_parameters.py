@@ -79,3 +79,14 @@ def test_every_computation_parameter_is_declared() -> None:
     assert {p for r in TABLE.values() for p in r.parameters} <= set(P.TABLE)
     with pytest.raises(ValueError, match="unknown parameter 'w'"):
         register(Computation("bad", "bad", blocks=lambda plan, outs: outs, parameters=("w",)))
+
+
+def test_an_array_value_is_a_given_parameter() -> None:
+    """An array parameter is given without comparing it (numpy's truth value of an array
+    is ambiguous): vᵀJ of x² at x = (1, 2, 3) with v = (1, 0, 0) is (2, 0, 0) (by hand)."""
+    import numpy as np
+
+    out = gradcli.evaluate("x^2", "vjp", at={"x": [1.0, 2.0, 3.0]},
+                           vector=np.array([1.0, 0.0, 0.0]))
+    assert out["vjp/dx"].tolist() == [[2.0, 0.0, 0.0]]
+    assert "vector=" in out.origin.call

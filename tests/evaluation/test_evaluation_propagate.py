@@ -189,17 +189,23 @@ def test_budget_shares_add_up_to_100_with_correlations():
     at = {"V": "4.9990+-0.0032", "I": "19.6610e-3+-0.0095e-3", "phi": "1.04446+-0.00075"}
     corr = {("V", "I"): -0.36, ("V", "phi"): 0.86, ("I", "phi"): -0.65}
     got = propagate(H2_F, at=at, corr=corr, budget=True)
-    assert list(got["input"]) == ["V", "I", "phi"] * 3
-    assert list(got["output"]) == ["f[0]"] * 3 + ["f[1]"] * 3 + ["f[2]"] * 3
-    shares = np.asarray(got["share"]).reshape(3, 3)
-    np.testing.assert_allclose(shares.sum(axis=1), 100.0, rtol=1e-12)
+    assert list(got["input"]) == ["V", "I", "phi", "total"] * 3
+    assert list(got["output"]) == ["f[0]"] * 4 + ["f[1]"] * 4 + ["f[2]"] * 4
+    shares = np.asarray(got["share"]).reshape(3, 4)
+    np.testing.assert_allclose(shares[:, :3].sum(axis=1), 100.0, rtol=1e-12)
+    assert list(shares[:, 3]) == [100.0] * 3
     assert shares[0].min() < 0  # correlations make some parts negative
     v, i, phi = 4.999, 19.661e-3, 1.04446
     assert got["c"][0] == pytest.approx(math.cos(phi) / i, rel=1e-14)  # ∂R/∂V
     assert got["c"][2] == pytest.approx(-v / i * math.sin(phi), rel=1e-14)  # ∂R/∂phi
-    np.testing.assert_allclose(got["u_i(f)"], np.abs(got["c"]) * got["u(x)"], rtol=1e-15)
+    rows = got["input"] != "total"
+    np.testing.assert_allclose(got["u_i(f)"][rows], np.abs(got["c"] * got["u(x)"])[rows],
+                               rtol=1e-15)
+    total = propagate(H2_F, at=at, corr=corr)
+    np.testing.assert_allclose(got["u_i(f)"][~rows], total["u(f)"], rtol=1e-15)
+    np.testing.assert_allclose(got["U(f)"][~rows], total["U(f)"], rtol=1e-15)
     independent = propagate("x + 2y", at={"x": "1+-3", "y": "1+-2"}, budget=True)
-    np.testing.assert_allclose(independent["share"], [36.0, 64.0], rtol=1e-14)
+    np.testing.assert_allclose(independent["share"], [36.0, 64.0, 100.0], rtol=1e-14)
 
 
 def test_vector_variable_uncertainties():
@@ -292,21 +298,24 @@ def test_bad_requests_name_the_parameter(kwargs, param, key, words):
 
 
 def test_the_library_signature_is_the_issues():
-    """gradcli.propagate(expression, at, u, corr, cov, order=1, k=2, budget=False,
-    monte_carlo=None, dist=None, coverage=0.95, seed=None), then the units issue's
-    units=None, to=None."""
+    """gradcli.propagate(expression, at, u, corr, cov, order=1, k=None (2, or t_P(ν_eff)
+    with coverage), budget=False, monte_carlo=None, dist=None, coverage=None (0.95 for
+    Monte Carlo), seed=None, nu=None, readings=None, inputs=None, interval="symmetric",
+    digits=2), then the units issue's units=None, to=None."""
     import inspect
 
     import gradcli
 
     params = inspect.signature(gradcli.propagate).parameters
     assert list(params) == ["expression", "at", "u", "corr", "cov", "order", "k", "budget",
-                            "monte_carlo", "dist", "coverage", "seed", "units", "to"]
+                            "monte_carlo", "dist", "coverage", "seed", "nu",
+                            "readings", "inputs", "interval", "digits", "units", "to"]
     defaults = {n: p.default for n, p in params.items() if n not in ("expression", "at", "u",
                                                                      "corr", "cov")}
-    assert defaults == {"order": 1, "k": 2, "budget": False, "monte_carlo": None,
-                        "dist": None, "coverage": 0.95, "seed": None, "units": None,
-                        "to": None}
+    assert defaults == {"order": 1, "k": None, "budget": False, "monte_carlo": None,
+                        "dist": None, "coverage": None, "seed": None, "nu": None,
+                        "readings": None, "inputs": None, "interval": "symmetric",
+                        "digits": 2, "units": None, "to": None}
     assert "<table>" in gradcli.propagate("x", at={"x": "1+-0.1"})._repr_html_()
 
 
@@ -358,7 +367,7 @@ def test_a_budget_past_its_bound_is_refused():
     """A budget of more than 10⁶ rows (outputs × inputs) is refused before it is made."""
     with pytest.raises(PropagationError) as err:
         propagate("x", at={"x": (np.zeros(1001), 0.1)}, budget=True)
-    assert err.value.param == "budget" and "1,001 × 1,001 rows" in err.value.detail
+    assert err.value.param == "budget" and "1,001 × 1,002 rows" in err.value.detail
 
 
 def test_cov_may_name_a_vectors_components():
@@ -369,6 +378,78 @@ def test_cov_may_name_a_vectors_components():
     assert got["u(f)"][0] == pytest.approx(math.sqrt(0.01 + 0.04 + 0.01 + 0.25), rel=1e-14)
 
 
+# JCGM 101 9.3 (mass calibration), in mg and kg/m³: the air-buoyancy inputs ρa, ρW, ρR are
+# rectangular (half-widths 0.10, 1000, 50) and their first-order sensitivities are 0
+MASS = "(mRc + dmRc)*(1 + (ra - 1.2)*(1/rW - 1/rR)) - 100000"
+MASS_AT = {"mRc": "100000+-0.050", "dmRc": "1.234+-0.020", "ra": 1.2, "rW": 8000, "rR": 8000}
+MASS_DIST = {"ra": "uniform:0.10", "rW": "uniform:1000", "rR": "uniform:50"}
+
+
+def test_budget_has_a_total_row_with_nu_eff_k_and_U():
+    """The total row: f, u(f), ν_eff (900/73 by G.2b, truncated to 12), k, U(f) = k·u(f);
+    the inputs' rows have no k or U(f) (nan), their shares add up to 100."""
+    got = propagate("x + 2y", at={"x": "1+-1;nu=4", "y": "2+-1;nu=9"}, coverage=0.95,
+                    budget=True)
+    assert list(got["input"]) == ["x", "y", "total"]
+    assert got["value"][2] == 5.0 and got["u_i(f)"][2] == pytest.approx(math.sqrt(5), 1e-15)
+    np.testing.assert_allclose(got["nu"], [4, 9, 900 / 73], rtol=1e-14)
+    assert got["share"][:2].sum() == pytest.approx(100.0, rel=1e-14)
+    assert np.isnan(got["k"][:2]).all() and np.isnan(got["U(f)"][:2]).all()
+    # t_0.975(12) by tests/reference/make_student_t.py's bisection (mpmath 1.4.1)
+    assert got["k"][2] == pytest.approx(2.1788128296672289, rel=1e-13)
+    assert got["U(f)"][2] == pytest.approx(got["k"][2] * math.sqrt(5), rel=1e-15)
+    assert "nu" not in propagate("x", at={"x": "1+-1"}, budget=True)
+
+
+def test_second_order_budget_shows_air_buoyancy_jcgm_101_9_3():
+    """JCGM 101 9.3: u(δm) = 0.0539 mg to first order, 0.0750 mg with eq. 14's terms;
+    the pair (ρa, ρW) carries (m/ρW²·u(ρa)u(ρW))², 48 % of u2², though every
+    first-order sensitivity of the air-buoyancy inputs is 0."""
+    first = propagate(MASS, at=MASS_AT, dist=MASS_DIST)
+    assert round(first["u(f)"][0], 4) == 0.0539
+    got = propagate(MASS, at=MASS_AT, dist=MASS_DIST, order=2, budget=True)
+    rows = {name: i for i, name in enumerate(got["input"])}
+    assert list(rows) == ["mRc", "dmRc", "ra", "rW", "rR", "ra*rW", "ra*rR", "total"]
+    u2 = got["u_i(f)"][rows["total"]]
+    assert round(u2, 4) == 0.0750
+    m, ua, uw, ur = 100001.234, 0.1 / math.sqrt(3), 1000 / math.sqrt(3), 50 / math.sqrt(3)
+    pair = (m / 8000**2 * ua * uw) ** 2
+    assert got["share"][rows["ra*rW"]] == pytest.approx(100 * pair / u2**2, rel=1e-10)
+    assert round(got["share"][rows["ra*rW"]]) == 48
+    assert got["c"][rows["ra*rW"]] == pytest.approx(-m / 8000**2, rel=1e-12)
+    assert got["u_i(f)"][rows["ra*rR"]] == pytest.approx(m / 8000**2 * ua * ur, rel=1e-10)
+    assert [got["share"][rows[n]] for n in ("ra", "rW", "rR")] == [0.0, 0.0, 0.0]
+    assert got["share"][:-1].sum() == pytest.approx(100.0, rel=1e-12)
+
+
+def test_second_order_budget_of_gum_h1_by_hand():
+    """GUM H.1.7's terms: the pairs (δα, θ) and (αs, δθ) carry (ls·u(δα)u(θ))² and
+    (ls·u(αs)u(δθ))²; the inputs' shares add them up to 100 % of u2²."""
+    got = propagate(H1_F, at=H1_AT, order=2, budget=True)
+    rows = {name: i for i, name in enumerate(got["input"])}
+    u2 = got["u_i(f)"][rows["total"]]
+    ls = 50000623.0
+    assert got["u_i(f)"][rows["da*th"]] == pytest.approx(ls * 0.58e-6 * 0.41, rel=1e-12)
+    assert got["u_i(f)"][rows["als*dth"]] == pytest.approx(ls * 1.2e-6 * 0.029, rel=1e-12)
+    assert got["share"][:-1].sum() == pytest.approx(100.0, rel=1e-12)
+    assert u2 == pytest.approx(propagate(H1_F, at=H1_AT, order=2)["u2(f)"][0], rel=1e-14)
+
+
+def test_flat_first_order_gets_a_note():
+    """x² at x = 0: every sensitivity is 0, u(f) = 0, and a note says why and what helps."""
+    got = propagate("x^2", at={"x": "0+-1"})
+    assert got["u(f)"][0] == 0.0
+    assert len(got.notes) == 1 and "every first-order sensitivity is 0" in got.notes[0]
+    assert "second order" in got.notes[0] and "Monte Carlo" in got.notes[0]
+    assert propagate("x^2", at={"x": "0+-1"}, order=2).notes == []
+    assert propagate("x^2", at={"x": "1+-1"}).notes == []
+
+
+def test_second_order_budget_of_correlated_inputs_is_refused():
+    with pytest.raises(PropagationError) as err:
+        propagate("x*y", at={"x": "1+-0.1", "y": "2+-0.1"}, corr={("x", "y"): 0.5},
+                  order=2, budget=True)
+    assert err.value.param == "budget" and "independent inputs" in err.value.detail
 @pytest.mark.parametrize("block", [1, 5, 1 << 20])
 def test_jacobian_rows_in_blocks_give_the_closed_forms(monkeypatch, block):
     """u(f) from the Jacobian taken a few rows at a time (one row, a few, all at once),
@@ -388,4 +469,6 @@ def test_jacobian_rows_in_blocks_give_the_closed_forms(monkeypatch, block):
     assert "y" in got and "x" not in got
     budget = propagate("[x[0] + x[1], x[0] - x[1], 3*y, y*x[0]]",
                        at={"x": ([x0, 5.0], [s0, s1]), "y": (y, sy)}, budget=True)
-    np.testing.assert_array_equal(budget["c"], [1, 1, 0, 1, -1, 0, 0, 0, 3, y, 0, x0])
+    inputs_rows = np.asarray(budget["input"]) != "total"  # each output's total row aside
+    np.testing.assert_array_equal(np.asarray(budget["c"])[inputs_rows],
+                                  [1, 1, 0, 1, -1, 0, 0, 0, 3, y, 0, x0])

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ...evaluation.fields.rows import critical_rows, descend_rows, flow_rows
+from ...evaluation.fields.rows import descend_rows, flow_rows
 from ...evaluation.spec_text import parse_grid, parse_point
 from ...lang import free_variables, parse
 from ..definition import BY_NAME
@@ -110,8 +110,8 @@ _UNBOUND = {
 
 def run_critical(what: str, expression: str, grid: list[str], points: str | None,
                  at: list[str], fmt: str, output: str | None, precision: int, quiet: bool,
-                 max_points: int, units: list[str] | None = None,
-                 to: list[str] | None = None) -> int:
+                 max_points: int, track: str | None = None,
+                 units: list[str] | None = None, to: list[str] | None = None) -> int:
     """Find, classify and write the critical points seeded by --grid or --points: the
     options' text read into the library's parameters, then the library's one path
     (``gradcli.api.critical_points``, which ``gradcli.critical`` runs too)."""
@@ -146,12 +146,11 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
         for name, given in (("units", units), ("to", to)):
             if given:
                 seeds[name] = TABLE[name].read(given, None)
-        found, function, box = critical_points(expression, at=held, max_points=max_points,
-                                               unbound=_UNBOUND["critical"], **seeds)
+        found, columns, box = critical_points(expression, at=held, max_points=max_points,
+                                              track=track, unbound=_UNBOUND["critical"],
+                                              **seeds)
     from ...evaluation.fields.notes import critical_notes
-    from ...evaluation.units import critical_units
 
-    columns = critical_units(critical_rows(found, function.n), function)
     for line in _said(critical_notes(found, box)):
         note(line, quiet)
     _write(columns, _request(expression, fmt, output, precision, quiet, found.columns),

@@ -36,6 +36,11 @@ def run_numeric(what: str, **options: Any) -> int:
     """The body of every numeric command (``definition.py`` routes them here): the options as
     declared become one Request, which is run; with --formula, the formulas instead."""
     form = options.pop("formula", None)
+    coords = options.pop("coords", None)
+    if coords is not None:  # curvilinear coordinates: their own module
+        from .curvilinear import run_coords
+
+        return run_coords(what, coords, form, **options)
     if form is not None or options.get("fmt") == "latex":
         from .formula import run_formula  # --formula: formulas, not values
 
@@ -127,7 +132,7 @@ def read_parameters(what: str, options: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in computation(what).parameters:
         p, text = TABLE[name], options.get(name)
-        if not p.given(text) or text == []:
+        if not p.given(text) or (isinstance(text, list) and not text):
             continue
         out[name] = p.read(text, read_array) if p.read is not None else text
     return out

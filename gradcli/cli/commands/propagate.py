@@ -18,22 +18,27 @@ import numpy as np
 
 from ...evaluation.propagate import PropagationError, parse_estimates
 from ...evaluation.spec_text import parse_point
-from ..errors import ExitStatus, UsageProblem, expression_warnings, note
+from ..definition import PROPAGATE
+from ..errors import ExitStatus, UsageProblem, expression_warnings, note, writing_stdout
 from ..inputs import MAX_ARRAY_BYTES, read_array
-from .fields import _request, _write
+from .fields import _request
 
-#: the option each library parameter comes from
-_FLAGS = {"at": "--at", "u": "--u", "corr": "--corr", "cov": "--cov", "dist": "--dist",
-          "order": "--order", "k": "--k", "budget": "--budget",
-          "monte_carlo": "--monte-carlo", "coverage": "--coverage", "seed": "--seed"}
+#: the option each library parameter comes from (the declaration's: one name each)
+_FLAGS = {o.name: o.flags[0] for o in PROPAGATE}
 
 
-def _flag_error(exc: PropagationError, cov_path: str | None) -> UsageProblem:
+def _flag_error(exc: PropagationError, cov_path: str | None,
+                readings_path: str | None = None, inputs_path: str | None = None
+                ) -> UsageProblem:
     """The library's error, said with the option the user typed."""
     flag = _FLAGS.get(exc.param, exc.param)
     key = exc.key
     if exc.param == "cov" and cov_path:
         where = f"{flag} {cov_path}"
+    elif exc.param == "readings" and readings_path:
+        where = f"{flag} {readings_path}" + (f": {key}" if key is not None else "")
+    elif exc.param == "inputs" and inputs_path:
+        where = f"{flag} {inputs_path}" + (f": {key}" if key is not None else "")
     elif isinstance(key, tuple):
         where = f"{flag} {','.join(key)}"
     elif key is not None:
@@ -82,12 +87,93 @@ def _distributions(specs: list[str]) -> dict[str, str]:
         name, sep, value = spec.partition("=")
         name = name.strip()
         if not sep or not name or not value.strip():
-            raise UsageProblem(f"--dist '{spec}': expected NAME=uniform:A or "
-                               "NAME=triangular:A")
+            raise UsageProblem(f"--dist '{spec}': expected NAME=KIND:PARAMETERS, e.g. "
+                               "x=uniform:0.1")
         if name in out:
             raise UsageProblem(f"--dist {name} is given twice")
         out[name] = value
     return out
+
+
+def _command_line(expression: str, typed: dict[str, Any]) -> str:
+    """The command as it could be typed again (every option given, declared order),
+    quoted for a POSIX shell: a file's ``history``."""
+    import shlex
+
+    words = ["gradcli", "propagate", expression]
+    for option in PROPAGATE:
+        value = typed.get(option.name)
+        if value is None or value == [] or value is False or value == option.default_value:
+            continue
+        if option.kind == "flag":
+            words.append(option.flags[0])
+        else:
+            for item in value if option.repeat else [value]:
+                words += [option.flags[0], str(item)]
+    return shlex.join(words)
+
+
+def _write_result(result: Any, req: dict[str, Any], what: str, rounded: bool,
+                  notes: list[str]) -> None:
+    """Write the table; with ``--round`` a table or CSV is rounded as GUM 7.2.6 says
+    (files for machines keep the exact numbers). Files keep the context: a JSON
+    document's ``notes`` start with it (the table's own note, as a vjp's shapes are; the
+    verdicts follow, as said on stderr), and the ``history`` of .nc, .zarr and .parquet
+    is the command line, then the context."""
+    import json
+
+    from ... import output
+    from ...evaluation.blocks import Result
+    from ...evaluation.rounding import gum_rounded
+    from ..errors import notes_for
+    from .fields import _format
+
+    chosen = _format(what, req["fmt"], req["output"])
+    context = "context: " + json.dumps(result.context)
+    own = [context] if chosen == "json" else []  # a table or CSV shows its own: not this
+    if rounded and chosen == "table":  # text keeps a report's trailing zeros (0.30)
+        from dataclasses import replace
+
+        from ...evaluation.blocks import TEXT, Layout
+
+        cols = gum_rounded(result.arrays, text=True, digits=req["precision"])
+        blocks = [replace(b, kind=TEXT) if np.asarray(cols[b.name]).dtype == object else b
+                  for b in result.layout.blocks]
+        result = Result(Layout(blocks), cols, result.batch_shape)
+    elif rounded and chosen == "csv":  # numbers: a CSV is read by programs (0.3 for 0.30)
+        result = Result(result.layout, gum_rounded(result.arrays), result.batch_shape)
+    with writing_stdout():
+        shown = output.write(result, fmt=chosen, path=req["output"],
+                             expression=req["expression"], variables=req["variables"],
+                             notes=notes_for(chosen, own, notes), precision=req["precision"],
+                             stdout=sys.stdout, history=f"{req['history']}\n{context}")
+    for line in shown:
+        note(line, req["quiet"])
+
+
+def _samples(text: str | None) -> int | str | None:
+    """--monte-carlo's N (gradcli's constant syntax: 1e6) or ``adaptive``."""
+    if text is None or text.strip() == "adaptive":
+        return None if text is None else "adaptive"
+    from ...evaluation.propagate import MAX_MONTE_CARLO
+    from ..values import whole
+
+    try:
+        return whole(text, 2, MAX_MONTE_CARLO)
+    except ValueError as exc:
+        raise UsageProblem(f"--monte-carlo: {exc} (or adaptive)") from None
+
+
+def _merge_corr(from_file: dict[tuple[str, str], Any], given: dict[tuple[str, ...], str],
+                path: str) -> dict[tuple[str, ...], Any] | None:
+    """The input file's correlations and --corr's; a pair in both is an error."""
+    out: dict[tuple[str, ...], Any] = dict(from_file)
+    for pair, value in given.items():
+        if pair in out or pair[::-1] in out:
+            raise UsageProblem(f"--corr {','.join(pair)}: the correlation is in --inputs "
+                               f"{path} too: give it once")
+        out[pair] = value
+    return out or None
 
 
 def read_cov(path: str, components: Mapping[str, list[str]] | None = None) -> Any:
@@ -223,14 +309,14 @@ def _shape(labels: list[str]) -> tuple[int, ...]:
     return tuple(int(i) + 1 for i in last[last.index("[") + 1:-1].split("]["))
 
 
-def _components(estimates: Mapping[str, tuple[Any, Any]]) -> dict[str, list[str]]:
+def _components(estimates: Mapping[str, tuple[Any, ...]]) -> dict[str, list[str]]:
     """Each estimate's component labels (``x[0]``...), for checking a covariance file's
     header; a variable whose value is not an array of numbers is left to the library,
     which names what is wrong with it."""
     from ...evaluation.propagate import component_labels
 
     out: dict[str, list[str]] = {}
-    for name, (value, _) in estimates.items():
+    for name, (value, *_) in estimates.items():
         try:
             shape = np.shape(np.asarray(value, dtype=np.float64))
         except (TypeError, ValueError):
@@ -239,25 +325,40 @@ def _components(estimates: Mapping[str, tuple[Any, Any]]) -> dict[str, list[str]
     return out
 
 
-def run_propagate(what: str, expression: str, at: list[str], u: list[str],
-                  corr: list[str], cov: str | None, order: int, k: float, budget: bool,
-                  monte_carlo: int | None, dist: list[str], coverage: float,
-                  seed: int | None, fmt: str, output: str | None, precision: int,
-                  quiet: bool, units: list[str] | None = None,
+def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: list[str],
+                  inputs: str | None, readings: str | None, corr: list[str],
+                  cov: str | None, order: int, k: float | None, budget: bool,
+                  monte_carlo: str | None, interval: str, digits: int, dist: list[str],
+                  coverage: float | None,
+                  seed: int | None, round: bool, fmt: str, output: str | None,
+                  precision: int, quiet: bool, units: list[str] | None = None,
                   to: list[str] | None = None) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
     whether Monte Carlo agrees with the law of propagation."""
     from ...evaluation.propagate import propagate
 
-    if not at:
+    typed = {k: v for k, v in locals().items() if k not in ("what", "expression")}
+    if not at and not readings and not inputs:
         raise UsageProblem('no estimates given: add --at "x=1+-0.1" (NAME=VALUE+-U, one per '
                            "variable of the formula)")
     with expression_warnings(quiet):
         estimates = _estimates(at)
         kwargs: dict[str, Any] = {
-            "u": _merged(u, "--u") or None, "corr": _correlations(corr) or None,
-            "cov": read_cov(cov, _components(estimates)) if cov else None,
-            "dist": _distributions(dist) or None}
+            "u": _merged(u, "--u") or None, "nu": _merged(nu, "--nu") or None,
+            "corr": _correlations(corr) or None, "dist": _distributions(dist) or None}
+        if readings:
+            from ..calibration_files import read_readings
+
+            kwargs["readings"] = read_readings(readings)
+        if inputs:
+            from ..calibration_files import read_inputs
+
+            kwargs["inputs"], file_corr = read_inputs(inputs)
+            kwargs["corr"] = _merge_corr(file_corr, kwargs["corr"] or {}, inputs)
+        # the header is checked against --at's variables; readings' and an input file's
+        # are the library's to check
+        kwargs["cov"] = read_cov(cov, None if readings or inputs else
+                                 _components(estimates)) if cov else None
         from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
 
         for name, given in (("units", units), ("to", to)):
@@ -265,15 +366,17 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str],
                 kwargs[name] = TABLE[name].read(given, None)
         try:
             result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
-                               monte_carlo=monte_carlo, coverage=coverage, seed=seed,
-                               **kwargs)
+                               monte_carlo=_samples(monte_carlo), coverage=coverage,
+                               seed=seed, interval=interval, digits=digits, **kwargs)
         except PropagationError as exc:
-            raise _flag_error(exc, cov) from None
-    names = [n for n in estimates]
+            raise _flag_error(exc, cov, readings, inputs) from None
+    names = [n for n in estimates] + list(kwargs.get("readings") or ()) + \
+        list(kwargs.get("inputs") or ())
     # the library's notes (Monte Carlo's verdict, its non-finite values, the result's) are
     # the command's: in a JSON output's notes, and on stderr once the output is written
-    _write(result, _request(expression, fmt, output, precision, quiet, names), what,
-           result.notes)
+    req = _request(expression, fmt, output, precision, quiet, names)
+    req["history"] = _command_line(expression, typed)
+    _write_result(result, req, what, round, result.notes)
     for line in result.notes:
         note(line, quiet)
     sys.stdout.flush()

@@ -1,0 +1,37 @@
+"""``gradcli implicit``: the derivatives of y(x) defined by F(x, y) = 0 at points on the
+curve (``gradcli.evaluation.implicit``), written as rows like every other command."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...evaluation.implicit import TOL, implicit_columns
+from ...evaluation.spec_text import parse_point
+from ..errors import ExitStatus, UsageProblem, expression_warnings
+from .fields import _format, _request, _write
+
+
+def _names(text: str | list[str] | None) -> list[str] | None:
+    """``y,z`` (or repeated) -> ["y", "z"]; None when not given."""
+    if not text:
+        return None
+    items = text if isinstance(text, list) else [text]
+    return [n.strip() for item in items for n in item.split(",") if n.strip()]
+
+
+def run_implicit(what: str, expression: str, solve_for: str, at: list[str],
+                 wrt: list[str] | None, order: int, tol: float | None, fmt: str,
+                 output: str | None, precision: int, quiet: bool) -> int:
+    """Check each --at point is on the curve, then write y's derivatives there."""
+    _format(what, fmt, output)
+    if not at:
+        raise UsageProblem("give the point on the curve with --at, e.g. --at x=0.6,y=0.8")
+    points = [parse_point(spec, "at") for spec in at]
+    unknown = _names(solve_for) or []
+    with expression_warnings(quiet):
+        columns: dict[str, Any] = implicit_columns(
+            expression, unknown, points, order=order, tol=TOL if tol is None else tol,
+            wrt=_names(wrt))
+    variables = [c for c in columns if c in points[0]]
+    _write(columns, _request(expression, fmt, output, precision, quiet, variables), what)
+    return ExitStatus.OK

@@ -1,0 +1,276 @@
+"""grad, div, curl and the Laplacian in polar, cylindrical and spherical coordinates.
+
+The variables are the coordinates (r, θ for polar; r, φ, z for cylindrical; r, θ, φ for
+spherical, θ the polar angle from +z and φ the azimuth, as ISO 80000-2), and a vector
+field's components are physical ones, in the orthonormal basis (ê_r, ê_θ, ê_φ): the
+textbook form. Every operator is the orthogonal-coordinates formula with the scale
+factors (Lamé coefficients) h_i, each written once below as text of the language:
+
+    grad_i f    = (1/h_i)·∂_i f
+    div F       = (1/H)·Σ_i ∂_i(H/h_i·F_i),                       H = h_1·h_2·h_3
+    curl F      = (1/(h_j·h_k))·(∂_j(h_k·F_k) - ∂_k(h_j·F_j))      (i, j, k) cyclic
+                  (2-D: (1/(h_1·h_2))·(∂_1(h_2·F_2) - ∂_2(h_1·F_1)))
+    laplacian f = (1/H)·Σ_i ∂_i(H/h_i²·∂_i f)
+
+The derivatives ∂_i of the formula come from the engine (its gradient, Jacobian or
+Hessian by the coordinates, at the points given), and so do those of the coefficients
+(H/h_i, h_i, H/h_i²: one Jacobian of them at the same points); the products are expanded
+by the product rule. Nothing goes through Cartesian coordinates, so a point on an axis
+(r = 0, or sin θ = 0 where H = 0) gives what the formulas give there: nan or ±inf where
+1/H is met (the conventions page says so), the limit only where no division by 0 occurs.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .binding import EvaluationError, ref
+
+
+@dataclass(frozen=True)
+class System:
+    """A coordinate system: its coordinates' default names and its scale factors as text
+    over ``{0}``, ``{1}``, ``{2}`` (the coordinates in order)."""
+
+    names: tuple[str, ...]
+    scale: tuple[str, ...]
+    what: str
+
+
+SYSTEMS: dict[str, System] = {
+    "polar": System(("r", "theta"), ("1", "{0}"), "r ≥ 0, θ the angle from +x"),
+    "cylindrical": System(("r", "phi", "z"), ("1", "{0}", "1"),
+                          "r ≥ 0 from the z axis, φ the azimuth from +x, z"),
+    "spherical": System(("r", "theta", "phi"), ("1", "{0}", "{0}*sin({1})"),
+                        "r ≥ 0, θ from +z (0 to π), φ the azimuth from +x (ISO 80000-2)"),
+}
+#: the operators that take --coords
+OPERATORS = ("grad", "div", "curl", "laplacian")
+
+
+def parse_coords(text: str) -> tuple[str, tuple[str, ...]]:
+    """``spherical`` or ``spherical:rho,t,p`` -> (system, coordinate names)."""
+    name, _, rest = text.partition(":")
+    name = name.strip()
+    if name not in SYSTEMS:
+        raise EvaluationError(f"{ref('coords', text=repr(text))}: unknown coordinate system "
+                              f"'{name}' (one of {', '.join(SYSTEMS)})")
+    system = SYSTEMS[name]
+    if not rest:
+        return name, system.names
+    names = tuple(n.strip() for n in rest.split(","))
+    if len(names) != len(system.names) or not all(n.isidentifier() for n in names) or \
+            len(set(names)) != len(names):
+        raise EvaluationError(f"{ref('coords', text=repr(text))}: {name} needs "
+                              f"{len(system.names)} different names, as in "
+                              f"{name}:{','.join(system.names)}")
+    return name, names
+
+
+def _bound(where: Mapping[str, Any]) -> set[str]:
+    names: set[str] = set()
+    at = where.get("at")
+    for point in ([at] if isinstance(at, Mapping) else at or []):
+        names |= set(point)
+    for key in ("grid", "points", "fixed"):
+        names |= set(where.get(key) or {})
+    return names
+
+
+def _evaluate(expression: str, what: str, names: Sequence[str], quiet_names: set[str],
+              where: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """gradcli.evaluate by the coordinates; the coordinates (and the user's variables, for
+    the coefficients) that the formula does not use are bound without a warning."""
+    from ..lang import ExpressionWarning, free_variables, parse
+    from .evaluator import evaluate
+
+    used = set(free_variables(parse(expression)))
+    with warnings.catch_warnings():
+        if _bound(where) - used <= quiet_names:
+            warnings.simplefilter("ignore", ExpressionWarning)
+        result = evaluate(expression, what, wrt=list(names), **where)
+    shape = np.broadcast_shapes(*(np.shape(v) for v in result.values()))
+    return {k: np.broadcast_to(np.asarray(v, dtype=float), shape) for k, v in result.items()}
+
+
+def curvilinear_columns(expression: str, what: str, coords: str,
+                        where: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The columns of ``gradcli WHAT --coords COORDS``: the variables, the formula's value
+    (``f`` or ``f[i]``), then ``grad_r``, ``grad_theta``... (named for the coordinates),
+    ``div``, ``curl`` (2-D) or ``curl_r``..., or ``laplacian``; one row per point
+    (``where``: ``at``, ``grid``, ``points`` and ``fixed``, as ``gradcli.evaluate``)."""
+    from ..lang import free_variables, parse
+
+    if what not in OPERATORS:
+        raise EvaluationError(f"{ref('coords')} applies to {', '.join(OPERATORS)}, not {what}")
+    system_name, names = parse_coords(coords)
+    system = SYSTEMS[system_name]
+    n = len(names)
+    tree = parse(expression)  # its own errors first, on the text as typed
+    missing = [c for c in names if c not in _bound(where)]
+    if missing:
+        raise EvaluationError(f"a point in {system_name} coordinates gives "
+                              f"{', '.join(names)}: add {missing[0]} (as {ref('at')}, "
+                              f"{ref('grid')} or {ref('points')})")
+    variables = list(dict.fromkeys([*free_variables(tree), *names]))
+    quiet_names = set(variables)
+    h = [s.format(*names) for s in system.scale]
+    H = "*".join(f"({t})" for t in h)
+    zero = " + ".join(f"0*{v}" for v in variables)
+
+    def coefficients(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The values (m, N) and the Jacobian (m, n, N) of texts over the coordinates."""
+        got = _evaluate(f"[{', '.join(texts)}] + ({zero})", "jacobian", names, quiet_names,
+                        where)
+        m = len(texts)
+        values = np.stack([got[f"f[{i}]"].ravel() for i in range(m)])
+        jac = np.stack([np.stack([got[f"df[{i}]/d{q}"].ravel() for q in names])
+                        for i in range(m)])
+        return values, jac
+
+    if what in ("grad", "laplacian"):
+        from ..lang import Vector
+
+        if isinstance(tree, Vector):
+            raise EvaluationError(f"{what} --coords takes a scalar formula f")
+        got = _evaluate(expression, "grad", names, quiet_names, where)
+        f = got["f"].ravel()
+        D = np.stack([got[f"df/d{q}"].ravel() for q in names])  # ∂_i f
+        out = {v: got[v].ravel() for v in got if v in variables}
+        out["f"] = f
+        if what == "grad":
+            hv, _ = coefficients(h)
+            with np.errstate(all="ignore"):
+                for i, q in enumerate(names):
+                    out[f"grad_{q}"] = D[i] / hv[i]
+            return out
+        second = _evaluate(expression, "hessian", names, quiet_names, where)
+        D2 = np.stack([second[f"d2f/d{q}d{q}"].ravel() for q in names])
+        K, dK = coefficients([f"{H}/({t})^2" for t in h])
+        Hv, _ = coefficients([H])
+        with np.errstate(all="ignore"):
+            total = sum(K[i] * D2[i] + dK[i, i] * D[i] for i in range(n))
+            out["laplacian"] = total / Hv[0]
+        return out
+    got = _evaluate(expression, "jacobian", names, quiet_names, where)
+    if f"f[{n - 1}]" not in got or f"f[{n}]" in got or "f" in got:
+        raise EvaluationError(f"{what} --coords {system_name} takes a field of {n} "
+                              f"components [{', '.join('F_' + q for q in names)}] (physical "
+                              "components, in the orthonormal basis)")
+    F = np.stack([got[f"f[{i}]"].ravel() for i in range(n)])
+    J = np.stack([np.stack([got[f"df[{i}]/d{q}"].ravel() for q in names]) for i in range(n)])
+    out = {v: got[v].ravel() for v in got if v in variables}
+    for i in range(n):
+        out[f"f[{i}]"] = F[i]
+    hv, dh = coefficients(h)
+    if what == "div":
+        G, dG = coefficients([H + f"/({t})" for t in h])
+        Hv, _ = coefficients([H])
+        with np.errstate(all="ignore"):
+            total = sum(G[i] * J[i, i] + dG[i, i] * F[i] for i in range(n))
+            out["div"] = total / Hv[0]
+        return out
+
+    def d_of_product(k: int, j: int) -> np.ndarray:
+        """∂_j(h_k·F_k) by the product rule."""
+        return hv[k] * J[k, j] + dh[k, j] * F[k]
+
+    with np.errstate(all="ignore"):
+        if n == 2:
+            out["curl"] = (d_of_product(1, 0) - d_of_product(0, 1)) / (hv[0] * hv[1])
+            return out
+        for i, q in enumerate(names):
+            j, k = (i + 1) % 3, (i + 2) % 3
+            out[f"curl_{q}"] = (d_of_product(k, j) - d_of_product(j, k)) / (hv[j] * hv[k])
+    return out
+
+
+def _partials(text: str, names: Sequence[str]) -> list[str]:
+    """∂text/∂q for each coordinate q, as formulas ("0" where text does not use q)."""
+    from .formula import formula
+
+    got = formula(text, "grad")
+    return [got.get(f"df/d{q}", "0") if isinstance(got, dict) else "0" for q in names]
+
+
+def _simplified(text: str, avoid: set[str]) -> str:
+    """``text`` through the formula printer's simplifier: the derivative of s·text by a
+    new variable s is text itself, simplified."""
+    from .formula import formula
+
+    s = next(n for n in ("s", "s_", "s__", "s___") if n not in avoid)
+    got = formula(f"{s}*({text})", "grad", wrt=[s])
+    return str(got[f"df/d{s}"]) if isinstance(got, dict) else text
+
+
+def curvilinear_formulas(expression: str, what: str, coords: str) -> dict[str, str]:
+    """The formulas ``--coords --formula`` prints: the columns of
+    :func:`curvilinear_columns` after the values, each the orthogonal-coordinates formula
+    (module docstring) with the formula's partials and the scale factors put in, then
+    simplified."""
+    from ..lang import Program, Vector, free_variables, parse, to_text
+    from .formula import formula
+
+    if what not in OPERATORS:
+        raise EvaluationError(f"{ref('coords')} applies to {', '.join(OPERATORS)}, not {what}")
+    system_name, names = parse_coords(coords)
+    system = SYSTEMS[system_name]
+    tree = parse(expression)
+    if isinstance(tree, Program):
+        raise EvaluationError("--formula with coordinates takes one formula, not a program "
+                              "with steps")
+    avoid = set(free_variables(tree)) | set(names)
+    h = [s.format(*names) for s in system.scale]
+    H = "*".join(f"({t})" for t in h)
+    dh = [_partials(t, names) for t in h]
+    n = len(names)
+    out: dict[str, str] = {}
+    if what in ("grad", "laplacian"):
+        if isinstance(tree, Vector):
+            raise EvaluationError(f"{what} --coords takes a scalar formula f")
+        first = formula(expression, "grad")
+        D = [first.get(f"df/d{q}", "0") for q in names] if isinstance(first, dict) else \
+            ["0"] * n
+        if what == "grad":
+            for i, q in enumerate(names):
+                out[f"grad_{q}"] = _simplified(f"({D[i]})/({h[i]})", avoid)
+            return out
+        second = formula(expression, "hessian")
+        D2 = [second.get(f"d2f/d{q}d{q}", "0") if isinstance(second, dict) else "0"
+              for q in names]
+        K = [f"{H}/({t})^2" for t in h]
+        dK = [_partials(k, names)[i] for i, k in enumerate(K)]
+        terms = [f"({K[i]})*({D2[i]}) + ({dK[i]})*({D[i]})" for i in range(n)]
+        out["laplacian"] = _simplified(f"({' + '.join(terms)})/({H})", avoid)
+        return out
+    if not isinstance(tree, Vector) or len(tree.items) != n:
+        raise EvaluationError(f"{what} --coords {system_name} takes a field of {n} "
+                              f"components [{', '.join('F_' + q for q in names)}]")
+    F = [to_text(item) for item in tree.items]
+    jac = formula(expression, "jacobian")
+    J = [[jac.get(f"df[{i}]/d{q}", "0") if isinstance(jac, dict) else "0" for q in names]
+         for i in range(n)]
+    if what == "div":
+        G = [H + f"/({t})" for t in h]
+        dG = [_partials(g, names)[i] for i, g in enumerate(G)]
+        terms = [f"({G[i]})*({J[i][i]}) + ({F[i]})*({dG[i]})" for i in range(n)]
+        out["div"] = _simplified(f"({' + '.join(terms)})/({H})", avoid)
+        return out
+
+    def d_of_product(k: int, j: int) -> str:
+        return f"({h[k]})*({J[k][j]}) + ({F[k]})*({dh[k][j]})"
+
+    if n == 2:
+        out["curl"] = _simplified(f"({d_of_product(1, 0)} - ({d_of_product(0, 1)}))/"
+                                  f"(({h[0]})*({h[1]}))", avoid)
+        return out
+    for i, q in enumerate(names):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        out[f"curl_{q}"] = _simplified(f"({d_of_product(k, j)} - ({d_of_product(j, k)}))/"
+                                       f"(({h[j]})*({h[k]}))", avoid)
+    return out
