@@ -1079,6 +1079,26 @@ INTEGRATE = Command(
               'gradcli integrate "[x, y]" --disc 0,0,2 --flux --check green',
               'gradcli integrate "[x, y, z]" --ball 0,0,0,1 --check divergence'))
 
+#: plot's paths and surfaces over the field: integrate's options, repeatable (their specs
+#: read by integrate's parsers; gradcli.plot.PlotOptions fields of the same names)
+PLOT_TRACED = (
+    replace(PATH, default=PLOT_DEFAULT, once=False, repeat=True,
+            help="Draw the path 't: [x(t), y(t)], t=LO:HI' over a plane (three components "
+            "over a 3-D field's page), its components pairing with the drawn variables, at "
+            "a fixed number of points from the engine (see the limits); a start marker and "
+            "an arrowhead at the end show its orientation. Repeatable."),
+    replace(DISC, default=PLOT_DEFAULT, once=False, repeat=True,
+            help="Draw the boundary of a disc, counter-clockwise, as a --path."),
+    replace(BOX, default=PLOT_DEFAULT, once=False, repeat=True,
+            help="Draw the boundary of a rectangle, counter-clockwise, as a --path."),
+    replace(SURFACE, default=PLOT_DEFAULT, once=False, repeat=True,
+            help="Draw the surface 'u,v: [x, y, z], u=LO:HI, v=LO:HI' over a 3-D field's "
+            "cones (-o *.html), translucent, with a cone along r_u x r_v at the centre of "
+            "its (u, v) rectangle; a flat picture cannot show it."),
+    replace(BALL, default=PLOT_DEFAULT, once=False, repeat=True,
+            help="Draw the sphere bounding a ball as a --surface (outward normal)."),
+)
+
 #: repl's -f: the format every line without its own -f or -o is answered in
 REPL_FORMAT = Option(
     "fmt", ("--format", "-f"), "choice", "auto", metavar="FORMAT",
@@ -1100,7 +1120,8 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         "arrows (one variable), a heatmap with gradient arrows or streamlines (two), a slice "
         "or interactive cones (three), an animation, or a terminal preview.",
         run="gradcli.cli.commands.plot:run_plot",
-        options=(PLOT_OUTPUT, PLOT_GRID, HOLD, *PLOT_DRAWING, *PLOT_FIELDS, QUIET,
+        options=(PLOT_OUTPUT, PLOT_GRID, HOLD, *PLOT_DRAWING, *PLOT_FIELDS, *PLOT_TRACED,
+                 QUIET,
                  MAX_POINTS),
         group="plot", writes=(format_table.PICTURE, format_table.ANIMATION),
         examples=('gradcli plot "sin(x)*cos(y)" --grid x=0:2pi:100 --grid y=0:2pi:100 '
@@ -1120,7 +1141,9 @@ OTHER_COMMANDS: tuple[Command, ...] = (
                   'gradcli plot "(x^2+y-11)^2 + (x+y^2-7)^2" --grid x=-5:5:101 --grid '
                   'y=-5:5:101 --basins --mark-critical -o basins.png',
                   'gradcli plot "(1-x)^2 + 100(y-x^2)^2" --grid x=-2:2:101 --grid y=-1:3:101 '
-                  '--path-from x=-1.2,y=1 --method adam --lr 1e-2 --log -o path.png')),
+                  '--path-from x=-1.2,y=1 --method adam --lr 1e-2 --log -o path.png',
+                  'gradcli plot "[-y, x]" --grid x=-2:2:41 --grid y=-2:2:41 --color curl '
+                  '--path "t: [cos(t), sin(t)], t=0:2pi" -o circulation.png')),
     Command(
         name="critical", help="Critical points: where grad f = 0 (or F = 0 for a vector "
         "field [P, Q, ...]), by damped Newton from the grid's points (or --points) as seeds; "

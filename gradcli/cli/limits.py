@@ -34,6 +34,7 @@ def limits() -> list[tuple[str, str, str]]:
         MAX_PIXELS_PER_SIDE,
         PICTURE_BYTES_PER_POINT,
     )
+    from ..plot.traced import MAX_TRACED, PATH_SAMPLES, SURFACE_SAMPLES
     from .calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
     from .commands.repl import HISTORY_BYTES, HISTORY_LINES, MAX_DEFINITIONS
     from .commands.repl import MAX_LINE as SESSION_LINE
@@ -85,6 +86,9 @@ def limits() -> list[tuple[str, str, str]]:
         ("Contour levels", _n(MAX_CONTOUR_LEVELS), "more are drawn as this many, with a note"),
         ("Animation frames", _n(MAX_FRAMES), "--animate t=A:B:N"),
         ("Points of an HTML page", _n(MAX_PAGE_POINTS), "each has a hover label"),
+        ("Paths and surfaces over a picture (plot --path, --surface, ...)", _n(MAX_TRACED),
+         f"more are refused; a path is drawn at {PATH_SAMPLES} points, a surface at "
+         f"{SURFACE_SAMPLES}x{SURFACE_SAMPLES}"),
         ("Work of building formulas (--formula)", f"budget / {STEP_BYTES} B steps",
          f"{_n(DEFAULT_MEMORY // STEP_BYTES)} at the default budget; a step: a term, factor "
          f"or argument handled, {TEXT_STEP} characters of text; a new subexpression "

@@ -397,6 +397,25 @@ def parse_surface(text: str) -> tuple[tuple[str, str], str, tuple[float, float, 
         ranges[0], ranges[1], ranges[2], ranges[3])
 
 
+def ball_surface(text: str) -> tuple[tuple[str, str], str, tuple[float, float, float, float],
+                                     tuple[float, float, float, float]]:
+    """A ball ``cx,cy,cz,R`` as its bounding sphere, outward: ((u, v), the surface's
+    vector text, the (u, v) box, (cx, cy, cz, R))."""
+    from .binding import parse_constant
+    from .spec_text import split_top
+
+    parts = [p.strip() for p in split_top(text, ",")]
+    where = ref("ball", text=repr(text))
+    values = [parse_constant(p, where) for p in parts] if len(parts) == 4 else []
+    if len(values) != 4 or not all(isinstance(v, float) and math.isfinite(v)
+                                   for v in values) or values[3] <= 0:
+        raise EvaluationError(f"{where}: give the centre and a radius > 0, cx,cy,cz,R")
+    cx, cy, cz, radius = values
+    shape = (f"[({cx!r}) + ({radius!r})*sin(u)*cos(v), ({cy!r}) + ({radius!r})*sin(u)*"
+             f"sin(v), ({cz!r}) + ({radius!r})*cos(u)]")
+    return ("u", "v"), shape, (0.0, math.pi, 0.0, 2 * math.pi), (cx, cy, cz, radius)
+
+
 def surface_columns(expression: str, surface: str | None = None, *, ball: str | None = None,
                     check: str | None = None, tol: float = TOL,
                     wrt: Sequence[str] | None = None,
@@ -405,8 +424,6 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
     (or the sphere bounding ``ball`` = "cx,cy,cz,R", outward), and with ``check=
     "divergence"`` the volume integral of div F over the ball: (columns, notes)."""
     from ..lang import free_variables, parse
-    from .binding import parse_constant
-    from .spec_text import split_top
 
     fixed = dict(fixed or {})
     if (surface is None) == (ball is None):
@@ -418,17 +435,7 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
         raise EvaluationError(f"{ref('check')} stokes needs a {ref('surface')} with a "
                               "boundary (a sphere has none)")
     if ball is not None:
-        parts = [p.strip() for p in split_top(ball, ",")]
-        where = ref("ball", text=repr(ball))
-        values = [parse_constant(p, where) for p in parts] if len(parts) == 4 else []
-        if len(values) != 4 or not all(isinstance(v, float) and math.isfinite(v)
-                                       for v in values) or values[3] <= 0:
-            raise EvaluationError(f"{where}: give the centre and a radius > 0, cx,cy,cz,R")
-        cx, cy, cz, radius = values
-        params = ("u", "v")
-        text = (f"[({cx!r}) + ({radius!r})*sin(u)*cos(v), ({cy!r}) + ({radius!r})*sin(u)*"
-                f"sin(v), ({cz!r}) + ({radius!r})*cos(u)]")
-        box = (0.0, math.pi, 0.0, 2 * math.pi)
+        params, text, box, (cx, cy, cz, radius) = ball_surface(ball)
     else:
         assert surface is not None
         params, text, box = parse_surface(surface)

@@ -63,8 +63,16 @@ from .layout import (
 )
 from .marks import wanted as marks_wanted
 from .marks import with_marks
-from .marks_draw import draw_basins, draw_critical, draw_flows, draw_legend, draw_paths
+from .marks_draw import (
+    draw_basins,
+    draw_critical,
+    draw_flows,
+    draw_legend,
+    draw_paths,
+    draw_traced,
+)
 from .options import MAX_CONTOUR_LEVELS, PlotOptions, contour_note, typed
+from .traced import given
 
 __all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "check_texts", "OVERLAYS",
            "Canvas", "plane_box", "CLIPPED"]
@@ -599,6 +607,7 @@ OVERLAYS: list[Overlay] = [
     Overlay("tangents", "curve", lambda o: o.arrows, _tangents),
     Overlay("taylor", "curve", lambda o: o.taylor is not None, _taylor),
     Overlay("flows", "plane", lambda o: bool(o.flow_from), draw_flows),
+    Overlay("traced", "plane", lambda o: bool(given(o)), draw_traced),
     Overlay("paths", "any", lambda o: bool(o.path_from), draw_paths),
     Overlay("critical", "any", lambda o: o.mark_critical, draw_critical),
     Overlay("marks legend", "any", marks_wanted, draw_legend),

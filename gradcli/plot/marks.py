@@ -32,6 +32,7 @@ from ..evaluation.fields.function import FieldFunction
 from ..evaluation.fields.starts import from_points
 from .data import Field
 from .options import PlotOptions
+from .traced import Traced, given, trace
 
 __all__ = ["Marks", "Basins", "with_marks", "point_text", "wanted", "MAX_BASIN_POINTS"]
 
@@ -58,12 +59,14 @@ class Marks:
     paths: list[tuple[str, Path]] = field(default_factory=list)  # (method, its paths)
     flows: Trajectories | None = None
     basins: Basins | None = None
+    traced: list[Traced] = field(default_factory=list)  # --path, --surface, ... (traced.py)
     notes: list[str] = field(default_factory=list)
 
 
 def wanted(opts: PlotOptions) -> bool:
     """Whether the options ask for any of these overlays."""
-    return bool(opts.mark_critical or opts.path_from or opts.flow_from or opts.basins)
+    return bool(opts.mark_critical or opts.path_from or opts.flow_from or opts.basins
+                or given(opts))
 
 
 def point_text(p: np.ndarray, digits: int = 4) -> str:
@@ -76,9 +79,16 @@ def with_marks(fl: Field, opts: PlotOptions,
     """``fl`` with its ``marks`` computed for ``opts`` (``fl`` itself when none are asked)."""
     if not wanted(opts):
         return fl
+    marks = Marks(traced=trace(fl.names, fl.held, opts))
+    for drawn in marks.traced:
+        bad = int(np.count_nonzero(~np.isfinite(drawn.points)))
+        if bad:
+            marks.notes.append(f"--{drawn.kind} {drawn.spec}: {bad:,} non-finite "
+                               "coordinates (drawn with gaps)")
+    if not (opts.mark_critical or opts.path_from or opts.flow_from or opts.basins):
+        return replace(fl, marks=marks)
     function = FieldFunction(fl.expression, {n: float(c[0]) for n, c in
                                              zip(fl.names, fl.coords, strict=True)}, fl.held)
-    marks = Marks()
     if opts.mark_critical:
         if fl.kind == "curve" and len(fl.values) > 1:
             raise EvaluationError(f"{ref('mark_critical')} marks the critical points of one scalar "

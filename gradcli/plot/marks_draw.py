@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from .figures import Canvas
 
 __all__ = ["draw_basins", "draw_critical", "draw_paths", "draw_flows", "draw_legend",
-           "MARKERS", "basin_colors", "saddle_segments", "DIRECTION_LENGTH"]
+           "draw_traced", "TRACED_COLORS", "MARKERS", "basin_colors", "saddle_segments",
+           "DIRECTION_LENGTH"]
 
 #: type -> (marker, colour): minima point down, maxima up, saddles are crosses; a field's
 #: stable points are blue, unstable red
@@ -156,6 +157,37 @@ def draw_flows(c: Canvas) -> None:
         if len(x) > 1:
             c.ax.annotate("", xy=(x[-1], y[-1]), xytext=(x[-2], y[-2]), zorder=6,
                           arrowprops={"arrowstyle": "-|>", "color": "black", "lw": 1.3})
+
+
+#: the colours of --path, --disc and --box, in order (black first, on a white halo: clear
+#: on every colour map, the diverging ones of curl and divergence too)
+TRACED_COLORS = ["#000000", "#ff7f0e", "#e377c2", "#17becf", "#bcbd22", "#9467bd",
+                 "#8c564b", "#2ca02c"]
+
+
+def draw_traced(c: Canvas) -> None:
+    """Each path over the plane with a white halo, a hollow start marker and an
+    arrowhead at its end along its last step (the orientation of a circulation). The
+    line's gid is ``traced-K`` and the arrow's ``traced-K-direction`` (K from 1), found
+    again by tests and by the SVG's ids."""
+    for k, drawn in enumerate(m for m in c.field.marks.traced if not m.surface):
+        x, y = drawn.points[:, 0], drawn.points[:, 1]
+        color = TRACED_COLORS[k % len(TRACED_COLORS)]
+        c.ax.plot(x, y, color="white", lw=4.0, alpha=0.7, zorder=5.1, solid_capstyle="round")
+        line, = c.ax.plot(x, y, color=color, lw=2.0, zorder=5.2, label=drawn.label)
+        line.set_gid(f"traced-{k + 1}")
+        c.ax.plot(x[:1], y[:1], marker="o", ms=7, mfc="white", mec=color, mew=1.8,
+                  zorder=5.3)
+        ok = np.flatnonzero(np.isfinite(x) & np.isfinite(y))
+        if len(ok) > 1:
+            end, before = ok[-1], ok[-2]
+            arrow = c.ax.annotate("", xy=(x[end], y[end]), xytext=(x[before], y[before]),
+                                  zorder=5.4, arrowprops={
+                                      "arrowstyle": "-|>", "color": color, "lw": 2.0,
+                                      "mutation_scale": 22, "shrinkA": 0, "shrinkB": 0})
+            arrow.set_gid(f"traced-{k + 1}-direction")
+            if arrow.arrow_patch is not None:  # what the SVG draws
+                arrow.arrow_patch.set_gid(f"traced-{k + 1}-direction")
 
 
 def draw_legend(c: Canvas) -> None:

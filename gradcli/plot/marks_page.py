@@ -46,6 +46,7 @@ def add_marks(fl: Field, traces: list[dict[str, Any]]) -> None:
     if marks is None:
         return
     names = fl.names
+    traces += _traced(fl)
     if marks.basins is not None and traces and traces[0].get("type") == "heatmap":
         _basins(traces[0], marks.basins)
         pts = marks.basins.points
@@ -153,3 +154,67 @@ def _basins(heatmap: dict[str, Any], basins: Any) -> None:
                 "colorbar": {"title": {"text": f"basin ({basins.method})", "side": "right"},
                              "tickvals": list(range(k)),
                              "ticktext": [point_text(p, 3) for p in basins.points]}}
+
+
+def _traced(fl: Field) -> list[dict[str, Any]]:
+    """--path, --disc, --box as lines (in space over a 3-D field) with a start marker and
+    an arrowhead at the end along the last step; --surface and --ball as a translucent
+    surface with a cone along r_u x r_v at its centre. Each trace's ``meta`` names what it
+    draws (``traced-K``, ``traced-K-start``, ``traced-K-direction``), for tests."""
+    from .html import _json_numbers
+    from .marks_draw import TRACED_COLORS
+
+    out: list[dict[str, Any]] = []
+    space = len(fl.names) == 3
+    for k, drawn in enumerate(fl.marks.traced):
+        color = TRACED_COLORS[k % len(TRACED_COLORS)]
+        gid, name = f"traced-{k + 1}", html.escape(drawn.label)
+        if drawn.surface:
+            x, y, z = (_json_numbers(a) for a in drawn.points)
+            out.append({"type": "surface", "name": name, "meta": gid, "x": x, "y": y, "z": z,
+                        "opacity": 0.45, "showscale": False, "showlegend": True,
+                        "colorscale": [[0, color], [1, color]], "hoverinfo": "skip"})
+            assert drawn.normal is not None
+            centre, normal = drawn.normal
+            out.append({"type": "cone", "name": "normal", "meta": f"{gid}-direction",
+                        "x": [float(centre[0])], "y": [float(centre[1])],
+                        "z": [float(centre[2])], "u": [float(normal[0])],
+                        "v": [float(normal[1])], "w": [float(normal[2])], "anchor": "tail",
+                        "sizemode": "scaled", "sizeref": 0.6, "showscale": False,
+                        "colorscale": [[0, color], [1, color]], "hoverinfo": "skip"})
+            continue
+        coords = {a: _json_numbers(drawn.points[:, i])
+                  for i, a in enumerate("xyz"[:len(fl.names)])}
+        param = drawn.params[0]
+        text = [f"{param} = {_num(t)}" for t in drawn.samples[0]]
+        kind = "scatter3d" if space else "scatter"
+        out.append({"type": kind, "mode": "lines", "name": name, "meta": gid, **coords,
+                    "text": text, "hovertemplate": "%{text}<extra></extra>",
+                    "line": {"color": color, "width": 4 if space else 3}})
+        out.append({"type": kind, "mode": "markers", "name": "start", "meta": f"{gid}-start",
+                    "showlegend": False, **{a: v[:1] for a, v in coords.items()},
+                    "marker": {"size": 8 if not space else 5, "color": "white",
+                               "line": {"color": color, "width": 2}}, "hoverinfo": "skip"})
+        ok = np.flatnonzero(np.isfinite(drawn.points).all(axis=1))
+        if len(ok) < 2:
+            continue
+        end, before = drawn.points[ok[-1]], drawn.points[ok[-2]]
+        if space:  # a cone at the end along the last step
+            step = end - before
+            step = step / (float(np.linalg.norm(step)) or 1.0)
+            out.append({"type": "cone", "name": "direction", "meta": f"{gid}-direction",
+                        "x": [float(end[0])], "y": [float(end[1])], "z": [float(end[2])],
+                        "u": [float(step[0])], "v": [float(step[1])], "w": [float(step[2])],
+                        "anchor": "tip", "sizemode": "scaled", "sizeref": 0.25,
+                        "showscale": False, "colorscale": [[0, color], [1, color]],
+                        "hoverinfo": "skip"})
+        else:  # an arrow marker at the end, turned along the step from the point before
+            out.append({"type": "scatter", "mode": "markers", "name": "direction",
+                        "meta": f"{gid}-direction", "showlegend": False,
+                        "x": [float(before[0]), float(end[0])],
+                        "y": [float(before[1]), float(end[1])],
+                        "marker": {"symbol": "arrow", "angleref": "previous",
+                                   "size": [0, 18], "color": color,
+                                   "line": {"color": color, "width": 1}},
+                        "hoverinfo": "skip"})
+    return out

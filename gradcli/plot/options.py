@@ -21,6 +21,7 @@ from ..evaluation.fields.optim import parse_betas
 from ..evaluation.fields.starts import parse_times
 from ..evaluation.spec_text import parse_grid, parse_point, split_top
 from ..output import formats as format_table
+from .traced import check_specs
 
 __all__ = ["PlotOptions", "image_format", "parse_size", "parse_options", "FORMATS",
            "OPTION_DEFAULTS", "output_kind", "check_target", "DEFAULT_FPS"]
@@ -126,6 +127,12 @@ class PlotOptions:
     steps: int = fields_defaults.STEPS
     tol: float | None = None
     t: tuple[float, float, int] | None = None  # the flows' time grid
+    # paths and surfaces drawn over the field, as typed (read by plot/traced.py)
+    path: tuple[str, ...] = ()
+    disc: tuple[str, ...] = ()
+    box: tuple[str, ...] = ()
+    surface: tuple[str, ...] = ()
+    ball: tuple[str, ...] = ()
 
     def taylor_orders(self) -> tuple[int, ...]:
         """The orders of the taylor polynomials (1, 2 and 3 unless order says)."""
@@ -211,6 +218,7 @@ class PlotOptions:
                                   "needs "
                                   f"one grid variable, this plot has {n_vars}")
         self._check_marks(n_vars)
+        self._check_traced(n_vars)
         if n_vars is not None and n_vars >= 2:
             if self.derivative:
                 raise EvaluationError(f"{ref('derivative')} draws f' next to f for one grid "
@@ -254,6 +262,21 @@ class PlotOptions:
                     raise EvaluationError(f"{ref(flag)} needs two grid variables (a plane); this "
                                           "plot has one")
 
+    def _check_traced(self, n_vars: int | None) -> None:
+        """Paths go over a plane (or a 3-D field's page), surfaces over a 3-D field's."""
+        from .traced import given
+
+        kinds = [kind for kind, _ in given(self)]
+        if not kinds:
+            return
+        if self.animate is not None or self.slice is not None:
+            which = "animate" if self.animate is not None else "slice"
+            raise EvaluationError(f"{ref(kinds[0])} is drawn on a still picture of the "
+                                  f"whole field: not with {ref(which)}")
+        if n_vars == 1:
+            raise EvaluationError(f"{ref(kinds[0])} is drawn over a field of two grid "
+                                  "variables (or three, on the page); this plot has one")
+
 
 #: the hyper-parameters of the descents (torch.optim's names), as PlotOptions fields
 HYPER = ("lr", "momentum", "dampening", "nesterov", "weight_decay", "betas", "eps", "amsgrad",
@@ -263,7 +286,8 @@ _FIELD_DEFAULTS = {f.name: f.default for f in fields(PlotOptions)}
 #: PlotOptions' own, with arrows spelled as on the command line and the repeatable
 #: start points as not given
 OPTION_DEFAULTS: dict[str, Any] = _FIELD_DEFAULTS | {
-    "arrows": "arrows", "path_from": None, "flow_from": None, "method": None, "lr": None}
+    "arrows": "arrows", "path_from": None, "flow_from": None, "method": None, "lr": None,
+    "path": None, "disc": None, "box": None, "surface": None, "ball": None}
 
 
 def parse_options(**raw: Any) -> PlotOptions:
@@ -303,6 +327,7 @@ def parse_options(**raw: Any) -> PlotOptions:
         value = values[name]
         values[name] = () if value is None else tuple(value) if isinstance(
             value, (list, tuple)) else (value,)
+    values.update(check_specs(values))
     if values["betas"] is not None:
         values["betas"] = parse_betas(values["betas"])
     if values["t"] is not None and not isinstance(values["t"], tuple):

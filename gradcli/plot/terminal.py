@@ -104,6 +104,7 @@ def _plane(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
         rgb = np.where(np.isnan(index)[..., None], -1.0, cats[safe])
     u, v = (a[np.ix_(ix, iy)] for a in fl.arrows()[:2])
     ratio = (yr / rows) / (xr / cols) / 2  # a character cell is about twice as tall as wide
+    traced = _traced_cells(fl, x, y, cols, rows, ratio)
     lines = [Text(f"{hm.label}   {fl.names[0]}: {x[0]:.4g} … {x[-1]:.4g}{_unit(fl, 0)} →   "
                   f"{fl.names[1]}: {y[0]:.4g} … {y[-1]:.4g}{_unit(fl, 1)} ↑", style="bold")]
     for r in range(rows):
@@ -111,6 +112,7 @@ def _plane(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
         for c in range(cols):
             arrow = opts.arrows and c % 3 == 1 and r % 2 == 0
             ch = glyph(float(u[c, r]), float(v[c, r]) / ratio) if arrow else None
+            ch = traced.get((c, r), ch)
             if colour:
                 lum = rgb[c, r] @ np.array([0.2126, 0.7152, 0.0722]) / 255
                 line.append(ch or " ", style=_style(rgb[c, r], bool(lum > 0.45)))
@@ -130,6 +132,29 @@ def _plane(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
                       style=_style(c) if colour else "")
     legend.append(f" {scale.vmax:.3g}" + ("" if scale.kind == "linear" else f" ({scale.kind})"))
     return [*lines, legend]
+
+
+def _traced_cells(fl: Field, x: np.ndarray, y: np.ndarray, cols: int, rows: int,
+                  ratio: float) -> dict[tuple[int, int], str]:
+    """The cells of each --path (``•``, its start ``o``) and its end's direction glyph."""
+    cells: dict[tuple[int, int], str] = {}
+    for drawn in fl.marks.traced if fl.marks is not None else ():
+        if drawn.surface:
+            continue
+        p = drawn.points[np.isfinite(drawn.points).all(axis=1)]
+        if len(p) < 2:
+            continue
+        c = np.round((p[:, 0] - x[0]) / (x[-1] - x[0]) * (cols - 1)).astype(int)
+        r = np.round((y[-1] - p[:, 1]) / (y[-1] - y[0]) * (rows - 1)).astype(int)
+        inside = (c >= 0) & (c < cols) & (r >= 0) & (r < rows)
+        for ci, ri in zip(c[inside], r[inside], strict=True):
+            cells[(int(ci), int(ri))] = "•"
+        if inside[0]:
+            cells[(int(c[0]), int(r[0]))] = "o"
+        if inside[-1]:
+            step = p[-1] - p[-2]
+            cells[(int(c[-1]), int(r[-1]))] = glyph(float(step[0]), float(step[1]) / ratio)
+    return cells
 
 
 def _letter(i: int) -> str:
