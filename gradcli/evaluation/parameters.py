@@ -19,7 +19,7 @@ Adding a parameter is one :func:`declare` call; a computation names it in its re
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -32,17 +32,18 @@ __all__ = ["Parameter", "TABLE", "declare", "parameter", "names", "needs"]
 KINDS = ("names", "whole", "flag", "array", "point", "units")
 
 
-class Context(NamedTuple):
+class Context:
     """What a parameter's check may look at: the plan being made (its program, variables
     and the parameters checked before this one, ``plan.params``), the binding, and the
     computation's name."""
 
-    plan: Any
-    binding: Any
-    what: str
+    __slots__ = ("plan", "binding", "what")
+
+    def __init__(self, plan: Any, binding: Any, what: str) -> None:
+        self.plan, self.binding, self.what = plan, binding, what
 
 
-class Parameter(NamedTuple):
+class Parameter:
     """One computation parameter.
 
     ``kind`` is one of :data:`KINDS`. ``help`` is its description (the CLI's default
@@ -54,25 +55,27 @@ class Parameter(NamedTuple):
     (``files`` reads ``@FILE``); None: the value as given. ``check(value, context)`` turns
     the library's value into what the kernel reads (``plan.params[name]``), raising an
     EvaluationError that names the parameter; None: the value as given. ``noun`` is how a
-    message calls it (``a direction u``; default: its name).
+    message calls it (``a direction u``; default: its name). A plain class with slots:
+    declared at start-up, where a NamedTuple or dataclass would cost a class build each.
     """
 
-    name: str
-    kind: str
-    help: str
-    flags: tuple[str, ...]
-    example: str
-    metavar: str = ""
-    required: bool = False
-    typed: str = ""
-    python: str = ""
-    read: Callable[[Any, Any], Any] | None = None
-    check: Callable[[Any, Context], Any] | None = None
-    repeat: bool = False
-    low: float | None = None
-    high: float | None = None
-    noun: str = ""
-    every: bool = False
+    __slots__ = ("name", "kind", "help", "flags", "example", "metavar", "required", "typed",
+                 "python", "read", "check", "repeat", "low", "high", "noun", "every")
+
+    def __init__(self, name: str, kind: str, help: str,  # noqa: A002 - the field's name
+                 flags: tuple[str, ...], example: str, *, metavar: str = "",
+                 required: bool = False, typed: str = "", python: str = "",
+                 read: Callable[[Any, Any], Any] | None = None,
+                 check: Callable[[Any, Context], Any] | None = None, repeat: bool = False,
+                 low: float | None = None, high: float | None = None,
+                 noun: str = "", every: bool = False) -> None:
+        self.name, self.kind, self.help, self.flags, self.example = (name, kind, help, flags,
+                                                                      example)
+        self.metavar, self.required, self.typed, self.python = metavar, required, typed, python
+        self.read, self.check, self.repeat, self.low, self.high = (read, check, repeat, low,
+                                                                   high)
+        self.noun = noun
+        self.every = every  # every computation takes it (units, to)
 
     def given(self, value: Any) -> bool:
         """Whether ``value`` is a value for it (not None, not False for a flag); an array
