@@ -33,7 +33,7 @@ from benchmarks.measure import ROOT, Row, run_worker  # noqa: E402
 from benchmarks.worker import LIBRARY, PLAN  # noqa: E402
 
 SECTIONS = ("W1", "W2", "W3", "W6", "cold", "plot", "calculus", "io", "arrays", "data",
-            "dask", "fields", "propagate", "explore", "scale")
+            "dask", "fields", "propagate", "explore", "units", "scale")
 
 
 def machine() -> dict[str, str]:
@@ -209,6 +209,15 @@ def main(argv: list[str] | None = None) -> int:
         for key, rows in propagate_tables(args.quick, min(args.repeat, 5)).items():
             tables[key] = rows
             print(report.table(PROPAGATE_TITLES[key], rows, rows[0].tool, "gradcli"),
+                  flush=True)
+    if "units" in args.sections:
+        _progress("  units (cold start with units, a 10⁶-point grid with and without) ...")
+        from benchmarks.units_speed import TITLES as UNITS_TITLES
+        from benchmarks.units_speed import units_tables
+
+        for key, rows in units_tables(args.quick, max(args.cold_runs, 2)).items():
+            tables[key] = rows
+            print(report.table(UNITS_TITLES[key], rows, rows[0].tool, rows[0].tool),
                   flush=True)
     if "explore" in args.sections:
         _progress("  explore (a 200×200 field, a click's panel, start-up) ...")

@@ -132,7 +132,9 @@ def _held(at: Mapping[str, Any] | None, *given: Mapping[str, Any]) -> dict[str, 
 def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
              points: Mapping[str, Any] | None = None,
              at: Mapping[str, Any] | None = None,
-             max_points: int = DEFAULT_MAX_POINTS, track: str | None = None) -> RowTable:
+             max_points: int = DEFAULT_MAX_POINTS, track: str | None = None,
+             units: Mapping[str, str] | None = None,
+             to: Mapping[str, str] | None = None) -> RowTable:
     """The critical points of a scalar formula f (where ∇f = 0) or a vector field F
     (where F = 0), found by damped Newton from seeds and classified, as ``gradcli
     critical`` does: ``grid`` samples seeds and bounds the search box (``{"x": (-3, 3,
@@ -140,11 +142,13 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
     ``at`` holds more variables fixed. Returns a :class:`RowTable` with the command's
     columns: the point, ``f``, ``|grad f|``, ``eig[i]`` (or ``|F|``, ``re[i]``,
     ``im[i]``), ``vec[i][k]``, ``type``; ``track="p"`` (a parameter held by ``at``) adds
-    ``dx/dp``..., how each point moves with p."""
+    ``dx/dp``..., how each point moves with p. ``units``/``to`` as for ``evaluate``: the
+    point in its variables' units, f in its own, the eigenvalues in unit(f)/unit(x)²."""
     from .evaluation.fields.notes import critical_notes
 
     found, columns, box = critical_points(expression, grid, points=points, at=at,
-                                          max_points=max_points, track=track)
+                                          max_points=max_points, track=track, units=units,
+                                          to=to)
     return RowTable(columns, f"critical points of {expression}",
                     _said(critical_notes(found, box)))
 
@@ -153,7 +157,8 @@ def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
                     points: Mapping[str, Any] | None = None,
                     at: Mapping[str, Any] | None = None,
                     max_points: int = DEFAULT_MAX_POINTS, track: str | None = None,
-                    unbound: str | None = None) -> tuple[Any, dict[str, Any], Any]:
+                    unbound: str | None = None, units: Mapping[str, str] | None = None,
+                    to: Mapping[str, str] | None = None) -> tuple[Any, Any, Any]:
     """The one path of ``critical``, for this library function and for the command
     (which reads its options' text into these parameters first): the seeds from ``grid``
     or ``points``, the search, the rows (with ``track``'s ``dx/dp`` columns), and (the
@@ -164,7 +169,8 @@ def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
     from .evaluation.fields.rows import critical_rows
     from .evaluation.fields.starts import from_lattice
 
-    hint = {} if unbound is None else {"unbound": unbound}
+    hint: dict[str, Any] = {} if unbound is None else {"unbound": unbound}
+    hint |= {k: v for k, v in (("units", units), ("to", to)) if v}
 
     if (grid is None) == (points is None):
         raise EvaluationError(f"give one of {ref('grid')} (seeds on a lattice, and the "
@@ -203,7 +209,9 @@ def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
         columns |= tracking_columns(expression, found.kind, found.columns, found.X, held,
                                     track)
         columns["type"] = kinds
-    return found, columns, box
+    from .evaluation.units import critical_units
+
+    return found, critical_units(columns, function), box
 
 
 def _said(notes: list[str]) -> list[str]:
@@ -242,6 +250,7 @@ def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, An
             = None, *, start_grid: Mapping[str, Any] | None = None,
             at: Mapping[str, Any] | None = None, method: str = "gd", steps: int | None = None,
             tol: float | None = None, every: int = 1, max_points: int = DEFAULT_MAX_POINTS,
+            units: Mapping[str, str] | None = None, to: Mapping[str, str] | None = None,
             **hyper: Any) -> RowTable:
     """Descent paths of a scalar f from ``start`` (``{"x": -1.2, "y": 1}`` or a list of
     points) or from every point of ``start_grid``, as ``gradcli descend`` runs them:
@@ -250,19 +259,24 @@ def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, An
     updates (default 1000), stopping where |grad f| <= ``tol``, recording every
     ``every``-th step. Returns a :class:`RowTable` with the command's columns (``run``
     with several starts, ``step``, the point, ``f``, ``|grad f|``); its ``notes`` say
-    why the runs stopped."""
+    why the runs stopped. ``units``/``to`` as for ``evaluate``: the path in its variables'
+    units, f in its own, |grad f| in unit(f)/unit(x)."""
     from .evaluation.fields import defaults
     from .evaluation.fields.notes import descend_notes
     from .evaluation.fields.rows import descend_rows
+    from .evaluation.units import critical_units
 
     held = dict(at or {})
     steps = defaults.STEPS if steps is None else _whole(steps, "steps", 0)
     every = _whole(every, "every", 1)
     starts = _starts(start, start_grid, held, max_points)
-    path, _, chosen = descend_paths(expression, starts, held, method=method, steps=steps,
-                                    tol=tol, every=every, max_points=max_points, **hyper)
+    path, function, chosen = descend_paths(expression, starts, held, method=method,
+                                           steps=steps, tol=tol, every=every,
+                                           max_points=max_points, units=units, to=to,
+                                           **hyper)
     many = len(starts) > 1 or starts.lattice
-    return RowTable(descend_rows(path, many), f"descend ({method}) on {expression}",
+    rows = critical_units(descend_rows(path, many), function)
+    return RowTable(rows, f"descend ({method}) on {expression}",
                     _said(descend_notes(path, tol, steps, chosen.maximize)))
 
 
@@ -270,6 +284,7 @@ def descend_paths(expression: str, starts: Any, held: Mapping[str, Any], *,
                   method: str = "gd", steps: int, tol: float | None = None, every: int = 1,
                   max_points: int = DEFAULT_MAX_POINTS, unbound: str | None = None,
                   progress: Any = None, recording: Any = None,
+                  units: Mapping[str, str] | None = None, to: Mapping[str, str] | None = None,
                   **hyper: Any) -> tuple[Any, Any, Any]:
     """The one path of ``descend``, for this library function and for the command (which
     reads its options' text into ``starts`` and ``held`` first): the optimiser's
@@ -284,7 +299,8 @@ def descend_paths(expression: str, starts: Any, held: Mapping[str, Any], *,
 
     chosen = settings(method, **hyper)
     row_limit(len(starts), steps, every, max_points)
-    hint = {} if unbound is None else {"unbound": unbound}
+    hint: dict[str, Any] = {} if unbound is None else {"unbound": unbound}
+    hint |= {k: v for k, v in (("units", units), ("to", to)) if v}
     function = FieldFunction(expression, starts.variables, held, **hint)
     if function.kind != "scalar":
         raise EvaluationError(f"descend needs a scalar formula f, but this one has shape "

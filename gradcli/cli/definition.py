@@ -786,7 +786,7 @@ NUMERIC_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "jvp": (
         "Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a vector f).",
         ('gradcli jvp "sin(x)*cos(y)" --direction "x=1,y=0" --at x=1,y=2',
-         'gradcli jvp "x*y" --direction "x=3,y=4" --unit --at x=1,y=2')),
+         'gradcli jvp "x*y" --direction "x=3,y=4" --unit-vector --at x=1,y=2')),
     "hessian": (
         "Second derivatives of a scalar formula: f, then d2f/dadb for every ordered pair.",
         ('gradcli hessian "x^2*y + y^3" --at x=1,y=2',
@@ -858,7 +858,7 @@ NUMERIC_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
     'jvp': (
         ('jvp --direction U',
          'the values, then `jvp` (scalar f) or `jvp[i]`: J·u by forward mode',
-         'variables not named in U get 0; `--unit` normalises u to length 1: '
+         'variables not named in U get 0; `--unit-vector` normalises u to length 1: '
          'the directional derivative'),
     ),
     'hessian': (
@@ -870,7 +870,7 @@ NUMERIC_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('hvp --direction U',
          '`f`, then `hvp/dx` for each variable: H·u',
          'forward over reverse (the values of `torch.autograd.functional.hvp`);'
-         ' scalar-valued only; `--unit` as for jvp'),
+         ' scalar-valued only; `--unit-vector` as for jvp'),
     ),
     'div': (
         ('div "[P, Q, ...]"',
@@ -932,7 +932,7 @@ NUMERIC_WRITES_OF: dict[str, tuple[str, ...]] = {"taylor": TAYLOR_WRITES}
 NUMERIC_VARIANTS_OF: dict[str, tuple[Option, ...]] = {"taylor": (TAYLOR_FORMAT, TAYLOR_OUTPUT)}
 #: the CLI's value kind of each kind of parameter
 _PARAMETER_KINDS = {"names": "text", "whole": "whole", "flag": "flag", "array": "text",
-                    "point": "text"}
+                    "point": "text", "units": "text"}
 
 
 def parameter_option(parameter: Any) -> Option:
@@ -1325,14 +1325,32 @@ def all_commands() -> tuple[Command, ...]:
     from ..evaluation.computations import TABLE, names
 
     names()  # the built-ins first
-    return (*(numeric_command(r) for r in TABLE.values()), *OTHER_COMMANDS)
+    return (*(numeric_command(r) for r in TABLE.values()),
+            *(_with_every(c) for c in OTHER_COMMANDS))
+
+
+#: the other commands that take the parameters every computation takes (units, to)
+EVERY_PARAMETER_COMMANDS = ("propagate", "plot", "critical", "descend")
+
+
+def _with_every(other: Command) -> Command:
+    """``other`` with the options of the parameters every computation takes (``--unit``,
+    ``--to``: the parameter table's) when it is one of EVERY_PARAMETER_COMMANDS."""
+    if other.name not in EVERY_PARAMETER_COMMANDS:
+        return other
+    from ..evaluation.parameters import every
+
+    extra = tuple(_parameter_option(other.name, p) for p in every())
+    return replace(other, options=(*other.options[:-1], *extra, other.options[-1])
+                   if other.options and other.options[-1] is NO_FILES
+                   else (*other.options, *extra))
 
 
 def command(name: str) -> Command | None:
     """The command ``name`` (None for an unknown one), building only that command."""
     other = next((c for c in OTHER_COMMANDS if c.name == name), None)
     if other is not None:
-        return other
+        return _with_every(other)
     from ..evaluation.computations import TABLE, names
 
     names()

@@ -43,6 +43,8 @@ class Block:
     shape: tuple[int, ...] = ()
     parts: tuple[str, ...] = ()
     kind: str = RESULT
+    #: the physical unit of every component, as shown (``V/mA``); empty without units
+    unit: str = ""
 
     def __post_init__(self) -> None:
         if not self.parts:

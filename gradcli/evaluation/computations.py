@@ -125,6 +125,11 @@ def register(computation: Computation) -> Computation:
                          f"'{unknown[0]}' (known: {', '.join(PARAMETERS)}; declare a new one "
                          "with parameters.declare)")
     _builtins()
+    extra = tuple(p for p, d in PARAMETERS.items() if d.every and p not in computation.parameters)
+    if extra:  # units and to: every computation takes them
+
+        computation = computation._replace(
+                                          parameters=(*computation.parameters, *extra))
     TABLE[computation.name] = computation
     return computation
 

@@ -11,6 +11,7 @@ the first axis); the grid variables' own columns come back as broadcastable axes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -61,7 +62,7 @@ class Prepared:
 
     def __init__(self, expression: str, program: Program, binding: Binding, plan: Plan,
                  dtype: np.dtype, carry: Mapping[str, Any] | None = None,
-                 request: Request | None = None) -> None:
+                 request: Request | None = None, units: Any = None) -> None:
         self.expression, self.program, self.binding = expression, program, binding
         self.plan, self.dtype = plan, dtype
         self.carry = dict(carry or {})
@@ -72,12 +73,22 @@ class Prepared:
             if binding.kind != "points" or len(col) != n:
                 raise EvaluationError(f"the carried column '{name}' needs one value per point")
         self.layout = result_layout(plan)
+        #: the request's units (``units.py``), None when no unit is in play
+        self.units = units
+        if units is not None:
+            from .units import label_blocks
+
+            self.layout = label_blocks(self.layout, units, plan)
         results = {b.name for b in self.layout.blocks}
         named = next((n for n in binding.names if n in results), None)
         if named is not None:  # a variable f beside the value f: one name, two columns
             raise EvaluationError(f"variable '{named}' has the name of a result column: "
                                   "give the variable another name")
         self.inputs = input_result(binding, self.carry)
+        if units is not None:
+            from .units import label_inputs
+
+            self.inputs = label_inputs(self.inputs, units)
         variables = [b for b in self.inputs.blocks if b.name not in self.carry]
         clash = [n for n in self.carry if self.layout.locate(n) is not None or
                  any(b.component_of(n) is not None for b in variables)]
@@ -108,6 +119,11 @@ class Prepared:
         (``cluster.run_on_cluster``), computed by the same kernel. ``memory`` is the
         working-memory budget (bytes, or a size such as ``"2G"``; ``budget.py``)."""
         sink = sink or ArraySink()
+        if self.units is not None and self.units.factors:
+            from .units import ScaledSink
+
+            names = [b.name for b in self.layout.blocks]
+            sink = ScaledSink(sink, {names.index(n): k for n, k in self.units.factors.items()})
         if client is not None:
             from .cluster import run_on_cluster
 
@@ -198,6 +214,18 @@ def prepare_request(request: Request) -> Prepared:
         raise EvaluationError(f"max_points must be a whole number >= 0, got "
                               f"{max_points!r:.40}")
     tree = parse(expression)
+    compiled_tree, units = tree, None
+    if _units_in_play(r, tree):  # else the units module (and pint) is never imported
+        from .units import apply_units
+
+        steps = [s.name for s in getattr(tree, "statements", ())
+                 if type(s).__name__ == "Assign"]
+        given_names = [n for w in (at, grid, points, fixed)
+                       for p in (w if isinstance(w, (list, tuple)) else [w])
+                       if isinstance(p, Mapping) for n in p]
+        compiled_tree, units, where = apply_units(tree, expression, r, given_names, steps)
+        at, grid, points, fixed = (where["at"], where["grid"], where["points"],
+                                   where["fixed"])
     if grid is not None:
         binding = bind_grid(grid, dt, max_points)
     elif at is not None:
@@ -209,7 +237,7 @@ def prepare_request(request: Request) -> Prepared:
     for name in _free(tree):
         if name not in binding.shapes:
             raise _unbound_error(expression, tree, name, binding)
-    program = compile_expression(tree, expression, binding.shapes)
+    program = compile_expression(compiled_tree, expression, binding.shapes)
     step = next((n for n in binding.names if n in program.named), None)
     if step is not None:
         raise EvaluationError(f"'{step}' is a step of the program (it is assigned there), so "
@@ -232,7 +260,36 @@ def prepare_request(request: Request) -> Prepared:
     if wrt is not None:
         given["wrt"] = wrt_names(wrt)
     return Prepared(expression, program, binding, plan, dt, carry, request.replace(
-        fixed=dict(fixed or {}), dtype=dt.name, parameters=given))
+        fixed=dict(fixed or {}), dtype=dt.name, parameters=given), units)
+
+
+def _units_in_play(request: Request, tree: Any) -> bool:
+    """Whether a request may have units: ``units=``/``to=``, a number with a unit in the
+    expression, or a value that may carry one (a pint Quantity, a ``WithUnit``, a text
+    that is no plain number): a cheap look, so a unit-free request pays nothing."""
+    if request.get("units") or request.get("to"):
+        return True
+    if any(getattr(n, "unit", "") for n in walk(tree)):
+        return True
+
+    def may(value: Any) -> bool:
+        if isinstance(value, str):
+            return _PLAIN.fullmatch(value.strip()) is None
+        return type(value).__name__ in ("WithUnit", "Quantity")
+
+    for where in (request.at, request.grid, request.points, request.fixed):
+        for point in where if isinstance(where, (list, tuple)) else [where]:
+            if not isinstance(point, Mapping):
+                continue
+            for value in point.values():
+                items = value[:8] if isinstance(value, (list, tuple)) else [value]
+                if any(may(v) for v in items):
+                    return True
+    return False
+
+
+#: a plain decimal number's text (a value that cannot carry a unit)
+_PLAIN = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def _check_parameters(record: Computation, plan: Plan, binding: Binding,

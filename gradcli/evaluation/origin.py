@@ -57,6 +57,12 @@ class Evaluated(dict):  # type: ignore[type-arg]
         self.notes = list(notes)
         self.rows = rows
 
+    @property
+    def units(self) -> dict[str, str]:
+        """Each column (block) with a physical unit -> its unit as shown (``V/mA``)."""
+        blocks = self.result.blocks if self.result is not None else []
+        return {b.name: b.unit for b in blocks if b.unit}
+
 
 @dataclass(frozen=True)
 class LongRows:

@@ -29,7 +29,7 @@ __all__ = ["Parameter", "TABLE", "declare", "parameter", "names", "needs"]
 
 #: kinds of parameter values: names (``"x,y"``), a whole number, a flag, an array shaped
 #: like the formula's value, a point (one value per variable)
-KINDS = ("names", "whole", "flag", "array", "point")
+KINDS = ("names", "whole", "flag", "array", "point", "units")
 
 
 class Context:
@@ -60,7 +60,7 @@ class Parameter:
     """
 
     __slots__ = ("name", "kind", "help", "flags", "example", "metavar", "required", "typed",
-                 "python", "read", "check", "repeat", "low", "high", "noun")
+                 "python", "read", "check", "repeat", "low", "high", "noun", "every")
 
     def __init__(self, name: str, kind: str, help: str,  # noqa: A002 - the field's name
                  flags: tuple[str, ...], example: str, *, metavar: str = "",
@@ -68,13 +68,14 @@ class Parameter:
                  read: Callable[[Any, Any], Any] | None = None,
                  check: Callable[[Any, Context], Any] | None = None, repeat: bool = False,
                  low: float | None = None, high: float | None = None,
-                 noun: str = "") -> None:
+                 noun: str = "", every: bool = False) -> None:
         self.name, self.kind, self.help, self.flags, self.example = (name, kind, help, flags,
                                                                       example)
         self.metavar, self.required, self.typed, self.python = metavar, required, typed, python
         self.read, self.check, self.repeat, self.low, self.high = (read, check, repeat, low,
                                                                    high)
         self.noun = noun
+        self.every = every  # every computation takes it (units, to)
 
     def given(self, value: Any) -> bool:
         """Whether ``value`` is a value for it (not None, not False for a flag); an array
@@ -121,6 +122,27 @@ def needs(what: str, name: str) -> EvaluationError:
 def _read_names(text: Any, files: Any = None) -> list[str]:
     items = [text] if isinstance(text, str) else list(text)
     return [name.strip() for spec in items for name in str(spec).split(",")]
+
+
+def _read_units(text: Any, files: Any = None) -> dict[str, str]:
+    """``"V=V,I=mA"`` (or a list of them) -> ``{"V": "V", "I": "mA"}``."""
+    items = [text] if isinstance(text, str) else list(text)
+    out: dict[str, str] = {}
+    for spec in items:
+        for part in str(spec).split(","):
+            if not part.strip():
+                continue
+            name, sep, unit = part.partition("=")
+            if not sep or not name.strip() or not unit.strip():
+                raise EvaluationError(f"{ref('units', text=repr(str(spec)))}: expected "
+                                      f"NAME=UNIT, got '{part.strip()[:40]}'")
+            out[name.strip()] = unit.strip()
+    return out
+
+
+def every() -> tuple[str, ...]:
+    """The parameters every computation takes (units, to)."""
+    return tuple(n for n, p in TABLE.items() if p.every)
 
 
 def _read_vector(text: Any, files: Any = None) -> Any:
@@ -216,8 +238,18 @@ declare(Parameter(
     read=_read_point("direction"), check=_check_point("direction"), noun="a direction u"))
 declare(Parameter(
     "unit", "flag", "Normalise the direction to unit length: jvp is then the directional "
-    "derivative (hvp: H·u for the unit u).", ("--unit",), '--direction "x=3,y=4" --unit',
-    check=_check_unit))
+    "derivative (hvp: H·u for the unit u).", ("--unit-vector",),
+    '--direction "x=3,y=4" --unit-vector', check=_check_unit))
+declare(Parameter(
+    "units", "units", "Physical units: NAME=UNIT for a variable, a program's step or a "
+    "constant step (comma-separated, or repeat): V=V,I=mA; units are pint's (m, km/h, ohm, "
+    "degC, deg, m/s^2...).", ("--unit",), '--unit "V=V,I=mA"', metavar="NAME=UNIT",
+    repeat=True, typed='"V=V,I=mA"', python='{"V": "V", "I": "mA"}', read=_read_units,
+    every=True))
+declare(Parameter(
+    "to", "units", "Show a result column in a compatible unit: f=kohm, \"df/dI=ohm/mA\" "
+    "(repeat for more).", ("--to",), '--to f=kohm', metavar="COLUMN=UNIT", repeat=True,
+    typed="f=kohm", python='{"f": "kohm"}', read=_read_units, every=True))
 declare(Parameter(
     "wrt", "names", "Differentiate by these variables or named steps only (comma-separated, "
     "or repeat); by a step m, df/dm holds m's inputs fixed (PyTorch's retain_grad).",

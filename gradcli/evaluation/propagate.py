@@ -648,14 +648,15 @@ def _point(inputs: Inputs) -> dict[str, Any]:
     return {name: (v.tolist() if v.shape else float(v)) for name, v in inputs.values.items()}
 
 
-def _first_order(expression: str, inputs: Inputs, budget: bool = False) -> FirstOrder:
+def _first_order(expression: str, inputs: Inputs, budget: bool = False,
+                 units: Any = None) -> FirstOrder:
     """f at the estimates and u(f)² = diag(J Σ Jᵀ), J a block of output rows at a time:
     memory grows with the outputs and inputs, not with their product (the whole J is
     kept only for the ``budget``, bounded by ``MAX_BUDGET_ROWS``, and for f's covariance
     of at most ``MAX_CORRELATED_OUTPUTS`` components)."""
     from .evaluator import MAX_SWEEP_OPS, prepare
 
-    prepared = prepare(expression, "eval", at=[_point(inputs)])
+    prepared = prepare(expression, "eval", at=[_point(inputs)], **(units or {}))
     arrays = prepared.run(threads=1).arrays
     program = prepared.program
     outputs = ["f" + "".join(f"[{i}]" for i in idx) for idx in np.ndindex(*program.shape)]
@@ -690,7 +691,9 @@ def _first_order(expression: str, inputs: Inputs, budget: bool = False) -> First
         with np.errstate(all="ignore"):
             cov_f = inputs.covariance_product(jac) @ jac.T
         var_f = np.diag(cov_f).copy()
-    return FirstOrder(outputs, f, jac, program, var_f, cov_f)
+    first = FirstOrder(outputs, f, jac, program, var_f, cov_f)
+    first.prepared = prepared  # its units (units.py) label the table
+    return first
 
 
 #: elements of one batch of Jacobian rows (rows × uncertain components): 8 MiB a copy
@@ -964,7 +967,7 @@ _ranks = symmetric_ranks  # the name the tests know
 
 def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
                  coverage: float, seed: int, interval: str = "symmetric",
-                 key: int = 0) -> MonteCarlo:
+                 key: int = 0, units: Any = None) -> MonteCarlo:
     """``count`` samples from ``seed`` (``key`` picks an independent stream: the pilot
     is 1, adaptive batches 2, 3, ...), their moments and the ``interval``'s ends."""
     from .evaluator import prepare
@@ -981,7 +984,7 @@ def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
                                f"components is over the limit of {MAX_MC_VALUES:,} values")
     factor = inputs.factor()
     first_rows = draw(inputs, factor, seed, 0, 1)
-    prepared = prepare(expression, "eval", points=first_rows)
+    prepared = prepare(expression, "eval", points=first_rows, **(units or {}))
     block = max(256, min(1 << 18, (1 << 21) // max(1, n, m)))
     ends = ends_for(interval, count, coverage)
     brackets = np.empty((m, len(ends), 2))
@@ -1172,7 +1175,9 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
               coverage: float | None = None, seed: int | None = None,
               nu: Mapping[str, Any] | None = None, readings: Any = None,
               inputs: Mapping[str, Mapping[str, Any]] | None = None,
-              interval: str = "symmetric", digits: int = 2) -> Propagated:
+              interval: str = "symmetric", digits: int = 2,
+              units: Mapping[str, Any] | None = None,
+              to: Mapping[str, Any] | None = None) -> Propagated:
     """The estimate of ``expression`` and its uncertainty, by the GUM's law of propagation.
 
     ``at``: the estimates, ``{"V": 4.999}``, or with their standard uncertainty
@@ -1222,13 +1227,18 @@ def propagate(expression: str, at: Mapping[str, Any] | None = None,
     is a scalar, so the table stays linear in the vector), ``f``, ``u(f)``, [``u2(f)``,
     ``E2(f)``], ``U(f)``, ``k``, ``r(f[i],f[j])`` (a vector f of at most 50 components),
     [``mean``, ``sd``, ``low``, ``high``].
+
+    ``units`` (``{"V": "V", "I": "mA"}``) and values with units (``"4.999 V+-3.2 mV"``,
+    pint Quantities) put f, u(f), U(f) in f's unit (``to={"f": "kohm"}`` converts it)
+    and the budget's c in unit(f)/unit(x).
     """
     _check_numbers(order, k, monte_carlo, coverage, seed, interval, digits)
     # overflow (x=1+-1e308: u² is inf) and 0/0 give inf and nan, which are results
     # (SECURITY.md §5), never numpy's RuntimeWarnings with their source lines on stderr
     with np.errstate(all="ignore"):
         return _propagate(expression, at, u, corr, cov, order, k, budget, monte_carlo,
-                          dist, coverage, seed, nu, readings, inputs, interval, digits)
+                          dist, coverage, seed, nu, readings, inputs, interval, digits,
+                          units, to)
 
 
 def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, Any] | None,
@@ -1237,10 +1247,14 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
                dist: Mapping[str, Any] | None, coverage: float | None, seed: int | None,
                nu: Mapping[str, Any] | None, readings: Any,
                inputs: Mapping[str, Mapping[str, Any]] | None, interval: str,
-               digits: int) -> Propagated:
+               digits: int, units: Any = None, to: Any = None) -> Propagated:
     if budget and monte_carlo is not None:
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
+    from .units import propagate_inputs, propagate_units
+
+    at, u, units = propagate_inputs(at or {}, u, units)
+    with_units = {k: v for k, v in (("units", units), ("to", to)) if v}
     together: list[list[str]] = []
     described = {n: {k: r[k] for k in ("unit", "description") if r.get(k) is not None}
                  for n, r in (inputs or {}).items() if isinstance(r, Mapping)}
@@ -1255,7 +1269,7 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
         for names in together:
             cols = [inputs.labels.index(n) for n in names]
             inputs.unit[cols] = cols[0]
-    first = _first_order(expression, inputs, budget=budget)
+    first = _first_order(expression, inputs, budget=budget, units=with_units)
     p = 0.95 if coverage is None else float(coverage)
     nu_eff = _effective_dof(first, inputs)
     if k is not None:
@@ -1269,7 +1283,8 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
     notes: list[str] = _flat_notes(first, inputs) if order == 1 else []
     if budget:
         cols = _budget(first, inputs, order, u1, nu_eff, kk, with_dof)
-        return Propagated(_table(cols, []), notes + _budget_nonfinite(cols), context)
+        table = propagate_units(_table(cols, []), first.prepared, True)
+        return Propagated(table, notes + _budget_nonfinite(cols), context)
     m = first.f.size
     vector = first.outputs != ["f"]
     cols: dict[str, Any] = {}
@@ -1307,7 +1322,7 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
         if monte_carlo == "adaptive":
             found = run_adaptive(
                 lambda h, size: _monte_carlo(expression, inputs, first, size, p, chosen,
-                                             interval, key=1 + h),
+                                             interval, key=1 + h, units=with_units),
                 p, int(digits), MAX_MONTE_CARLO)
             count = found.total
             notes.append(_adaptive_note(found, int(digits)))
@@ -1320,7 +1335,8 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
                              f"10^4/(1 - p) = {least:,} for p = {said}: the interval is "
                              "rough; more samples or the adaptive procedure give a stable "
                              "one")
-        mc = _monte_carlo(expression, inputs, first, count, p, chosen, interval)
+        mc = _monte_carlo(expression, inputs, first, count, p, chosen, interval,
+                          units=with_units)
         if monte_carlo == "adaptive":  # 7.9's own verdict on stability is the one to use
             mc.se_low = mc.se_high = found.spread / 2
         cols["mean"], cols["sd"], cols["low"], cols["high"] = mc.mean, mc.sd, mc.low, mc.high
@@ -1339,7 +1355,7 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
         notes += [agreement(name, float(first.f[j]), float(used[j]), mc, j, p, what,
                             None, int(digits))
                   for j, name in enumerate(first.outputs)]
-    table = _table(cols, blocks)
+    table = propagate_units(_table(cols, blocks), first.prepared, False)
     return Propagated(table, notes + _nonfinite(table), context)
 
 

@@ -65,7 +65,15 @@ def _value(text: str, what: str, files: Files | None) -> Any:
         if files is None:
             raise EvaluationError(f"{what}: a value from a file (@FILE) is not accepted here")
         return files(text.strip()[1:], what)
-    return parse_constant(text, what)
+    try:
+        return parse_constant(text, what)
+    except EvaluationError:
+        from ..lang.units import WithUnit, split_value
+
+        split = split_value(text)  # "4.999 V": a number with its unit
+        if split is None:
+            raise
+        return WithUnit(float(split[0]), split[1])
 
 
 def parse_point(spec: str, parameter: str = "at", files: Files | None = None

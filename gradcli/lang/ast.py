@@ -61,10 +61,12 @@ class _Node:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Num(_Node):
-    """A finite, non-negative number literal (``2``, ``.5``, ``1e-3``)."""
+    """A finite, non-negative number literal (``2``, ``.5``, ``1e-3``), with the unit
+    written after it in quotes (``9.81 'm/s^2'``; empty for a pure number)."""
 
     value: float
     pos: int = field(default=0, compare=False)
+    unit: str = ""
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -287,7 +289,8 @@ def _scalars(node: Node) -> list[object]:
     return [
         getattr(node, f.name)
         for f in fields(node)  # type: ignore[arg-type]
-        if f.compare and f.name not in ("operand", "left", "right", "args", "items", "target",
+        if f.compare and not (f.name == "unit" and not node.unit)
+        and f.name not in ("operand", "left", "right", "args", "items", "target",
                                         "value", "body", "statements")
     ]
 

@@ -258,6 +258,8 @@ class _Compiler:
 
     def combine(self, node: Node, parts: list[_Slot], scope: Mapping[str, _Slot]) -> _Slot:
         if isinstance(node, Num):
+            if node.unit:  # the units pass (units.py) turns every such number into SI
+                raise self.err("a number with a unit is read by the units pass only", node)
             return _Slot((), const=float(node.value))
         if isinstance(node, Const):
             return _Slot((), const=float(CONSTANTS[node.name]))

@@ -130,7 +130,14 @@ class _Parser:
                 raise self.error(f"number too large: {tok.text}", tok.pos,
                                  "the largest number is about 1.8e308")
             self.i += 1
-            return self.push_operand(Num(value, tok.pos), tok)
+            unit = ""
+            if self.toks[self.i].kind == "unit":  # 9.81 'm/s^2' (the tokenizer: only here)
+                unit = self.toks[self.i].text[1:-1].strip()
+                if not unit:
+                    raise self.error("empty unit ''", self.toks[self.i].pos,
+                                     "write a unit between the quotes: 9.81 'm/s^2'")
+                self.i += 1
+            return self.push_operand(Num(value, tok.pos, unit), tok)
         if tok.kind == "name":
             return self.name(tok)
         if tok.kind in ("(", "["):

@@ -60,7 +60,7 @@ def _index_text(node: Index) -> str:
 
 def _format(node: Node, parts: list[str]) -> str:
     if isinstance(node, Num):
-        return format_number(node.value)
+        return format_number(node.value) + (f" '{node.unit}'" if node.unit else "")
     if isinstance(node, (Const, Var, Ref)):
         return node.name
     if isinstance(node, Assign):

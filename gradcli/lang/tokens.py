@@ -16,6 +16,7 @@ __all__ = ["Token", "tokenize"]
 
 # Kinds: "number", "name", "op" (+ - * / ^ ** @ < <= > >= == !=), "(", ")", "[", "]", ",",
 # ":" (slices), "=" (a step or function definition), ";" and "newline" (between statements),
+# "unit" (a quoted unit after a number: 9.81 'm/s^2'),
 # "end". A comment runs from # to the end of its line.
 _TOKEN = re.compile(
     r"(?P<ws>[ \t\r]+|\#[^\n]*)"
@@ -23,13 +24,15 @@ _TOKEN = re.compile(
     r"|(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
     r"|(?P<op>\*\*|<=|>=|==|!=|[-+*/^<>@])"
+    r"|(?P<unit>'[^'\n]*')"  # a number's unit: 9.81 'm/s^2' (units.py)
     r"|(?P<punct>[()\[\],:;=])"
 )
 
 _HINTS = {
     "!": "use '!=' for 'not equal'",
     ".": "'.' may only appear inside a number such as 0.5",
-    "'": "strings are not part of the language",
+    "'": "strings are not part of the language; a unit goes right after a number, between "
+         "two quotes: 9.81 'm/s^2'",
     '"': "strings are not part of the language",
     "\u2212": "use the ASCII minus '-'",
     "\u00d7": "use '*' to multiply",
@@ -86,6 +89,8 @@ def tokenize(expression: str, start: int = 0) -> list[Token]:
             raise bad_character(expression, pos)
         kind = match.lastgroup
         text = match.group()
+        if kind == "unit" and (not tokens or tokens[-1].kind != "number"):
+            raise bad_character(expression, pos)  # quotes hold a number's unit, no string
         if kind != "ws":
             tokens.append(Token(text if kind == "punct" else str(kind), text, pos))
         pos = match.end()

@@ -102,6 +102,12 @@ class RowChunks:
         self.runs = [Run(blocks[i], self.result.arrays[blocks[i].name], first, count)
                      for i, first, count in self.result.layout.runs()]
         self.names = list(self.result.layout.column_names())
+        #: the header of each column: ``name [unit]`` where its block has a unit
+        units = [blocks[i].unit for i, _, count in self.result.layout.runs()
+                 for _ in range(count)]
+        self.headers = [f"{n} [{u}]" if u else n for n, u in zip(self.names, units,
+                                                                    strict=True)] \
+            if any(units) else self.names
         #: how each numeric column is written (``_floatfmt.column_kind``): integers stay
         #: integers and float32 values get float32's shortest text
         self.kinds = [_kind(np.asarray(r.array).dtype) for r in self.runs if not r.text
@@ -167,3 +173,22 @@ def count_nonfinite(columns: Mapping[str, Any], *, results_only: bool = False) -
         bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
         count += bad * (total * block.size // arr.size)
     return count
+
+
+def column_headers(columns: Mapping[str, Any], names: list[str]) -> list[str]:
+    """The headers of ``names`` (columns of ``columns``): ``name [unit]`` where the
+    column's block has a unit (``Block.unit``), the bare name otherwise."""
+    layout = getattr(columns, "layout", None)
+    if layout is None or not any(b.unit for b in layout.blocks):
+        return names
+    unit: dict[str, str] = {}
+    for block in layout.blocks:
+        if block.unit:
+            unit.update(dict.fromkeys(block.column_names(), block.unit))
+    return [f"{n} [{unit[n]}]" if n in unit else n for n in names]
+
+
+def column_units(columns: Mapping[str, Any]) -> dict[str, str]:
+    """Each block with a unit -> its unit (JSON's ``units`` object, ``.units``)."""
+    layout = getattr(columns, "layout", None)
+    return {b.name: b.unit for b in getattr(layout, "blocks", ()) if b.unit}

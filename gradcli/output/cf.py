@@ -164,6 +164,22 @@ def plan_dataset(layout: Layout, inputs: Result, origin: Origin | None,
                            for k in range(len(block.shape)))
     coords = _input_coords(inputs, axes, held, dims, names)
     variables, extra_coords = _result_vars(layout, origin, dims, vectors, names)
+    units = {b.name: b.unit for b in [*inputs.blocks, *layout.blocks] if b.unit}
+    if units:  # CF's units attribute (UDUNITS-2 syntax), read by pint-xarray's quantify
+        from ..lang.units import cf_text
+
+        for item in [*coords, *extra_coords]:
+            unit = units.get(item.attrs.get("long_name", ""))
+            if unit:
+                item.attrs["units"] = cf_text(unit)
+        # a variable's columns (a Jacobian's blocks gathered along component/wrt axes)
+        # have one unit, or the variable has none: CF gives a variable one unit
+        column_units = [layout.blocks[i].unit for i, _, count in layout.runs()
+                        for _ in range(count)]
+        for var in variables:
+            found = {column_units[int(c)] for c in var.columns.reshape(-1)}
+            if len(found) == 1 and "" not in found:
+                var.attrs["units"] = cf_text(found.pop())
     title = origin.expression if origin is not None else ""
     history = history or (origin.call if origin is not None else "")
     return DatasetPlan(dims, batch, coords + extra_coords, variables,

@@ -168,7 +168,7 @@ def write_csv(
     """
     rows = RowChunks(columns, chunk_rows)
     put = _writer(file)
-    put(csv_header(rows.names).encode("utf-8"))
+    put(csv_header(rows.headers).encode("utf-8"))
     fmt = RowFormatter(rows)
     if rows.total > chunk_rows:  # chunk temporaries are reused, not page-faulted in again
         keep_freed_memory()

@@ -180,7 +180,14 @@ class Shown:
         result = self._display()[0]
         total = int(np.prod(result.batch_shape, dtype=np.int64))
         values = take_rows(result, np.arange(total))
-        return pd.DataFrame(values, columns=list(values))
+        frame = pd.DataFrame(values, columns=list(values))
+        from ._columns import column_units
+
+        units = {c: u for b, u in column_units(result).items()
+                 for c in next(x for x in result.blocks if x.name == b).column_names()}
+        if units:  # column -> unit (pandas keeps attrs through most operations)
+            frame.attrs["units"] = units
+        return frame
 
 
 def _evaluated_title(origin: Any) -> str:

@@ -51,7 +51,10 @@ def write_json(
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Write the result as one JSON object to an open text/binary file; return rows."""
+    from ._columns import column_units
+
     rows = RowChunks(columns, chunk_rows)
+    units = column_units(rows.result)
     put = _writer(file)
     put((
         "{"
@@ -59,7 +62,8 @@ def write_json(
         f'"variables": {_dump([str(v) for v in variables])}, '
         f'"columns": {_dump(rows.names)}, '
         f'"notes": {_dump([str(n) for n in notes])}, '
-        '"rows": ['
+        + (f'"units": {_dump(units)}, ' if units else "")
+        + '"rows": ['
     ).encode())
     fmt = RowFormatter(rows, json=True)
     if rows.total > chunk_rows:  # chunk temporaries are reused, not page-faulted in again

@@ -38,7 +38,8 @@ def write_parquet(path: str | os.PathLike[str], columns: Mapping[str, Any], *,
     for run in rows.runs:
         kind = pa.string() if run.text else pa.from_numpy_dtype(np.asarray(run.array).dtype)
         names = run.block.column_names()[run.first:run.first + run.count]
-        fields += [pa.field(name, kind, nullable=False) for name in names]
+        unit = {b"units": run.block.unit.encode("utf-8")} if run.block.unit else None
+        fields += [pa.field(name, kind, nullable=False, metadata=unit) for name in names]
     meta = {k: v for k, v in global_attrs(title, history).items() if k != "Conventions"}
     schema = pa.schema(fields, metadata=meta)
     try:

@@ -71,14 +71,15 @@ def _width(widths: Sequence[int]) -> int:
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None,
            first_left: bool = False) -> Any:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title)
-    for j, name in enumerate(headers):
-        table.add_column(name, justify="left" if first_left and j == 0 else "right",
+    for j, name in enumerate(headers):  # escaped: "x [m]" is a unit, not rich markup
+        table.add_column(escape(name), justify="left" if first_left and j == 0 else "right",
                          no_wrap=True)
-    for row in rows:
-        table.add_row(*row)
+    for row in rows:  # a transposed table's first cells are headers: "x [m]" is no markup
+        table.add_row(*(escape(c) if isinstance(c, str) else c for c in row))
     return table
 
 
@@ -98,9 +99,11 @@ def render_table(
     from rich.console import Group
     from rich.text import Text
 
+    from ._columns import column_headers
+
     arrays = as_arrays(columns)
-    names = list(arrays)
     cells, head, hidden = table_cells(arrays, precision=precision, max_rows=max_rows)
+    names = column_headers(columns, list(arrays))
     widths = [max([cell_len(name), *(len(row[j]) for row in cells)])
               for j, name in enumerate(names)]
     shown = len(names)

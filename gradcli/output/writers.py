@@ -136,9 +136,13 @@ def rows_dataset(columns: Mapping[str, Any], title: str = "", history: str = "")
     column's name in ``long_name``; the global attributes of every gradcli dataset."""
     import xarray as xr
 
+    from ..lang.units import cf_text
     from ._columns import as_arrays
     from .cf import cf_name, global_attrs
 
+    layout = getattr(columns, "layout", None)
+    unit_of = {c: b.unit for b in getattr(layout, "blocks", ()) if b.unit
+               for c in b.column_names()}
     data = {}
     for name, values in as_arrays(columns).items():
         arr = np.asarray(values)
@@ -148,7 +152,10 @@ def rows_dataset(columns: Mapping[str, Any], title: str = "", history: str = "")
             key = f"{cf_name(name)}_{n}"
         if arr.dtype == object:
             arr = arr.astype(str)
-        data[key] = ((ROW,), arr.reshape(-1), {"long_name": name})
+        attrs = {"long_name": name}
+        if name in unit_of:  # CF's units attribute, in UDUNITS-2 spelling
+            attrs["units"] = cf_text(unit_of[name])
+        data[key] = ((ROW,), arr.reshape(-1), attrs)
     ds = xr.Dataset(data, attrs=global_attrs(title, history))
     for name in ds.variables:
         ds.variables[name].encoding["_FillValue"] = None

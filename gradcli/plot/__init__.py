@@ -61,7 +61,8 @@ def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None =
     if opts.cmap is not None:
         check_cmap(opts.cmap)
     field_ = compute_field(expression, grid, color=opts.color, slice_=opts.slice,
-                           taylor=taylor_request(opts), max_points=max_points)
+                           taylor=taylor_request(opts), max_points=max_points,
+                           units=opts.units, to=opts.to)
     with stable_rc(), quiet():
         fig, drawn = build_figure(field_, opts)
         if path is not None:

@@ -142,7 +142,25 @@ def heat(fl: Field, name: str | None, full: bool = False) -> Heat | None:
     form = "" if name == "f" else ", F = " if fl.kind == "vector" else ", f = "
     formula = fl.expression if full else short(fl.expression)
     text = f"{label(fl)}{' = ' if name == 'f' else form}{formula}{held_text(fl)}"
-    return Heat(np.asarray(compute(fl), dtype=float), text, signed, name)
+    unit = _heat_unit(fl, name)
+    return Heat(np.asarray(compute(fl), dtype=float), text + (f" [{unit}]" if unit else ""),
+                signed, name)
+
+
+def _heat_unit(fl: Field, name: str) -> str:
+    """The physical unit of a heatmap's quantity when one unit says it: f's own; |∇f| when
+    every partial has one unit; |F| when every component has one (else none)."""
+    units = getattr(fl, "units", {})
+    if not units:
+        return ""
+    if name == "f":
+        return units.get("f", "")
+    if name == "magnitude":
+        parts = [f"df/d{n}" for n in fl.names[:2]] if fl.kind == "scalar" else \
+            [f"f[{i}]" for i in range(len(fl.values))]
+        found = {units.get(p, "") for p in parts}
+        return found.pop() if len(found) == 1 else ""
+    return ""
 
 
 @dataclass

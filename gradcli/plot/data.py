@@ -49,6 +49,12 @@ class Field:
     frames: np.ndarray | None = None  # an animation: the animated variable's values
     animated: str | None = None
     taylor: tuple[float, np.ndarray] | None = None  # a curve's expansion point, coefficients
+    units: dict[str, str] = field(default_factory=dict)  # column -> physical unit, if any
+
+    def axis_label(self, name: str) -> str:
+        """``x [m]`` for a variable or column with a unit, else the name."""
+        unit = self.units.get(name, "")
+        return f"{name} [{unit}]" if unit else name
 
     def polynomial(self, order: int) -> np.ndarray:
         """The Taylor polynomial of ``order`` at the expansion point, over the curve's x."""
@@ -233,6 +239,21 @@ def _kernel_color(expression: str, grid: Mapping[str, Any], fixed: Mapping[str, 
     return out
 
 
+def check_arrow_units(fl: Field) -> None:
+    """Arrows share one length scale: their components (df/dx, df/dy; or u, v) need one
+    unit, else the picture is refused with the reason."""
+    unit_of, names = fl.units, fl.names
+    if not unit_of or len(names) < 2 or fl.kind not in ("scalar", "vector"):
+        return
+    comps = [f"df/d{n}" for n in names[:2]] if fl.kind == "scalar" else ["f[0]", "f[1]"]
+    found = [(c, unit_of.get(c, "")) for c in comps]
+    if len({u for _, u in found}) > 1:
+        (a, ua), (b, ub) = found[0], found[1]
+        raise EvaluationError(f"arrows share one length scale, but {a} is in {ua or '1'} and "
+                              f"{b} in {ub or '1'}: give the drawn variables one unit, or "
+                              f"draw without arrows ({ref('arrows', text='none')})")
+
+
 def _check_picture_memory(points: int) -> None:
     """Refuse a grid whose picture would not fit the memory budget (``GRADCLI_MEMORY``):
     a picture holds every grid point's values, gradient and colours at once."""
@@ -255,7 +276,9 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
                   animate: tuple[str, Any] | None = None,
                   taylor: tuple[str, float, int] | None = None,
                   max_points: int = DEFAULT_MAX_POINTS,
-                  fixed: Mapping[str, Any] | None = None) -> Field:
+                  fixed: Mapping[str, Any] | None = None,
+                  units: Mapping[str, str] | None = None,
+                  to: Mapping[str, str] | None = None) -> Field:
     """Sample ``expression`` on ``grid`` with every derivative the plot can show; raise
     EvaluationError/ExpressionError for what cannot be drawn. ``color laplacian`` adds the
     pure second partials along the drawn axes (``d2f/dx2``, ...: ∇²f is their sum); a
@@ -265,13 +288,17 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
     fixed = dict(fixed or {})
     sampled = sampled_names(grid)
     grid, names = _check_grid(grid, slice_, animate)
-    probe = prepare(expression, "eval", grid=grid, fixed=fixed, max_points=max_points)
+    physical = {k: v for k, v in (("units", units), ("to", to)) if v}
+    probe = prepare(expression, "eval", grid=grid, fixed=fixed, max_points=max_points,
+                    **physical)
     _check_picture_memory(probe.binding.size)
     shape = probe.program.shape
     kind = _kind(shape, len(names), slice_ is not None)
     _check_color(color, kind)
     prepared = prepare(expression, "grad" if shape == () else "jacobian", grid=grid,
-                       fixed=fixed, max_points=max_points)
+                       fixed=fixed, max_points=max_points, **physical)
+    unit_of = {b.name: b.unit for b in [*prepared.inputs.blocks, *prepared.layout.blocks]
+               if b.unit}
     cols = dict(prepared.run())
     if color in KERNEL_COLORS:
         cols.update(_kernel_color(expression, grid, fixed, color, names, sampled, slice_,
@@ -313,7 +340,7 @@ def compute_field(expression: str, grid: Mapping[str, Any], *, color: str | None
                  values, grad, results, labels, normal, sliced,
                  coords[-1] if animate is not None else None,
                  animate[0] if animate is not None else None, expansion,
-                 pairs=tuple(sampled if slice_ is not None else names[:2]))
+                 pairs=tuple(sampled if slice_ is not None else names[:2]), units=unit_of)
 
 
 def _taylor(expression: str, grid: Mapping[str, Any], names: list[str], kind: str,

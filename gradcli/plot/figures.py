@@ -344,9 +344,10 @@ def _draw_curve(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
             _symlog_axis(ax, curve_linthresh(list(fl.values)), name)
     ax.set_ylim(*ylim)
     ax.set_aspect(aspect)
-    ax.set_xlabel(opts.xlabel if opts.xlabel is not None else name)
+    ax.set_xlabel(opts.xlabel if opts.xlabel is not None else fl.axis_label(name))
+    funit = next((fl.units[k] for k in ("f", "f[0]") if k in fl.units), "")
     ylabel = opts.ylabel if opts.ylabel is not None else f"f({name}) = {fl.expression}" \
-        f"{held_text(fl)}"
+        f"{held_text(fl)}" + (f" [{funit}]" if funit else "")
     fits = max(12, int(box.height / LABEL_INCH))
     ax.set_ylabel(short(ylabel, fits))
     full = ylabel if len(ylabel) > fits and not opts.title else None
@@ -489,8 +490,8 @@ def _draw_plane(fig: Figure, fl: Field, opts: PlotOptions, size: tuple[float, fl
     ax.set_xlim(extent[0], extent[1])
     ax.set_ylim(extent[2], extent[3])
     ax.set_aspect(aspect)
-    ax.set_xlabel(opts.xlabel if opts.xlabel is not None else fl.names[0])
-    ax.set_ylabel(opts.ylabel if opts.ylabel is not None else fl.names[1])
+    ax.set_xlabel(opts.xlabel if opts.xlabel is not None else fl.axis_label(fl.names[0]))
+    ax.set_ylabel(opts.ylabel if opts.ylabel is not None else fl.axis_label(fl.names[1]))
     return c
 
 

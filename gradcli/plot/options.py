@@ -101,6 +101,9 @@ class PlotOptions:
     preview: bool = False
     taylor: tuple[str, float] | None = None  # (variable, point): Taylor polynomials of f
     order: tuple[int, ...] | None = None  # their orders (default 1, 2, 3)
+    # physical units (the parameter table's units and to: {"x": "m"}, {"f": "K"})
+    units: dict[str, str] | None = None
+    to: dict[str, str] | None = None
 
     # where the field leads (drawn by plot/marks.py): critical points, paths, flows, basins
     mark_critical: bool = False
@@ -315,6 +318,11 @@ def parse_options(**raw: Any) -> PlotOptions:
         values["order"] = parse_orders(values["order"])
     for name in ("path_from", "flow_from"):
         values[name] = tuple(parse_point(spec, name) for spec in values[name] or ())
+    for name in ("units", "to"):  # text as typed (NAME=UNIT), or a mapping from Python
+        if values[name] is not None and not isinstance(values[name], dict):
+            from ..evaluation.parameters import TABLE
+
+            values[name] = TABLE[name].read(values[name], None) or None
     for name in ("method", "lr"):  # repeatable: a list as typed, or one value from Python
         value = values[name]
         values[name] = () if value is None else tuple(value) if isinstance(

@@ -105,8 +105,12 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
                               ".html), not in the terminal preview")
     fl = compute_field(expression, grid, color=options.color, slice_=options.slice,
                        animate=options.animate, taylor=taylor_request(options),
-                       max_points=max_points, fixed=fixed)
+                       max_points=max_points, fixed=fixed, units=options.units, to=options.to)
     options.check(len(fl.names))
+    if options.arrows and not options.stream:
+        from .data import check_arrow_units
+
+        check_arrow_units(fl)
     fl = with_marks(fl, options, max_points)
     result = PlotResult(fl, nonfinite=nonfinite_count(fl))
     if fl.marks is not None and kind != "image":  # a picture's notes come with what it drew

@@ -105,8 +105,8 @@ def _plane(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
     u, v = (a[np.ix_(ix, iy)] for a in fl.arrows()[:2])
     ratio = (yr / rows) / (xr / cols) / 2  # a character cell is about twice as tall as wide
     traced = _traced_cells(fl, x, y, cols, rows, ratio)
-    lines = [Text(f"{hm.label}   {fl.names[0]}: {x[0]:.4g} … {x[-1]:.4g} →   "
-                  f"{fl.names[1]}: {y[0]:.4g} … {y[-1]:.4g} ↑", style="bold")]
+    lines = [Text(f"{hm.label}   {fl.names[0]}: {x[0]:.4g} … {x[-1]:.4g}{_unit(fl, 0)} →   "
+                  f"{fl.names[1]}: {y[0]:.4g} … {y[-1]:.4g}{_unit(fl, 1)} ↑", style="bold")]
     for r in range(rows):
         line = Text()
         for c in range(cols):
@@ -253,6 +253,12 @@ def _curve(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
                           style=style)
         lines.append(legend)
     return lines
+
+
+def _unit(fl: Field, axis: int) -> str:
+    """`` m`` after an axis's range when its variable has a unit (``x: 0 … 1 m``)."""
+    unit = getattr(fl, "units", {}).get(fl.names[axis], "")
+    return f" {unit}" if unit else ""
 
 
 def preview(fl: Field, opts: PlotOptions, stream: TextIO) -> None:

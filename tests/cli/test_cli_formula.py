@@ -38,7 +38,7 @@ def test_every_listed_command_takes_formula(cli) -> None:  # noqa: ANN001
         (["laplacian", "x^2 - y^2 + x*y^3"], "laplacian = 6*x*y\n"),
         (["div", "[x*y, x-y, z^2]"], "div = y + 2*z - 1\n"),
         (["curl", "[-y, x]"], "curl = 2\n"),
-        (["jvp", "x*y", "--direction", "x=3,y=4", "--unit"], "jvp = 4*x/5 + 3*y/5\n"),
+        (["jvp", "x*y", "--direction", "x=3,y=4", "--unit-vector"], "jvp = 4*x/5 + 3*y/5\n"),
         (["hvp", "x^2*y + y^3", "--direction", "x=1,y=0"], "hvp/dx = 2*y\nhvp/dy = 2*x\n"),
         (["grad", "x*y^2", "--wrt", "y,x"], "df/dy = 2*x*y\ndf/dx = y^2\n"),
         (["grad", "logsumexp(x)", "--at", "x=[1,2,3]"], "df/dx = softmax(x)\n"),

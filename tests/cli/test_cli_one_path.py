@@ -128,7 +128,7 @@ DIRECT_LINES = [
     ["hessian", "x^2*y + y^3", "--at", "x=1,y=2", "--check", "--precision", "4"],
     ["hessian", "x^2*y*z", "--at", "x=1,y=2,z=3", "--wrt", "x", "--wrt", "z"],
     ["vjp", "[x^2, x*y]", "--vector", "1,0", "--at", "x=1,y=2"],
-    ["jvp", "x*y", "--direction", "x=3,y=4", "--unit", "--at", "x=1,y=2"],
+    ["jvp", "x*y", "--direction", "x=3,y=4", "--unit-vector", "--at", "x=1,y=2"],
     ["diff", "sin(x)*exp(y)", "--wrt", "x", "--order", "3", "--at", "x=1,y=0"],
     ["taylor", "cos(x)", "--at", "x=0", "--order=4", "--polynomial"],
     ["grad", "-a*x", "--at", "a=1,x=2"],

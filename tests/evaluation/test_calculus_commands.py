@@ -47,7 +47,7 @@ def test_columns_of_every_new_command(cli) -> None:
          ["x", "y", "f[0]", "f[1]", "laplacian[0]", "laplacian[1]"], [1, 2, 2, 2, 4, 0]),
         (("grad", "x^2 + y^2", "--at", "x=3,y=4", "--norm"),
          ["x", "y", "f", "df/dx", "df/dy", "|grad f|"], [3, 4, 25, 6, 8, 10]),
-        (("jvp", "x*y", "--direction", "x=3,y=4", "--unit", "--at", "x=1,y=2"),
+        (("jvp", "x*y", "--direction", "x=3,y=4", "--unit-vector", "--at", "x=1,y=2"),
          ["x", "y", "f", "jvp"], [1, 2, 2, 2]),
         (("hvp", "x^2*y + y^3", "--direction", "x=1,y=0", "--at", "x=1,y=2"),
          ["x", "y", "f", "hvp/dx", "hvp/dy"], [1, 2, 10, 4, 2]),
@@ -382,7 +382,7 @@ def test_count_mismatch_and_bad_fields_are_clear_errors(cli) -> None:
     assert "scalar-valued" in refused(cli, "hvp", "[x, y]", "--at", "x=1,y=2",
                                       "--direction", "x=1")
     assert "direction" in refused(cli, "jvp", "x*y", "--at", "x=1,y=2", "--direction",
-                                  "x=0", "--unit")
+                                  "x=0", "--unit-vector")
     assert "--order" in refused(cli, "diff", "x", "--at", "x=1", "--order", "101")
     assert ".csv, .json, .jsonl, .npz, .npy, .nc, .zarr, .parquet, .txt" in refused(
         cli, "taylor", "x", "--at", "x=1", "-o", "t.npx")

@@ -301,7 +301,7 @@ def test_the_library_signature_is_the_issues():
     """gradcli.propagate(expression, at, u, corr, cov, order=1, k=None (2, or t_P(ν_eff)
     with coverage), budget=False, monte_carlo=None, dist=None, coverage=None (0.95 for
     Monte Carlo), seed=None, nu=None, readings=None, inputs=None, interval="symmetric",
-    digits=2)."""
+    digits=2), then the units issue's units=None, to=None."""
     import inspect
 
     import gradcli
@@ -309,13 +309,13 @@ def test_the_library_signature_is_the_issues():
     params = inspect.signature(gradcli.propagate).parameters
     assert list(params) == ["expression", "at", "u", "corr", "cov", "order", "k", "budget",
                             "monte_carlo", "dist", "coverage", "seed", "nu",
-                            "readings", "inputs", "interval", "digits"]
+                            "readings", "inputs", "interval", "digits", "units", "to"]
     defaults = {n: p.default for n, p in params.items() if n not in ("expression", "at", "u",
                                                                      "corr", "cov")}
     assert defaults == {"order": 1, "k": None, "budget": False, "monte_carlo": None,
                         "dist": None, "coverage": None, "seed": None, "nu": None,
                         "readings": None, "inputs": None, "interval": "symmetric",
-                        "digits": 2}
+                        "digits": 2, "units": None, "to": None}
     assert "<table>" in gradcli.propagate("x", at={"x": "1+-0.1"})._repr_html_()
 
 

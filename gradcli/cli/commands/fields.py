@@ -110,7 +110,8 @@ _UNBOUND = {
 
 def run_critical(what: str, expression: str, grid: list[str], points: str | None,
                  at: list[str], fmt: str, output: str | None, precision: int, quiet: bool,
-                 max_points: int, track: str | None = None) -> int:
+                 max_points: int, track: str | None = None,
+                 units: list[str] | None = None, to: list[str] | None = None) -> int:
     """Find, classify and write the critical points seeded by --grid or --points: the
     options' text read into the library's parameters, then the library's one path
     (``gradcli.api.critical_points``, which ``gradcli.critical`` runs too)."""
@@ -140,6 +141,11 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
                 raise UsageProblem("critical needs at least one variable sampled by --grid "
                                    "(start:stop:count)")
             seeds["grid"] = spec
+        from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+
+        for name, given in (("units", units), ("to", to)):
+            if given:
+                seeds[name] = TABLE[name].read(given, None)
         found, columns, box = critical_points(expression, at=held, max_points=max_points,
                                               track=track, unbound=_UNBOUND["critical"],
                                               **seeds)
@@ -161,6 +167,7 @@ def _request(expression: str, fmt: str, output: str | None, precision: int, quie
 def run_descend(what: str, expression: str, start: list[str], start_grid: list[str],
                 at: list[str], method: str, steps: int, tol: float | None, every: int,
                 fmt: str, output: str | None, precision: int, quiet: bool, max_points: int,
+                units: list[str] | None = None, to: list[str] | None = None,
                 **hyper: Any) -> int:
     """Descend from every start; write the path rows; report why the runs stopped. The
     options' text is read into the library's parameters, then the library's one path runs
@@ -177,8 +184,13 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
         streaming = chosen_fmt == "jsonl" and not output and not many
         with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar, \
                 writing_stdout() if streaming else nullcontext():
-            path, _, chosen = descend_paths(
+            from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+
+            physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to))
+                        if g}
+            path, function, chosen = descend_paths(
                 expression, starts, held, method=method, steps=steps, tol=tol, every=every,
+                **physical,
                 max_points=max_points, unbound=_UNBOUND["starts"],
                 progress=bar.stage("descending"),
                 recording=(lambda function: _JsonlRows(function.columns)) if streaming
@@ -187,7 +199,9 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
 
     stops = _said(descend_notes(path, tol, steps, chosen.maximize))
     if not streaming:
-        _write(descend_rows(path, many),
+        from ...evaluation.units import critical_units
+
+        _write(critical_units(descend_rows(path, many), function),
                _request(expression, fmt, output, precision, quiet, path.columns), what,
                stops)
     diverged = path.stop == "diverged"

@@ -2,7 +2,7 @@
 
 ``gradcli.formula`` does the work; this module reads the options it shares with the
 numeric commands (``--at`` for vector lengths, ``--wrt``, ``--direction``, ``--order``,
-``--unit``, ``--memory``), refuses the ones that only make sense for values, and writes
+``--unit-vector``, ``--memory``), refuses the ones that only make sense for values, and writes
 the lines: one ``name = formula`` per line (text), one flat JSON object, or LaTeX; ``-o``
 writes them atomically.
 

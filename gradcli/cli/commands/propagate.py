@@ -331,7 +331,8 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
                   monte_carlo: str | None, interval: str, digits: int, dist: list[str],
                   coverage: float | None,
                   seed: int | None, round: bool, fmt: str, output: str | None,
-                  precision: int, quiet: bool) -> int:
+                  precision: int, quiet: bool, units: list[str] | None = None,
+                  to: list[str] | None = None) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
     whether Monte Carlo agrees with the law of propagation."""
     from ...evaluation.propagate import propagate
@@ -358,6 +359,11 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
         # are the library's to check
         kwargs["cov"] = read_cov(cov, None if readings or inputs else
                                  _components(estimates)) if cov else None
+        from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+
+        for name, given in (("units", units), ("to", to)):
+            if given:
+                kwargs[name] = TABLE[name].read(given, None)
         try:
             result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
                                monte_carlo=_samples(monte_carlo), coverage=coverage,

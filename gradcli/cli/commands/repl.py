@@ -144,6 +144,9 @@ class Session:
     default_format: str | None = None
     definitions: dict[str, _Made] = field(default_factory=dict)
     worst: int = 0
+    #: units declared by ``unit NAME=UNIT`` lines: each line's command gets those of the
+    #: names its expression uses (as ``--unit``, before its own)
+    units: dict[str, str] = field(default_factory=dict)
     _steps: dict[str, int] = field(default_factory=dict)
     _functions: dict[str, int] = field(default_factory=dict)
     _users: dict[str, set[str]] = field(default_factory=dict)    # name -> who names it
@@ -220,6 +223,17 @@ class Session:
                                "--no-files: its results go to standard output")
         if isinstance(expression, str):
             options["expression"] = self.program_for(expression)
+        if self.units and any(o.name == "units" for o in command.options) and \
+                isinstance(expression, str):
+            from ...lang.errors import ExpressionError
+
+            try:
+                used = set(_names(options["expression"]))
+            except ExpressionError:
+                used = set()
+            kept = [f"{n}={u}" for n, u in self.units.items() if n in used]
+            if kept:
+                options["units"] = [",".join(kept), *(options.get("units") or [])]
 
     # -- lines -------------------------------------------------------------------------------
 
@@ -235,6 +249,8 @@ class Session:
         first = line.split(None, 1)[0]
         if first in HELP:
             return self._help(line.split()[1:])
+        if first == "unit":
+            return self._unit(line.split(None, 1)[1:])
         try:
             definition = parse_definition(line)
         except DefinitionError as exc:
@@ -293,6 +309,7 @@ class Session:
         out += ["Words of the session:",
                 "  NAME = EXPR           define a step that later lines may use",
                 "  NAME(a, b) = EXPR     define a function",
+                "  unit NAME=UNIT,...    give names units that later lines use (unit: list)",
                 "  help, ?               this list (help COMMAND: the command's options)",
                 "  exit, quit            end the session (Ctrl-D too)"]
         if self.definitions:
@@ -404,6 +421,26 @@ class Session:
                 if not who:
                     del self._free[variable]
         del self.definitions[old.name]
+
+    def _unit(self, rest: list[str]) -> int:
+        """``unit V=V,I=mA``: units the session's later lines use (a name's last
+        declaration wins); ``unit`` alone lists them."""
+        if not rest:
+            for name, unit in self.units.items():
+                sys.stdout.write(f"{name} = {unit}\n")
+            return self._done(ExitStatus.OK)
+        from ...evaluation.binding import EvaluationError
+        from ...evaluation.parameters import TABLE
+        from ...lang.units import UnitError, parse_unit
+
+        try:
+            given = TABLE["units"].read(rest[0], None)
+            for name, unit in given.items():
+                parse_unit(unit, f"the unit of '{name}'")
+        except (EvaluationError, UnitError) as exc:
+            return self._error(str(exc).replace("units=", "unit "))
+        self.units.update(given)
+        return self._done(ExitStatus.OK)
 
     def _error(self, message: str) -> int:
         from ..errors import printable

@@ -105,8 +105,9 @@ class FieldFunction:
     def __init__(self, expression: str, variables: Mapping[str, Any],
                  held: Mapping[str, Any] | None = None, *,
                  unbound: str = "give it a value, or hold it fixed with "
-                 + ref("at", "{name}", "{name}=VALUE")
-                 ) -> None:
+                 + ref("at", "{name}", "{name}=VALUE"),
+                 units: Mapping[str, Any] | None = None,
+                 to: Mapping[str, Any] | None = None) -> None:
         held = dict(held or {})
         both = next((n for n in variables if n in held), None)
         if both is not None:
@@ -116,7 +117,10 @@ class FieldFunction:
         self.expression = expression
         self.held = held
         self.variables = list(variables)
-        prepared = prepare(expression, "eval", at={**variables, **held})
+        #: physical units (the parameter table's units and to), passed to every prepare
+        self.physical = {k: v for k, v in (("units", units), ("to", to)) if v}
+        prepared = prepare(expression, "eval", at={**variables, **held}, **self.physical)
+        self.units = prepared.units  # evaluation/units.py's Units, None without units
         self.program = prepared.program
         self.shape: tuple[int, ...] = prepared.program.shape
         self.columns, self.shapes, self._env = _inputs(prepared, held)
@@ -206,5 +210,6 @@ class FieldFunction:
             size = int(np.prod(shape, dtype=np.int64))
             points[variable] = X[j:j + size].T.reshape((-1,) + shape)
             j += size
-        result = prepare(self.expression, what, points=points, fixed=self.held).run()
+        result = prepare(self.expression, what, points=points, fixed=self.held,
+                         **self.physical).run()
         return {name: np.asarray(result[name]) for name in result}

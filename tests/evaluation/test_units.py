@@ -1,0 +1,349 @@
+"""Physical units: derivative units against hand derivations, conversions against the SI
+brochure's and NIST SP 811's factors, and the one-line error of every binary operation and
+every function of the language (read from the tables) given mismatched units."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import gradcli
+from gradcli.lang import ExpressionError
+from gradcli.lang.names import FUNCTIONS, PRECEDENCE
+
+pytest.importorskip("pint")
+
+
+def units_of(result):
+    return {b.name: b.unit for b in result.result.blocks}
+
+
+def test_resistance_units_by_hand():
+    # R = V/I: dR/dV = 1/I in 1/A, dR/dI = -V/I^2 in V/A^2, d2R/dI2 = 2V/I^3 in V/A^3
+    at = {"V": 4.999, "I": 0.019661}
+    r = gradcli.evaluate("V/I", "grad", at=at, units={"V": "V", "I": "A"})
+    assert units_of(r) == {"V": "V", "I": "A", "f": "V/A", "df/dV": "1/A", "df/dI": "V/A^2"}
+    # rel 1e-15: one division and a product, a few ulps
+    assert r["df/dI"][0] == pytest.approx(-4.999 / 0.019661 ** 2, rel=1e-14)
+    h = gradcli.evaluate("V/I", "hessian", at=at, units={"V": "V", "I": "A"})
+    assert units_of(h)["d2f/dIdI"] == "V/A^3"
+    assert units_of(h)["d2f/dVdI"] == "1/A^2" and units_of(h)["d2f/dVdV"] == "1/(V*A)"
+    assert h["d2f/dIdI"][0] == pytest.approx(2 * 4.999 / 0.019661 ** 3, rel=1e-13)
+
+
+def test_milliamperes_are_converted_and_shown():
+    r = gradcli.evaluate("V/I", "grad", at={"V": "4.999 V", "I": "19.661 mA"})
+    assert units_of(r)["f"] == "V/mA" and units_of(r)["df/dI"] == "V/mA^2"
+    # V/mA: 4.999/19.661 (rel 1e-14: the base-unit round trip through 1e-3 and 1e3)
+    assert r["f"][0] == pytest.approx(4.999 / 19.661, rel=1e-14)
+    to = gradcli.evaluate("V/I", "grad", at={"V": "4.999 V", "I": "19.661 mA"},
+                          to={"f": "kohm", "df/dI": "ohm/mA"})
+    assert units_of(to)["f"] == "kΩ" and units_of(to)["df/dI"] == "Ω/mA"
+    assert to["f"][0] == pytest.approx(4.999 / 19.661, rel=1e-14)  # V/mA is kΩ
+    # -V/I^2 = -4.999 V / (19.661 mA)^2 = -4.999/19.661^2 V/mA^2 = that * 1000 ohm/mA
+    assert to["df/dI"][0] == pytest.approx(-4.999 / 19.661 ** 2 * 1e3, rel=1e-13)
+
+
+# Factors of the SI brochure (9th ed., 2019) and NIST SP 811 (2008), appendix B:
+# T/K = t/degC + 273.15 (SI brochure 2.3.1); 1 deg = pi/180 rad (SI brochure table 8);
+# 1 km/h = (1000/3600) m/s (NIST SP 811 B.8: 2.777 778 E-01); 1 eV = 1.602 176 634 E-19 J
+# exactly (SI brochure table 8, the 2019 value of e).
+@pytest.mark.parametrize(("value", "unit", "to", "expected"), [
+    (25.0, "degC", "K", 298.15),
+    (300.0, "K", "degC", 26.85),
+    (180.0, "deg", "rad", math.pi),
+    (36.0, "km/h", "m/s", 10.0),
+    (1.0, "eV", "J", 1.602176634e-19),
+])
+def test_conversions_against_published_factors(value, unit, to, expected):
+    r = gradcli.evaluate("x", at={"x": value}, units={"x": unit}, to={"f": to})
+    # rel 1e-14: one multiply and add in float64
+    assert r["f"][0] == pytest.approx(expected, rel=1e-14, abs=1e-12 * abs(expected))
+
+
+def test_degrees_go_into_sin_converted():
+    assert gradcli.evaluate("sin(a)", at={"a": "30 deg"})["f"][0] == pytest.approx(0.5, rel=1e-15)
+
+
+def test_compatible_units_add_after_conversion():
+    r = gradcli.evaluate("x + y", "grad", at={"x": "1 m", "y": "20 cm"})
+    assert units_of(r)["f"] == "m"
+    assert r["f"][0] == pytest.approx(1.2, rel=1e-15)
+    assert r["df/dy"][0] == pytest.approx(0.01, rel=1e-15)  # in m/cm
+
+
+def test_pint_quantities_are_values():
+    import pint
+
+    q = pint.UnitRegistry().Quantity
+    r = gradcli.evaluate("V/I", at={"V": q(5.0, "V"), "I": q(2.0, "A")})
+    assert units_of(r)["f"] == "V/A" and r["f"][0] == 2.5
+
+
+def test_a_program_step_gets_its_unit():
+    r = gradcli.evaluate("g = 9.81; h = g*t^2/2; h", "grad", at={"t": 2.0},
+                         units={"g": "m/s^2", "t": "s"})
+    assert units_of(r)["f"] == "m" and units_of(r)["df/dt"] == "m/s"
+    assert r["f"][0] == pytest.approx(9.81 * 2.0, rel=1e-15)
+
+
+def test_without_units_nothing_changes():
+    r = gradcli.evaluate("x*y", "grad", at={"x": 2.0, "y": 3.0})
+    assert all(b.unit == "" for b in r.result.blocks)
+
+
+def _mismatch(expression: str) -> ExpressionError:
+    with pytest.raises(ExpressionError) as info:
+        gradcli.evaluate(expression, at={"x": "1 m", "t": "2 s"})
+    return info.value
+
+
+ADDITIVE = [op for op in PRECEDENCE if op not in ("*", "/", "@", "^", "**")]
+
+
+@pytest.mark.parametrize("op", ADDITIVE)
+def test_every_additive_operation_refuses_mismatched_units(op):
+    err = _mismatch(f"x {op} t")
+    assert err.position == 2 and "m" in err.reason and "s" in err.reason
+
+
+@pytest.mark.parametrize("op", ["^", "**"])
+def test_a_dimensioned_exponent_is_refused(op):
+    err = _mismatch(f"x {op} t")
+    assert err.position is not None and "exponent" in err.reason
+
+
+@pytest.mark.parametrize("op", ["*", "/"])
+def test_products_carry_both_units(op):
+    r = gradcli.evaluate(f"x {op} t", at={"x": "1 m", "t": "2 s"})
+    assert units_of(r)["f"] == {"*": "m*s", "/": "m/s"}[op]
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_every_function_refuses_mismatched_units(name):
+    # every function of the language, called on lengths and added to a time: either the
+    # function refuses a length (sin, exp, log...), or its result's unit is no time
+    spec = FUNCTIONS[name]
+    args = ", ".join(["x"] * spec.arity)
+    err = _mismatch(f"{name}({args}) + t")
+    assert err.position is not None and err.expression.startswith(name)
+    assert "m" in err.reason or "s" in err.reason
+
+
+def test_the_cli_error_is_one_caret_line(cli):
+    status, out, err = cli("eval", "x + t", "--at", "x=1 m, t=2 s")
+    assert status == 2 and out == ""
+    assert err.splitlines() == ["  x + t", "    ^",
+                                "error: '+' adds values of different dimensions: m and s"]
+
+
+def test_cli_header_carries_units(cli):
+    status, out, _ = cli("grad", "V/I", "--at", "V=4.999, I=19.661", "--unit", "V=V",
+                         "--unit", "I=mA", "-f", "csv")
+    assert status == 0
+    assert out.splitlines()[0] == "V [V],I [mA],f [V/mA],df/dV [1/mA],df/dI [V/mA^2]"
+
+
+def test_unknown_unit_is_one_line(cli):
+    status, out, err = cli("eval", "x", "--at", "x=1", "--unit", "x=furlongz")
+    assert status == 2 and out == "" and len(err.splitlines()) == 1
+    assert "furlongz" in err
+
+
+def test_grid_with_units_values_in_declared_unit():
+    r = gradcli.evaluate("x^2", "grad", grid={"x": (0, 2, 3)}, units={"x": "cm"})
+    assert units_of(r)["df/dx"] == "cm"
+    np.testing.assert_allclose(np.ravel(r["df/dx"]), [0.0, 2.0, 4.0], rtol=1e-15)
+
+
+def test_xarray_units_round_trip_through_pint_xarray():
+    pytest.importorskip("xarray")
+    pytest.importorskip("pint_xarray")
+    r = gradcli.evaluate("V/I", "grad", grid={"V": (1, 5, 3), "I": (10, 20, 3)},
+                         units={"V": "V", "I": "mA"}, to={"f": "ohm"})
+    ds = gradcli.to_xarray(r)
+    assert ds["f"].attrs["units"] == "ohm" and ds["df_dI"].attrs["units"] == "ohm/mA"
+    q = ds.pint.quantify()
+    # 5 V / 10 mA = 500 ohm (hand); pint's own conversion of the quantified array
+    kohm = q["f"].pint.to("kohm").pint.dequantify()
+    assert float(kohm.isel(V=-1, I=0)) == pytest.approx(0.5, rel=1e-14)
+
+
+def test_results_expose_units_and_pandas_keeps_them():
+    r = gradcli.evaluate("V/I", "grad", at={"V": "5 V", "I": "2 A"})
+    assert r.units == {"V": "V", "I": "A", "f": "V/A", "df/dV": "1/A", "df/dI": "V/A^2"}
+    pytest.importorskip("pandas")
+    frame = r.to_pandas()
+    assert frame.attrs["units"]["df/dI"] == "V/A^2" and frame.attrs["units"]["V"] == "V"
+
+
+def test_parquet_fields_carry_units(tmp_path, cli):
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "r.parquet"
+    status, _, _ = cli("grad", "V/I", "--at", "V=5 V, I=2 A", "-o", str(path))
+    assert status == 0
+    schema = pq.read_schema(path)
+    assert schema.field("df/dI").metadata == {b"units": b"V/A^2"}
+    assert schema.field("V").metadata == {b"units": b"V"}
+
+
+@pytest.mark.parametrize(("what", "expression", "parameters", "expected"), [
+    # hand derivations with x in m, t in s: d(x/t)/dx = 1/t in 1/s; d(x/t)/dt = -x/t^2 in m/s^2
+    ("jacobian", "[x/t, x*t]", {}, {"df[0]/dx": "1/s", "df[0]/dt": "m/s^2",
+                                    "df[1]/dx": "s", "df[1]/dt": "m"}),
+    ("laplacian", "x^3", {"wrt": "x"}, {"laplacian": "m"}),      # 6x: m^3/m^2
+    ("diff", "x^2*t", {"wrt": "x,t"}, {"d2f/dxdt": "m"}),         # 2x: m^2 s/(m s)
+    ("diff", "x^4", {"wrt": "x", "order": 3}, {"d3f/dx3": "m"}),  # 24x: m^4/m^3
+    ("hvp", "x^2*t", {"direction": {"x": 1}}, {"hvp/dx": "s", "hvp/dt": "m"}),  # 2t, 2x
+    ("jvp", "x^2*t", {"direction": {"x": 1}}, {"jvp": "m*s"}),
+])
+def test_derivative_units_by_hand(what, expression, parameters, expected):
+    r = gradcli.evaluate(expression, what, at={"x": "2 m", "t": "3 s"}, **parameters)
+    assert {k: r.units.get(k) for k in expected} == expected
+
+
+def test_a_number_with_a_unit_in_the_expression():
+    # 9.81 m/s^2 * (2 s)^2 / 2 = 19.62 m (hand)
+    r = gradcli.evaluate("h = 9.81 'm/s^2' * t^2/2; h", "grad", at={"t": "2 s"})
+    assert r.units["f"] == "m" and r["f"][0] == pytest.approx(19.62, rel=1e-15)
+    # 1 m/s + 3 km/h = 1 + 3000/3600 m/s (NIST SP 811 B.8)
+    r = gradcli.evaluate("x + 3 'km/h'", at={"x": "1 m/s"})
+    assert r["f"][0] == pytest.approx(1 + 3000 / 3600, rel=1e-15)
+
+
+@pytest.mark.parametrize(("text", "column"), [("b'x'", 2), ("'m' + 1", 1), ("x + 3 'furlongz'", 5)])
+def test_a_misplaced_or_unknown_unit_has_a_caret(text, column):
+    with pytest.raises(ExpressionError) as info:
+        gradcli.evaluate(text, at={"b": 1.0, "x": 1.0})
+    assert info.value.column == column
+
+
+def test_implicit_products_and_indexing_are_unchanged():
+    assert gradcli.evaluate("3x", at={"x": 2.0})["f"][0] == 6.0
+    assert gradcli.evaluate("x[0]", at={"x": [4.0, 5.0]})["f"][0] == 4.0
+
+
+H2 = ("[V/I*cos(phi), V/I*sin(phi), V/I]",
+      {"V": "4.9990 V+-3.2 mV", "I": "19.6610 mA+-0.0095 mA", "phi": "1.04446 rad+-0.00075 rad"},
+      {("V", "I"): -0.36, ("V", "phi"): 0.86, ("I", "phi"): -0.65})
+
+
+def test_gum_h2_with_units_in_ohms():
+    expression, at, corr = H2
+    r = gradcli.propagate(expression, at=at, corr=corr, to={"f": "ohm"})
+    assert {b.name: b.unit for b in r.blocks if b.unit} == {
+        "V": "V", "I": "mA", "phi": "rad", "f": "Ω", "u(f)": "Ω", "U(f)": "Ω"}
+    # GUM H.2, Table H.3: R = 127.732 Ω, X = 219.847 Ω, Z = 254.260 Ω (3 decimals printed);
+    # u = 0.071, 0.295, 0.236 Ω (the GUM's from the five readings' own correlations: 0.001)
+    np.testing.assert_allclose(np.asarray(r["f"]), [127.732, 219.847, 254.260], atol=5e-4)
+    np.testing.assert_allclose(np.asarray(r["u(f)"]), [0.071, 0.295, 0.236], atol=1.5e-3)
+    # the same numbers as without units, with I in amperes (rel 1e-12: a 1e-3 scale)
+    plain = gradcli.propagate(expression, at={"V": "4.9990+-0.0032",
+                                              "I": "19.6610e-3+-0.0095e-3",
+                                              "phi": "1.04446+-0.00075"}, corr=corr)
+    np.testing.assert_allclose(np.asarray(r["u(f)"]), np.asarray(plain["u(f)"]), rtol=1e-12)
+
+
+def test_budget_sensitivities_in_unit_f_per_unit_x():
+    b = gradcli.propagate("V/I", at={"V": "4.9990 V+-3.2 mV", "I": "19.6610 mA+-0.0095 mA"},
+                          budget=True, to={"f": "ohm"})
+    # the rows of V and I, then the total (its value is f, in Ω)
+    assert list(b["unit(c)"]) == ["Ω/V", "Ω/mA", ""]
+    assert list(b["unit(x)"]) == ["V", "mA", "Ω"]
+    # c_V = 1/I = 1/0.019661 Ω/V; c_I = -V/I^2 in Ω/mA = -4.999/19.661^2 * 1e3
+    np.testing.assert_allclose(np.asarray(b["c"])[:2],
+                               [1 / 0.019661, -4.999 / 19.661 ** 2 * 1e3], rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(b["u(x)"])[:2], [0.0032, 0.0095], rtol=1e-15)
+
+
+def test_cli_propagate_with_units(cli):
+    expression, _, _ = H2
+    status, out, _ = cli("propagate", "V/I", "--at", "V=4.9990 V +- 3.2 mV, I=19.6610 mA +- "
+                         "0.0095 mA", "--to", "f=ohm", "-f", "csv")
+    assert status == 0
+    assert out.splitlines()[0] == "V [V],I [mA],f [Ω],u(f) [Ω],U(f) [Ω],k"
+
+
+def test_netcdf_variables_carry_cf_units(tmp_path, cli):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    grid, jac, prop = (tmp_path / n for n in ("g.nc", "j.nc", "p.nc"))
+    assert cli("grad", "V/I", "--grid", "V=1:5:5", "--grid", "I=10:20:3", "--unit",
+               "V=V,I=mA", "--to", "f=ohm", "-o", str(grid))[0] == 0
+    assert cli("jacobian", "[x*t, y*t]", "--grid", "x=1:2:3", "--grid", "y=1:2:3", "--grid",
+               "t=1:2:2", "--unit", "x=m,y=m,t=m", "-o", str(jac))[0] == 0
+    assert cli("propagate", "V/I", "--at", "V=4.999 V +- 3.2 mV, I=19.661 mA +- 0.0095 mA",
+               "--to", "f=ohm", "-o", str(prop))[0] == 0
+    units = {}
+    for path in (grid, jac, prop):
+        with xr.open_dataset(path) as ds:
+            units[path.name] = {k: v.attrs.get("units") for k, v in ds.variables.items()
+                                if "units" in v.attrs}
+    # UDUNITS-2 spellings: ohm for Ω; a Jacobian of one unit keeps it (m^2/m = m)
+    assert units["g.nc"] == {"f": "ohm", "df_dV": "ohm/V", "df_dI": "ohm/mA", "V": "V",
+                             "I": "mA"}
+    assert units["j.nc"]["jacobian"] == "m" and units["j.nc"]["f"] == "m^2"
+    assert units["p.nc"] == {"V": "V", "I": "mA", "f": "ohm", "u_f_": "ohm", "U_f_": "ohm"}
+
+
+def test_plot_axes_and_colour_bar_carry_units():
+    pytest.importorskip("matplotlib")
+    from gradcli.plot import plot_expression
+    from gradcli.plot.options import parse_options
+
+    fig, drawn = plot_expression("x*y", {"x": (0, 1, 5), "y": (0, 2, 5)},
+                                 options=parse_options(units={"x": "m", "y": "m"}))
+    ax = drawn.ax
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("x [m]", "y [m]")
+    assert drawn.colorbar.ax.get_ylabel().endswith("[m^2]")
+
+
+def test_arrows_of_mixed_units_are_refused(cli):
+    status, out, err = cli("plot", "x*t", "--grid", "x=0:1:5", "--grid", "t=0:2:5", "--unit",
+                           "x=m,t=s", "--preview")
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "df/dx is in s and df/dt in m" in err and "--arrows none" in err
+    status, _, _ = cli("plot", "x*t", "--grid", "x=0:1:5", "--grid", "t=0:2:5", "--unit",
+                       "x=m,t=s", "--arrows", "none", "--preview")
+    assert status == 0
+
+
+def test_critical_points_with_units():
+    # f = (x - 1 km)^2 + y^2 over x in m: the minimum is at x = 1000 m (hand); the
+    # Hessian's eigenvalues 2 and 2 are in m^2/m^2 = 1
+    t = gradcli.critical("(x - 1 'km')^2 + y^2", {"x": (-2000, 2000, 5), "y": (-2, 2, 5)},
+                         units={"x": "m", "y": "m"})
+    units = {b.name: b.unit for b in t.blocks if b.unit}
+    assert units == {"x": "m", "y": "m", "f": "m^2", "|grad f|": "m", "eig[0]": "1",
+                     "eig[1]": "1"}
+    assert float(t["x"][0]) == pytest.approx(1000.0, abs=1e-9)  # Newton's fixed point
+    np.testing.assert_allclose([float(t["eig[0]"][0]), float(t["eig[1]"][0])], [2.0, 2.0],
+                               rtol=1e-12)
+
+
+def test_descend_path_with_units():
+    # gradient descent on (x - 1 km)^2 from 0 m with lr 0.25: x <- x - 0.25*2(x - 1000),
+    # so 500, 750, 875 m (hand)
+    t = gradcli.descend("(x - 1 'km')^2", {"x": 0.0}, method="gd", lr=0.25, steps=3,
+                        units={"x": "m"})
+    assert {b.name: b.unit for b in t.blocks if b.unit} == {"x": "m", "f": "m^2",
+                                                             "|grad f|": "m"}
+    np.testing.assert_allclose(np.asarray(t["x"], dtype=float), [0, 500, 750, 875], rtol=0,
+                               atol=1e-9)
+
+
+def test_the_session_keeps_declared_units():
+    import subprocess
+    import sys
+
+    lines = ("unit V=V,I=mA\ngrad V/I --at V=4.999,I=19.661 -f csv\n"
+             "eval x*2 --at x=1 -f csv\nunit x=furlongz\n")
+    done = subprocess.run([sys.executable, "-m", "gradcli", "repl"], input=lines,
+                          capture_output=True, text=True, timeout=120)
+    out = done.stdout.splitlines()
+    # the grad line has V and I's units; x*2 uses neither, so it has none
+    assert out[0] == "V [V],I [mA],f [V/mA],df/dV [1/mA],df/dI [V/mA^2]"
+    assert out[2] == "x,f"
+    assert done.returncode == 2 and "furlongz" in done.stderr
