@@ -14,7 +14,7 @@ FUZZ_MINUTES ?= 10
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,html,data,dask,docs]' --config-settings editable_mode=compat
+	$(PY) -m pip install --quiet -e '.[test,html,data,dask,docs,units,explore]' --config-settings editable_mode=compat
 	$(PY) -m compileall -q gradcli
 	touch $(STAMP)
 
@@ -41,7 +41,7 @@ $(MIN_STAMP): pyproject.toml constraints/minimum.txt
 	$(PYTHON) -m venv $(MIN_VENV)
 	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(MIN_VENV)/bin/python -m pip install --quiet -c constraints/minimum.txt \
-	  -e '.[test,html,data,dask,docs]' --config-settings editable_mode=compat
+	  -e '.[test,html,data,dask,docs,units,explore]' --config-settings editable_mode=compat
 	$(MIN_VENV)/bin/python -m pip check
 	touch $(MIN_STAMP)
 

@@ -1,7 +1,7 @@
 """The installed form: what `make dist` builds, installed into a fresh venv, used from outside
 the source tree.
 
-Most users `pipx install gradcli` or `pip install "gradcli[data,dask,html]"`; nothing in the
+Most users `pipx install gradcli` or `pip install "gradcli[data,dask,html,units,explore]"`; nothing in the
 checkout's test venv proves that a built wheel carries what the program needs (package data,
 the console script, the extras' metadata). These tests install the wheel `make dist` built
 from the sdist into a new venv, run everything from a temporary directory with a clean
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.dist
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "dist"
-EXTRAS = "data,dask,html"
+EXTRAS = "data,dask,html,units,explore"
 
 
 def _version() -> str:
