@@ -279,14 +279,37 @@ def label_blocks(layout: Any, units: Units, plan: Any) -> Any:
                 raise EvaluationError(f"{block.name} is in {unit_text(unit)}, which cannot "
                                       f"be converted to {wanted}") from None
             unit = target
+        per = taylor_units(units, plan) if unit is None and block.name in (
+            "coefficient", "derivative") and getattr(plan, "what", "") == "taylor" else ()
         # a pure number among results with units says so: "1" (UDUNITS' own spelling)
         blocks.append(replace(block, unit=(unit_text(unit) or "1") if unit is not None
-                              else ""))
+                              else "", units=per))
     missing = next((k for k in units.to if k not in {b.name for b in layout.blocks}), None)
     if missing is not None:
         raise EvaluationError(f"{ref('to', text=missing)}: no result column '{missing}' "
                               f"(columns: {', '.join(b.name for b in layout.blocks)})")
     return replace(layout, blocks=blocks, _names=None)
+
+
+def taylor_units(units: Units, plan: Any) -> tuple[str, ...]:
+    """The unit of each Taylor coefficient (and derivative), one per multi-index α of
+    ``plan.spec``: ∂^α f / α! is in unit(f)/Π unit(x)^α_x (a difference of f's unit past
+    order 0: degC -> Δ°C)."""
+    from ..lang.units import registry, unit_text
+
+    spec = getattr(plan, "spec", None)
+    if spec is None or not getattr(spec, "indices", None):
+        return ()
+    f = units.outputs.get("f") or next(iter(units.outputs.values()), registry().Unit(""))
+    xs = [_delta(units.of(n.split("[")[0])) for n in spec.names]
+    out = []
+    for alpha in spec.indices:
+        unit = f if not any(alpha) else _delta(f)
+        for x, k in zip(xs, alpha, strict=True):
+            if k:
+                unit = unit / x ** int(k)
+        out.append(unit_text(unit) or "1")
+    return tuple(out)
 
 
 def label_inputs(inputs: Any, units: Units) -> Any:

@@ -347,3 +347,31 @@ def test_the_session_keeps_declared_units():
     assert out[0] == "V [V],I [mA],f [V/mA],df/dV [1/mA],df/dI [V/mA^2]"
     assert out[2] == "x,f"
     assert done.returncode == 2 and "furlongz" in done.stderr
+
+
+def test_taylor_coefficients_each_in_their_own_unit(cli):
+    # f = v*t with v in m/s, t in s, at v=2, t=3 (hand): c_00 = 6 m; c_10 = df/dv = t =
+    # 3 s; c_01 = df/dt = v = 2 m/s; c_20 = 0 in m/(m/s)^2 = s^2/m; c_11 = 1 in
+    # m/((m/s)*s) = 1; c_02 = 0 in m/s^2
+    status, out, _ = cli("taylor", "v*t", "--at", "v=2 m/s, t=3 s", "--order", "2",
+                         "-f", "csv")
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0] == ("v [m/s],t [s],order,deg(v),deg(t),coefficient,derivative,unit")
+    rows = [line.split(",") for line in lines[1:]]
+    assert [(r[3], r[4], r[7]) for r in rows] == [
+        ("0", "0", "m"), ("1", "0", "s"), ("0", "1", "m/s"), ("2", "0", "s^2/m"),
+        ("1", "1", "1"), ("0", "2", "m/s^2")]
+    # exact small integers: a product and its derivatives
+    assert [float(r[5]) for r in rows] == [6.0, 3.0, 2.0, 0.0, 1.0, 0.0]
+
+
+def test_taylor_coefficients_of_a_temperature_are_differences():
+    # T = T0 + 2 Δ°C/m * x shown in degC, x in m, at T0 = 20, x = 1 (hand): order 0 is
+    # 22 °C, order 1 is 2 Δ°C/m, a difference of temperatures per metre
+    r = gradcli.evaluate("T0 + 2 'delta_degC/m' * x", "taylor", at={"T0": 20, "x": 1},
+                         units={"T0": "degC", "x": "m"}, order=1, wrt="x", to={"f": "degC"})
+    per = next(b.units for b in r.result.blocks if b.name == "coefficient")
+    assert per == ("°C", "Δ°C/m")
+    # rel 1e-12: 20 °C goes through kelvin and back (293.15 - 273.15 loses a few ulps)
+    np.testing.assert_allclose(r.result.arrays["coefficient"][0], [22.0, 2.0], rtol=1e-12)
