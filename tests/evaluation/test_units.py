@@ -375,3 +375,38 @@ def test_taylor_coefficients_of_a_temperature_are_differences():
     assert per == ("°C", "Δ°C/m")
     # rel 1e-12: 20 °C goes through kelvin and back (293.15 - 273.15 loses a few ulps)
     np.testing.assert_allclose(r.result.arrays["coefficient"][0], [22.0, 2.0], rtol=1e-12)
+
+
+def test_flow_time_in_minutes_converts_the_field(cli):
+    # x' = c with c = 2 m/s held, x in m, the time in minutes (hand): dx/dt = 120 m/min,
+    # so x = 1 + 120 t: 61 m at 0.5 min and 121 m at 1 min (RK4 is exact on a constant)
+    status, out, _ = cli("flow", "[c]", "--from", "x=1", "--at", "c=2", "--unit",
+                         "x=m,c=m/s,t=min", "--t", "0:1:3", "-f", "csv")
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0] == "t [min],x [m],|F| [m/min]"
+    np.testing.assert_allclose([[float(v) for v in line.split(",")] for line in lines[1:]],
+                               [[0, 1, 120], [0.5, 61, 120], [1, 121, 120]], rtol=1e-13)
+
+
+def test_flow_in_the_library_with_units_and_its_refusal(cli):
+    # x' = c with c = 2 m/s and x in km, time in s: x = 1 + 0.002 t km (hand)
+    t = gradcli.flow("[c]", {"x": 1.0}, at={"c": 2.0}, t=(0, 10, 3),
+                     units={"x": "km", "c": "m/s", "t": "s"})
+    assert {b.name: b.unit for b in t.blocks if b.unit} == {"t": "s", "x": "km",
+                                                             "|F|": "km/s"}
+    np.testing.assert_allclose(np.asarray(t["x"], dtype=float), [1.0, 1.01, 1.02],
+                               rtol=1e-13)
+    # a time without a unit: unit(x)/unit(F) = km/(m/s), shown and used as is
+    t = gradcli.flow("[c]", {"x": 1.0}, at={"c": 2.0}, t=(0, 10, 3),
+                     units={"x": "km", "c": "m/s"})
+    assert {b.name: b.unit for b in t.blocks if b.unit}["t"] == "km*s/m"
+    np.testing.assert_allclose(np.asarray(t["x"], dtype=float), [1.0, 11.0, 21.0],
+                               rtol=1e-13)
+    # a field in m/s cannot move x in m over a time in metres: one line, exit 2
+    status, out, err = cli("flow", "[c]", "--from", "x=1", "--at", "c=2", "--unit",
+                           "x=m,c=m/s,t=m", "--t", "0:1:3")
+    # (the field [c] does not use x: the warning saying so comes first)
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert status == 2 and out == "" and len(errors) == 1
+    assert "dx/dt is in m/s by the field, but x is in m and the time in m" in errors[0]
