@@ -410,3 +410,35 @@ def test_flow_in_the_library_with_units_and_its_refusal(cli):
     errors = [line for line in err.splitlines() if "error:" in line]
     assert status == 2 and out == "" and len(errors) == 1
     assert "dx/dt is in m/s by the field, but x is in m and the time in m" in errors[0]
+
+
+def test_graph_values_and_adjoints_with_units(cli):
+    from gradcli.evaluation.graph import build_graph
+
+    # f = 4*(x^2 + x*1 cm) in cm^2 at x = 3 cm (hand): f = 48 cm^2, df/dx = 4(2x + 1 cm)
+    # = 28 cm; the step m = x^2 is computed in m^2 (9e-4 m^2), and df/dm = 4 cm^2/m^2...
+    # = 4e4 cm^2/m^2
+    nodes, out = build_graph("m = x^2; y = m + x*1 'cm'; p = 4*y", {"x": "3 cm"})
+    by = {n.id: n for n in nodes}
+    assert (by["x"].unit, by["x"].adjoint_unit) == ("cm", "cm")
+    assert (by["m"].unit, by["m"].adjoint_unit) == ("m^2", "cm^2/m^2")
+    assert (by[out].unit, by[out].adjoint_unit) == ("cm^2", "1")
+    # rel 1e-12: the conversions by 0.01 and 1e4 round a few ulps
+    assert by["x"].adjoint == pytest.approx(28.0, rel=1e-12)
+    assert by["m"].value == pytest.approx(9e-4, rel=1e-12)
+    assert by["m"].adjoint == pytest.approx(4e4, rel=1e-12)
+    assert by[out].value == pytest.approx(48.0, rel=1e-12)
+    # R = V/I in ohm, V = 5 V, I = 20 mA (hand): dR/dV = 1/I = 50 ohm/V, dR/dI = -V/I^2
+    # = -12.5 ohm/mA
+    import json
+
+    status, text, _ = cli("graph", "V/I", "--at", "V=5, I=20", "--unit", "V=V,I=mA", "--to",
+                          "f=ohm", "-f", "json")
+    assert status == 0
+    nodes = {n["id"]: n for n in json.loads(text)["nodes"]}
+    assert (nodes["V"]["adjoint_unit"], nodes["I"]["adjoint_unit"]) == ("Ω/V", "Ω/mA")
+    assert nodes["V"]["adjoint"] == pytest.approx(50.0, rel=1e-12)
+    assert nodes["I"]["adjoint"] == pytest.approx(-12.5, rel=1e-12)
+    # without units, no unit keys at all
+    status, text, _ = cli("graph", "V/I", "--at", "V=5, I=20", "-f", "json")
+    assert all("unit" not in n for n in json.loads(text)["nodes"])
