@@ -39,7 +39,8 @@ def graph_json(expression: str, point: dict[str, Any], nodes: list[Any], output:
                notes: Sequence[str] = ()) -> str:
     """Strict JSON: {"expression", "point", "output", "nodes": [{id, op, inputs, value,
     adjoint[, unit, adjoint_unit]}], "notes"} (units only on nodes that have one);
-    non-finite numbers become the strings "nan", "inf", "-inf"; ``notes`` are what the command says beside it (the expression's warnings)."""
+    non-finite numbers become the strings "nan", "inf", "-inf";
+    ``notes`` are what the command says beside it (the expression's warnings)."""
     def clean(v: Any) -> Any:
         if isinstance(v, list):
             return [clean(item) for item in v]
