@@ -442,3 +442,35 @@ def test_graph_values_and_adjoints_with_units(cli):
     # without units, no unit keys at all
     status, text, _ = cli("graph", "V/I", "--at", "V=5, I=20", "-f", "json")
     assert all("unit" not in n for n in json.loads(text)["nodes"])
+
+
+@pytest.mark.parametrize("n", [3, 300])  # the per-row path and the vectorised one (> 256)
+def test_jsonl_lines_each_carry_the_units(cli, n):
+    import json
+
+    status, out, _ = cli("grad", "V/I", "--grid", f"V=1:5:{n}", "--at", "I=19.661 mA",
+                         "--unit", "V=V", "-f", "jsonl")
+    assert status == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == n
+    # unit(f) = V/mA, df/dV = 1/I in 1/mA, df/dI = -V/I^2 in V/mA^2 (hand)
+    assert all(r["units"] == {"V": "V", "I": "mA", "f": "V/mA", "df/dV": "1/mA",
+                              "df/dI": "V/mA^2"} for r in rows)
+    assert rows[-1]["f"] == pytest.approx(5 / 19.661, rel=1e-14)
+    status, out, _ = cli("grad", "V/I", "--grid", f"V=1:5:{n}", "--at", "I=19.661",
+                         "-f", "jsonl")
+    assert all("units" not in json.loads(line) for line in out.splitlines())
+
+
+def test_jsonl_units_key_steps_aside_for_a_column_named_units():
+    import io
+    import json
+
+    from gradcli.evaluation.blocks import Block, Layout, Result
+    from gradcli.output.jsonl_writer import write_jsonl
+
+    columns = Result(Layout([Block("units"), Block("f", unit="m")]),
+                     {"units": np.array([1.0]), "f": np.array([2.0])}, (1,))
+    buf = io.StringIO()
+    write_jsonl(buf, columns)
+    assert json.loads(buf.getvalue()) == {"units": 1.0, "f": 2.0, "@units": {"f": "m"}}
