@@ -474,3 +474,26 @@ def test_jsonl_units_key_steps_aside_for_a_column_named_units():
     buf = io.StringIO()
     write_jsonl(buf, columns)
     assert json.loads(buf.getvalue()) == {"units": 1.0, "f": 2.0, "@units": {"f": "m"}}
+
+
+def test_html_page_hover_values_carry_units(tmp_path, cli):
+    pytest.importorskip("matplotlib")
+    # R = V/I at V = 1 V, I = 10 mA, in ohm (hand): R = 100 Ω, dR/dV = 1/I = 100 Ω/V,
+    # dR/dI = -V/I^2 = -0.01 V/mA^2 = -10 Ω/mA
+    page = tmp_path / "x.html"
+    status, _, _ = cli("plot", "V/I", "--grid", "V=1:5:3", "--grid", "I=10:20:2", "--unit",
+                       "V=V,I=mA", "--to", "f=ohm", "--arrows", "none", "-o", str(page))
+    assert status == 0
+    text = page.read_text(encoding="utf-8")
+    assert ("V = 1.0 V<br>I = 10.0 mA<br>f = 100.0 Ω<br>df/dV = 100.0 Ω/V<br>"
+            "df/dI = -10.0 Ω/mA") in text
+    from gradcli.plot.data import compute_field
+    from gradcli.plot.html import hover_lines
+
+    # a held value says its unit too; without units the labels are bare
+    fl = compute_field("x*y", {"x": (0, 1, 2)}, fixed={"y": 2}, units={"x": "m", "y": "s"})
+    assert hover_lines(fl)[1] == ("x = 1.0 m<br>y = 2.0 s (held)<br>f = 2.0 m*s<br>"
+                                  "df/dx = 2.0 s<br>df/dy = 1.0 m")
+    fl = compute_field("x*y", {"x": (0, 1, 2)}, fixed={"y": 2})
+    assert hover_lines(fl)[1] == ("x = 1.0<br>y = 2.0 (held)<br>f = 2.0<br>df/dx = 2.0<br>"
+                                  "df/dy = 1.0")
