@@ -285,7 +285,11 @@ def test_netcdf_variables_carry_cf_units(tmp_path, cli):
     assert units["g.nc"] == {"f": "ohm", "df_dV": "ohm/V", "df_dI": "ohm/mA", "V": "V",
                              "I": "mA"}
     assert units["j.nc"]["jacobian"] == "m" and units["j.nc"]["f"] == "m^2"
-    assert units["p.nc"] == {"V": "V", "I": "mA", "f": "ohm", "u_f_": "ohm", "U_f_": "ohm"}
+    # u(f) and U(f): names distinct when case is ignored (CF 1.11 §2.3), long_name kept
+    assert units["p.nc"] == {"V": "V", "I": "mA", "f": "ohm", "u_f_": "ohm", "U_f__2": "ohm"}
+    with xr.open_dataset(prop) as ds:
+        assert ds["U_f__2"].attrs["long_name"] == "U(f)"
+        assert len({n.lower() for n in ds.variables}) == len(ds.variables)
 
 
 def test_plot_axes_and_colour_bar_carry_units():
@@ -497,3 +501,23 @@ def test_html_page_hover_values_carry_units(tmp_path, cli):
     fl = compute_field("x*y", {"x": (0, 1, 2)}, fixed={"y": 2})
     assert hover_lines(fl)[1] == ("x = 1.0<br>y = 2.0 (held)<br>f = 2.0<br>df/dx = 2.0<br>"
                                   "df/dy = 1.0")
+
+
+def test_cf_names_differ_beyond_case(tmp_path, cli):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    # a grid over x and X: CF 1.11 §2.3 wants names that differ when case is ignored;
+    # the CSV columns keep their own names
+    path = tmp_path / "g.nc"
+    assert cli("grad", "x*X", "--grid", "x=0:1:2", "--grid", "X=0:1:3", "-o", str(path))[0] \
+        == 0
+    with xr.open_dataset(path) as ds:
+        names = list(ds.variables)
+        assert len({n.lower() for n in names}) == len(names)
+        # the later of two names equal but for case gets _2; long_name keeps the column's
+        assert sorted(names) == sorted(["x", "X_2", "f", "df_dx", "df_dX_2"])
+        assert ds["df_dX_2"].attrs["long_name"] == "df/dX"
+        # d(x*X)/dx = X (hand): at x = 1, X = 0.5 it is 0.5 (exact)
+        assert float(ds["df_dx"].sel(x=1.0, X_2=0.5)) == 0.5
+    status, out, _ = cli("grad", "x*X", "--at", "x=1,X=2", "-f", "csv")
+    assert out.splitlines()[0] == "x,X,f,df/dx,df/dX"
