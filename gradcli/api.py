@@ -316,11 +316,15 @@ def flow_paths(expression: str, starts: Any, held: Mapping[str, Any], grid: Any,
                method: str = "rk4", every: int = 1, tol: float | None = None,
                box: Mapping[str, Any] | None = None, rtol: float | None = None,
                atol: float | None = None, max_points: int = DEFAULT_MAX_POINTS,
-               unbound: str | None = None, progress: Any = None) -> Any:
+               unbound: str | None = None, progress: Any = None,
+               units: Mapping[str, str] | None = None,
+               to: Mapping[str, str] | None = None) -> Any:
     """The one path of ``flow``, for this library function and for the command (which
     reads its options' text into ``starts``, ``held``, the time grid and ``box`` first):
-    the row bound, the field function, the integration; returns the trajectories.
-    ``unbound`` is the hint for a variable left unbound (a front end's words)."""
+    the row bound, the field function, the integration; returns the trajectories (with
+    units, ``.function`` and ``.time``, the time's unit, for ``units.flow_units``).
+    ``unbound`` is the hint for a variable left unbound (a front end's words); ``units``
+    may give the time's unit as ``t`` (unless t is a variable)."""
     from .evaluation.fields import defaults
     from .evaluation.fields.flow import integrate
     from .evaluation.fields.function import FieldFunction
@@ -331,11 +335,25 @@ def flow_paths(expression: str, starts: Any, held: Mapping[str, Any], grid: Any,
                               f"{rows:,} rows, over the limit of {max_points:,}: write "
                               f"fewer with {ref('every', text='K', python='K')}, or raise "
                               f"{ref('max_points')}")
-    hint = {} if unbound is None else {"unbound": unbound}
+    hint: dict[str, Any] = {} if unbound is None else {"unbound": unbound}
+    units = dict(units or {})
+    time_unit = units.pop("t", None) if "t" not in [*starts.variables, *held] else None
+    hint |= {k: v for k, v in (("units", units), ("to", to)) if v}
     function = FieldFunction(expression, starts.variables, held, **hint)
-    return integrate(function, starts.X, grid, method=method, every=every, tol=tol, box=box,
-                     progress=progress, rtol=defaults.RTOL if rtol is None else rtol,
-                     atol=defaults.ATOL if atol is None else atol)
+    time = None
+    if function.units is not None or time_unit is not None:
+        from .evaluation.units import flow_time
+
+        if function.units is None:
+            raise EvaluationError("flow: the time has a unit but the variables have none: "
+                                  "give theirs too (units, e.g. x=m)")
+        function.scale, time = flow_time(function, time_unit)
+    paths = integrate(function, starts.X, grid, method=method, every=every, tol=tol,
+                      box=box, progress=progress,
+                      rtol=defaults.RTOL if rtol is None else rtol,
+                      atol=defaults.ATOL if atol is None else atol)
+    paths.function, paths.time = function, time
+    return paths
 
 
 @_with_warnings
@@ -344,14 +362,17 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
          at: Mapping[str, Any] | None = None, t: Any = None, method: str = "rk4",
          every: int = 1, tol: float | None = None, box: Mapping[str, Any] | None = None,
          rtol: float | None = None, atol: float | None = None,
-         max_points: int = DEFAULT_MAX_POINTS) -> RowTable:
+         max_points: int = DEFAULT_MAX_POINTS, units: Mapping[str, str] | None = None,
+         to: Mapping[str, str] | None = None) -> RowTable:
     """Trajectories x' = F(x) of a vector field (or -grad f of a scalar f) from ``start``
     or ``start_grid``, as ``gradcli flow`` integrates them: over the times ``t``
     (``(t0, t1, count)`` or ``"0:20:2001"``; default 0 to 10, 1001 times) by ``method``
     (rk4, euler, dopri5 with ``rtol``/``atol``), recording every ``every``-th time; a run
     ends where |F| <= ``tol`` or where it leaves ``box`` (``{"x": (-5, 5)}``). Returns a
     :class:`RowTable` with the command's columns (``run`` with several starts, ``t``,
-    the point, ``|F|``)."""
+    the point, ``|F|``). ``units``/``to`` as for ``evaluate``, and ``units={"t": "s"}``
+    the time's: each component of F must be in unit(x)/unit(t) or convertible to it
+    (without t's unit, the time's unit is unit(x)/unit(F))."""
     from .evaluation.fields import defaults
     from .evaluation.fields.flow import TimeGrid
     from .evaluation.fields.rows import flow_rows
@@ -372,12 +393,15 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
     starts = _starts(start, start_grid, held, max_points)
     paths = flow_paths(expression, starts, held, grid, method=method, every=every, tol=tol,
                        box=dict(box) if box is not None else None, rtol=rtol, atol=atol,
-                       max_points=max_points)
+                       max_points=max_points, units=units, to=to)
     from .evaluation.fields.notes import flow_notes
 
     many = len(starts) > 1 or starts.lattice
     notes, diverged = flow_notes(paths, tol, many, method, grid.t0, grid.t1)
-    return RowTable(flow_rows(paths, many), f"flow ({method}) of {expression}",
+    from .evaluation.units import flow_units
+
+    return RowTable(flow_units(flow_rows(paths, many), paths.function, paths.time),
+                    f"flow ({method}) of {expression}",
                     _said(notes + ([diverged] if diverged else [])))
 
 

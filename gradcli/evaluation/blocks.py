@@ -45,6 +45,9 @@ class Block:
     kind: str = RESULT
     #: the physical unit of every component, as shown (``V/mA``); empty without units
     unit: str = ""
+    #: one unit per component when they differ (taylor's coefficients: one per multi-index,
+    #: unit(f)/unit(x)^k); ``unit`` is then empty
+    units: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.parts:

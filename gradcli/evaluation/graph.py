@@ -35,6 +35,10 @@ class GraphNode:
     value: Value
     adjoint: Value | None
     params: dict[str, Any] = field(default_factory=dict)
+    #: with units: the value's unit and the adjoint's, unit(f)/unit(node) (empty for a
+    #: node whose unit is not known: an unnamed intermediate one)
+    unit: str = ""
+    adjoint_unit: str = ""
 
 
 def _value(v: Any) -> Value:
@@ -55,9 +59,44 @@ def _constant(v: Any) -> str:
 _STRUCTURAL = ("dim", "keepdim", "key", "shape", "axes", "reverse", "comp", "ndim")
 
 
-def build_graph(expression: str, point: dict[str, Any]) -> tuple[list[GraphNode], str]:
-    """Nodes in evaluation order (variables first) and the id of the output node."""
-    prepared = prepare(expression, "eval", at=[point])
+def build_graph(expression: str, point: dict[str, Any], *,
+                units: dict[str, str] | None = None,
+                to: dict[str, str] | None = None) -> tuple[list[GraphNode], str]:
+    """Nodes in evaluation order (variables first) and the id of the output node. With
+    units (``units``/``to`` as for ``evaluate``, or values given with units), each
+    variable, named step and the output carries its unit and its adjoint's."""
+    physical = {k: v for k, v in (("units", units), ("to", to)) if v}
+    prepared = prepare(expression, "eval", at=[point], **physical)
+    rows, output = _graph(prepared)
+    if prepared.units is not None:
+        _label(rows, output, prepared.units)
+    return rows, output
+
+
+def _label(rows: list[GraphNode], output: str, units: Any) -> None:
+    """Each row's unit and its adjoint's: a variable in its declared unit; a named step
+    in the SI base units it is computed in (the checked expression computes in them); the
+    output in f's unit. Unnamed intermediate nodes have none that is known here."""
+    from ..lang.units import _to_base, unit_text
+    from .units import _delta
+
+    declared = getattr(units, "declared", units.variables)
+    f = units.outputs.get("f") or next(iter(units.outputs.values()), None)
+    known = {n: u for n, u in declared.items()}
+    known |= {n: _to_base(u)[2] for n, u in units.steps.items()}
+    if f is not None:
+        known[output] = f
+    for row in rows:
+        unit = known.get(row.id)
+        if unit is None:
+            continue
+        row.unit = unit_text(unit) or "1"
+        if f is not None:
+            row.adjoint_unit = unit_text(_delta(f) / _delta(unit)) or "1"
+
+
+def _graph(prepared: Any) -> tuple[list[GraphNode], str]:
+    """The rows and the output id of a prepared scalar program at its one point."""
     program = prepared.program
     if program.shape != ():
         raise EvaluationError("graph needs a scalar-valued expression (adjoints are ∂f/∂node)")

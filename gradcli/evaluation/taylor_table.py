@@ -3,7 +3,8 @@
 The kernel gives per point the blocks ``coefficient`` and ``derivative`` (one entry per
 multi-index α, |α| ≤ K, graded lexicographic order). ``long_table`` turns them into rows:
 the point's columns (carried text, variables), ``order`` = |α|, ``deg(x)`` = α_x per
-variable, ``coefficient`` = ∂^α f / α!, ``derivative`` = ∂^α f. ``polynomial`` writes
+variable, ``coefficient`` = ∂^α f / α!, ``derivative`` = ∂^α f (with units, a text column
+``unit`` gives both their unit on each row: unit(f)/Π unit(x)^α_x). ``polynomial`` writes
 Σ c_α·Π (x - a)^α_x in gradcli's own expression language (built as a syntax tree and
 printed by ``lang.printer``, so it parses back to the same polynomial).
 """
@@ -16,7 +17,7 @@ import numpy as np
 
 from ..lang.ast import Binary, Index, Node, Num, Unary, Var
 from ..lang.printer import to_text
-from .blocks import Block, Layout, Result
+from .blocks import TEXT, Block, Layout, Result
 from .kernels import Plan
 
 __all__ = ["long_table", "polynomials", "number_node"]
@@ -49,9 +50,13 @@ def long_table(result: Result, plan: Plan) -> Result:
     for name, values in columns.items():
         blocks.append(Block(name))
         arrays[name] = np.tile(values, n_points)
+    per = next((b.units for b in result.blocks if b.name == "coefficient"), ())
     for name in ("coefficient", "derivative"):
         blocks.append(Block(name))
         arrays[name] = _flat(result.arrays[name], batch, (m,)).reshape(-1)
+    if per:  # with units: each row's coefficient and derivative in unit(f)/unit(x)^α
+        blocks.append(Block("unit", kind=TEXT))
+        arrays["unit"] = np.tile(np.array(per, dtype=object), n_points)
     return Result(Layout(blocks), arrays, (n_points * m,))
 
 

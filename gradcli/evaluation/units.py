@@ -279,14 +279,37 @@ def label_blocks(layout: Any, units: Units, plan: Any) -> Any:
                 raise EvaluationError(f"{block.name} is in {unit_text(unit)}, which cannot "
                                       f"be converted to {wanted}") from None
             unit = target
+        per = taylor_units(units, plan) if unit is None and block.name in (
+            "coefficient", "derivative") and getattr(plan, "what", "") == "taylor" else ()
         # a pure number among results with units says so: "1" (UDUNITS' own spelling)
         blocks.append(replace(block, unit=(unit_text(unit) or "1") if unit is not None
-                              else ""))
+                              else "", units=per))
     missing = next((k for k in units.to if k not in {b.name for b in layout.blocks}), None)
     if missing is not None:
         raise EvaluationError(f"{ref('to', text=missing)}: no result column '{missing}' "
                               f"(columns: {', '.join(b.name for b in layout.blocks)})")
     return replace(layout, blocks=blocks, _names=None)
+
+
+def taylor_units(units: Units, plan: Any) -> tuple[str, ...]:
+    """The unit of each Taylor coefficient (and derivative), one per multi-index α of
+    ``plan.spec``: ∂^α f / α! is in unit(f)/Π unit(x)^α_x (a difference of f's unit past
+    order 0: degC -> Δ°C)."""
+    from ..lang.units import registry, unit_text
+
+    spec = getattr(plan, "spec", None)
+    if spec is None or not getattr(spec, "indices", None):
+        return ()
+    f = units.outputs.get("f") or next(iter(units.outputs.values()), registry().Unit(""))
+    xs = [_delta(units.of(n.split("[")[0])) for n in spec.names]
+    out = []
+    for alpha in spec.indices:
+        unit = f if not any(alpha) else _delta(f)
+        for x, k in zip(xs, alpha, strict=True):
+            if k:
+                unit = unit / x ** int(k)
+        out.append(unit_text(unit) or "1")
+    return tuple(out)
 
 
 def label_inputs(inputs: Any, units: Units) -> Any:
@@ -461,6 +484,78 @@ def critical_units(columns: Mapping[str, Any], function: Any) -> Any:
                     per[c] = unit_text(_delta(f) / x ** 2) or "1"
                 elif c.startswith(("re[", "im[")):
                     per[c] = unit_text(_delta(f) / x) or "1"
+    blocks = [replace(b, unit=per[b.name]) if per.get(b.name) else b
+              for b in result.layout.blocks]
+    result.layout = replace(result.layout, blocks=blocks, _names=None)
+    return result
+
+
+# --- flow ----------------------------------------------------------------------------------
+
+def flow_time(function: Any, time_unit: Any) -> tuple[np.ndarray, Any]:
+    """How ``flow`` reads a field with units: x' = F(x) needs each component of F in
+    unit(x)/unit(t). Returns the factor taking each component (as the expression gives
+    it: a vector field's own unit, or unit(f)/unit(x) for -grad f) to its variable's unit
+    per time unit, and the time's unit (a pint Unit). ``time_unit`` is the one asked
+    (``--unit t=s``); without it the time's unit is the first component's unit(x)/unit(F),
+    and every other component must agree. A component that cannot be converted is a
+    one-line error naming both units."""
+    from ..lang.units import UnitError, parse_unit, registry, unit_text
+
+    units = function.units
+    reg = registry()
+    declared = getattr(units, "declared", units.variables)
+    xs = [_delta(declared[c.split("[")[0]]) if c.split("[")[0] in declared else
+          reg.Unit("") for c in function.columns]
+    if function.kind == "vector":
+        outs = list(units.outputs.values())
+        comps = [_delta(u) for u in outs] if len(outs) == len(xs) else [_delta(outs[0])] * len(xs)
+    else:
+        f = units.outputs.get("f") or next(iter(units.outputs.values()), reg.Unit(""))
+        comps = [_delta(f) / x for x in xs]
+    if time_unit is not None:
+        try:
+            t = parse_unit(time_unit, "the unit of the time 't'")
+        except UnitError as exc:
+            raise EvaluationError(str(exc)) from None
+    else:
+        t = xs[0] / comps[0]
+    factors = []
+    for column, x, comp in zip(function.columns, xs, comps, strict=True):
+        wanted = x / t
+        try:
+            factors.append(float(reg.Quantity(1.0, comp).to(wanted).magnitude))
+        except Exception:
+            given = ("the time in " + (unit_text(t) or "pure numbers")) if time_unit is not \
+                None else f"the time in {unit_text(t) or 'pure numbers'} (from the first " \
+                "component; give it with --unit t=UNIT)"
+            raise EvaluationError(f"flow: d{column}/dt is in {unit_text(comp) or '1'} by the "
+                                  f"field, but {column} is in {unit_text(x) or '1'} and "
+                                  f"{given}: they cannot be converted") from None
+    return np.asarray(factors), t
+
+
+def flow_units(columns: Mapping[str, Any], function: Any, time: Any) -> Any:
+    """``flow``'s rows with units: t in the time's unit, the point in its variables'
+    units, |F| in unit(x)/unit(t) when the variables share one unit; unchanged without
+    units."""
+    from ..lang.units import unit_text
+    from .blocks import as_result
+
+    units = getattr(function, "units", None)
+    if units is None:
+        return columns
+    result = as_result(columns)
+    declared = getattr(units, "declared", {})
+    per = {c: unit_text(declared[c.split("[")[0]]) for c in columns
+           if c.split("[")[0] in declared}
+    if time is not None and unit_text(time):
+        per["t"] = unit_text(time)
+    xs = {str(_delta(declared.get(c.split("[")[0], ""))) for c in function.columns}
+    if time is not None and len(xs) == 1 and function.columns and \
+            function.columns[0].split("[")[0] in declared:
+        per["|F|"] = unit_text(_delta(declared[function.columns[0].split("[")[0]]) / time) \
+            or "1"
     blocks = [replace(b, unit=per[b.name]) if per.get(b.name) else b
               for b in result.layout.blocks]
     result.layout = replace(result.layout, blocks=blocks, _names=None)

@@ -31,8 +31,8 @@ import numpy as np
 from ..evaluation.blocks import INPUT, TEXT, Layout, Result
 from ..evaluation.origin import Origin
 
-__all__ = ["Coord", "DataVar", "DatasetPlan", "cf_name", "plan_dataset", "gather",
-           "global_attrs"]
+__all__ = ["Coord", "DataVar", "DatasetPlan", "cf_name", "unique_name", "plan_dataset",
+           "gather", "global_attrs"]
 
 CONVENTIONS = "CF-1.11"
 POINT, COMPONENT, WRT, WRT2 = "point", "component", "wrt", "wrt2"
@@ -86,20 +86,27 @@ class DatasetPlan:
                 if c.dims != (c.name,) and set(c.dims) <= dims]
 
 
+def unique_name(base: str, taken: set[str]) -> str:
+    """``base``, or ``base_2``, ``base_3``... : the first not in ``taken`` when case is
+    ignored (``taken`` holds lower-case names). CF 1.11 §2.3: no two variables should
+    have names identical when case is ignored, so propagate's ``u(f)`` and ``U(f)`` are
+    ``u_f_`` and ``U_f__2`` (their ``long_name`` keeps the column's own name)."""
+    name, n = base, 1
+    while name.lower() in taken:
+        n += 1
+        name = f"{base}_{n}"
+    taken.add(name.lower())
+    return name
+
+
 class _Names:
-    """Unique CF names; the shared dimension names are taken first."""
+    """Unique CF names (ignoring case); the shared dimension names are taken first."""
 
     def __init__(self) -> None:
         self.taken = {POINT, COMPONENT, WRT, WRT2}
 
     def new(self, original: str) -> str:
-        base = cf_name(original)
-        name, n = base, 1
-        while name in self.taken:
-            n += 1
-            name = f"{base}_{n}"
-        self.taken.add(name)
-        return name
+        return unique_name(cf_name(original), self.taken)
 
 
 def global_attrs(title: str, history: str) -> dict[str, str]:
@@ -157,10 +164,10 @@ def plan_dataset(layout: Layout, inputs: Result, origin: Origin | None,
     # block must not take one of their names (a variable x_index beside the dimension
     # x_index makes a file whose .sel(x_index=0) fails)
     for block in inputs.blocks:
-        names.taken.update(f"{cf_name(block.name)}_index{'' if k == 0 else k}"
+        names.taken.update(f"{cf_name(block.name)}_index{'' if k == 0 else k}".lower()
                            for k in range(len(block.shape)))
     for block in layout.blocks:
-        names.taken.update(_block_dim(block.name, block.shape, k, vectors)
+        names.taken.update(_block_dim(block.name, block.shape, k, vectors).lower()
                            for k in range(len(block.shape)))
     coords = _input_coords(inputs, axes, held, dims, names)
     variables, extra_coords = _result_vars(layout, origin, dims, vectors, names)

@@ -25,10 +25,21 @@ def _flat(v: Any) -> list[float]:
     return [x for item in v for x in _flat(item)] if isinstance(v, list) else [v]
 
 
+def _units(node: Any) -> dict[str, str]:
+    """A node's ``unit`` and ``adjoint_unit`` keys, only when it has a unit."""
+    unit = getattr(node, "unit", "")
+    return {"unit": unit, "adjoint_unit": node.adjoint_unit} if unit else {}
+
+
+def _with_unit(text: str, unit: str) -> str:
+    return f"{text} {unit}" if unit and unit != "1" else text
+
+
 def graph_json(expression: str, point: dict[str, Any], nodes: list[Any], output: str,
                notes: Sequence[str] = ()) -> str:
     """Strict JSON: {"expression", "point", "output", "nodes": [{id, op, inputs, value,
-    adjoint}], "notes"}; non-finite numbers become the strings "nan", "inf", "-inf";
+    adjoint[, unit, adjoint_unit]}], "notes"} (units only on nodes that have one);
+    non-finite numbers become the strings "nan", "inf", "-inf";
     ``notes`` are what the command says beside it (the expression's warnings)."""
     def clean(v: Any) -> Any:
         if isinstance(v, list):
@@ -44,7 +55,7 @@ def graph_json(expression: str, point: dict[str, Any], nodes: list[Any], output:
         "point": {k: clean(v) if not isinstance(v, list) else v for k, v in point.items()},
         "output": output,
         "nodes": [{"id": n.id, "op": n.op, "inputs": n.inputs, "value": clean(n.value),
-                   "adjoint": clean(n.adjoint)} for n in nodes],
+                   "adjoint": clean(n.adjoint)} | _units(n) for n in nodes],
         "notes": [str(n) for n in notes],
     }
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
@@ -57,8 +68,10 @@ def graph_dot(expression: str, nodes: list[Any], output: str, precision: int) ->
              '  node [shape=box, fontname="monospace"];']
     ids = {n.id for n in nodes}
     for n in nodes:
-        label = (f"{n.id}: {n.op}\\nvalue = {_num(n.value, precision)}\\n"
-                 f"adjoint = {_num(n.adjoint, precision)}")
+        label = (f"{n.id}: {n.op}\\nvalue = "
+                 f"{_with_unit(_num(n.value, precision), getattr(n, 'unit', ''))}\\n"
+                 f"adjoint = "
+                 f"{_with_unit(_num(n.adjoint, precision), getattr(n, 'adjoint_unit', ''))}")
         style = ", style=bold" if n.id == output else ""
         lines.append(f'  "{esc(n.id)}" [label="{esc(label)}"{style}];')
         for i, src in enumerate(n.inputs):
@@ -82,6 +95,7 @@ def graph_table(expression: str, nodes: list[Any], output: str, precision: int) 
         table.add_column(name, justify=just)  # type: ignore[arg-type]
     for n in nodes:
         mark = " (f)" if n.id == output else ""
-        table.add_row(n.id + mark, n.op, ", ".join(n.inputs), _num(n.value, precision),
-                      _num(n.adjoint, precision))
+        table.add_row(n.id + mark, n.op, ", ".join(n.inputs),
+                      _with_unit(_num(n.value, precision), getattr(n, "unit", "")),
+                      _with_unit(_num(n.adjoint, precision), getattr(n, "adjoint_unit", "")))
     return table

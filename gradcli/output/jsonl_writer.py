@@ -2,6 +2,9 @@
 
     {"x": 0.0, "y": 1.0, "f": 1.0, "df/dx": 0.0}
 
+With physical units, every object ends with the same ``units`` object as JSON's (column
+block -> unit), so each row read alone still says its units; without units it is absent.
+
 Numbers are the CSV's texts (the shortest that read back exactly in the column's dtype;
 integers as integers); nan and inf are the strings ``"nan"``, ``"inf"``, ``"-inf"``, the
 rule of the JSON output; carried text columns are JSON strings. Lines are written and
@@ -75,8 +78,33 @@ def _objects(block: np.ndarray, keys: list[bytes], kinds: list[str]) -> bytes:
     return b"".join(out)
 
 
+def units_key(names: Sequence[str]) -> str:
+    """The key of the units object on each line: ``units``, or ``@units`` when a column
+    is itself named ``units``."""
+    return "@units" if "units" in names else "units"
+
+
+def _with_units(lines: bytes, rows: RowChunks) -> bytes:
+    """``lines`` with the units object (block -> unit, as JSON's) closing every object,
+    when some column has a unit; unchanged otherwise. Values are JSON-escaped, so a raw
+    ``}`` followed by a newline byte ends a line and nothing else."""
+    from ._columns import column_units
+
+    units = column_units(rows.result)
+    if not units or not lines:
+        return lines
+    tail = (", " + json.dumps(units_key(rows.names)) + ": "
+            + json.dumps(units, ensure_ascii=False) + "}\n").encode("utf-8")
+    return lines.replace(b"}\n", tail)
+
+
 def jsonl_lines(rows: RowChunks, start: int, stop: int) -> bytes:
-    """The lines of rows ``start:stop``."""
+    """The lines of rows ``start:stop`` (each with the columns' units when they have
+    some: see :func:`_with_units`)."""
+    return _with_units(_plain_lines(rows, start, stop), rows)
+
+
+def _plain_lines(rows: RowChunks, start: int, stop: int) -> bytes:
     if rows.kinds and len(rows.kinds) == len(rows.names) and (stop - start) > 256:
         keys = [(b"" if j == 0 else b" ") + json.dumps(str(name), ensure_ascii=False)
                 .encode("utf-8") + b": " for j, name in enumerate(rows.names)]

@@ -138,18 +138,17 @@ def rows_dataset(columns: Mapping[str, Any], title: str = "", history: str = "")
 
     from ..lang.units import cf_text
     from ._columns import as_arrays
-    from .cf import cf_name, global_attrs
+    from .cf import cf_name, global_attrs, unique_name
 
     layout = getattr(columns, "layout", None)
     unit_of = {c: b.unit for b in getattr(layout, "blocks", ()) if b.unit
                for c in b.column_names()}
     data = {}
+    taken = {ROW.lower()}
     for name, values in as_arrays(columns).items():
         arr = np.asarray(values)
-        key, n = cf_name(name), 1
-        while key in data or key == ROW:
-            n += 1
-            key = f"{cf_name(name)}_{n}"
+        # unique ignoring case (CF §2.3): u(f) is u_f_, U(f) U_f__2
+        key = unique_name(cf_name(name), taken)
         if arr.dtype == object:
             arr = arr.astype(str)
         attrs = {"long_name": name}

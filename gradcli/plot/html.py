@@ -85,20 +85,28 @@ def hover_lines(fl: Field, order: tuple[int, ...] | None = None,
                 pick: tuple[np.ndarray, ...] | None = None) -> list[str]:
     """One hover label per grid point (or per point of the sub-grid ``pick``, one index
     array per axis), flattened in ``order`` of the axes (default C order): the point, the
-    variables held fixed, then every column the engine computed."""
+    variables held fixed, then every column the engine computed, each value followed by
+    its unit when it has one (``x = 2 m``)."""
     pick = pick or tuple(np.arange(len(c)) for c in fl.coords)
     coords = [c[i] for c, i in zip(fl.coords, pick, strict=True)]
     shape = tuple(len(c) for c in fl.coords)
     axes = order or tuple(range(len(shape)))
     grids = np.meshgrid(*coords, indexing="ij")
-    parts = [[f"{n} = {r}" for r in map(_num, np.transpose(g, axes).ravel().tolist())]
+    units = getattr(fl, "units", {}) or {}
+
+    def unit(name: str) -> str:  # " m" after a value with a unit (a pure number: none)
+        text = units.get(name, "")
+        return f" {text}" if text and text != "1" else ""
+
+    parts = [[f"{n} = {r}{unit(n)}" for r in map(_num, np.transpose(g, axes).ravel()
+                                                  .tolist())]
              for n, g in zip(fl.names, grids, strict=True)]
-    held = "".join(f"<br>{n} = {_num(v) if np.ndim(v) == 0 else value_text(v)} (held)"
-                   for n, v in fl.held.items())
+    held = "".join(f"<br>{n} = {_num(v) if np.ndim(v) == 0 else value_text(v)}{unit(n)} "
+                   "(held)" for n, v in fl.held.items())
     for name, a in fl.columns.items():
         sub = np.broadcast_to(a, shape)[np.ix_(*pick)]
-        parts.append([f"{name} = {r}" for r in map(_num, np.transpose(sub, axes)
-                                                   .ravel().tolist())])
+        parts.append([f"{name} = {r}{unit(name)}" for r in map(_num, np.transpose(sub, axes)
+                                                               .ravel().tolist())])
     n = len(fl.names)
     return ["<br>".join(p[:n]) + held + "<br>" + "<br>".join(p[n:])
             for p in zip(*parts, strict=True)]

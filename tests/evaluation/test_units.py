@@ -285,7 +285,11 @@ def test_netcdf_variables_carry_cf_units(tmp_path, cli):
     assert units["g.nc"] == {"f": "ohm", "df_dV": "ohm/V", "df_dI": "ohm/mA", "V": "V",
                              "I": "mA"}
     assert units["j.nc"]["jacobian"] == "m" and units["j.nc"]["f"] == "m^2"
-    assert units["p.nc"] == {"V": "V", "I": "mA", "f": "ohm", "u_f_": "ohm", "U_f_": "ohm"}
+    # u(f) and U(f): names distinct when case is ignored (CF 1.11 §2.3), long_name kept
+    assert units["p.nc"] == {"V": "V", "I": "mA", "f": "ohm", "u_f_": "ohm", "U_f__2": "ohm"}
+    with xr.open_dataset(prop) as ds:
+        assert ds["U_f__2"].attrs["long_name"] == "U(f)"
+        assert len({n.lower() for n in ds.variables}) == len(ds.variables)
 
 
 def test_plot_axes_and_colour_bar_carry_units():
@@ -347,3 +351,173 @@ def test_the_session_keeps_declared_units():
     assert out[0] == "V [V],I [mA],f [V/mA],df/dV [1/mA],df/dI [V/mA^2]"
     assert out[2] == "x,f"
     assert done.returncode == 2 and "furlongz" in done.stderr
+
+
+def test_taylor_coefficients_each_in_their_own_unit(cli):
+    # f = v*t with v in m/s, t in s, at v=2, t=3 (hand): c_00 = 6 m; c_10 = df/dv = t =
+    # 3 s; c_01 = df/dt = v = 2 m/s; c_20 = 0 in m/(m/s)^2 = s^2/m; c_11 = 1 in
+    # m/((m/s)*s) = 1; c_02 = 0 in m/s^2
+    status, out, _ = cli("taylor", "v*t", "--at", "v=2 m/s, t=3 s", "--order", "2",
+                         "-f", "csv")
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0] == ("v [m/s],t [s],order,deg(v),deg(t),coefficient,derivative,unit")
+    rows = [line.split(",") for line in lines[1:]]
+    assert [(r[3], r[4], r[7]) for r in rows] == [
+        ("0", "0", "m"), ("1", "0", "s"), ("0", "1", "m/s"), ("2", "0", "s^2/m"),
+        ("1", "1", "1"), ("0", "2", "m/s^2")]
+    # exact small integers: a product and its derivatives
+    assert [float(r[5]) for r in rows] == [6.0, 3.0, 2.0, 0.0, 1.0, 0.0]
+
+
+def test_taylor_coefficients_of_a_temperature_are_differences():
+    # T = T0 + 2 Δ°C/m * x shown in degC, x in m, at T0 = 20, x = 1 (hand): order 0 is
+    # 22 °C, order 1 is 2 Δ°C/m, a difference of temperatures per metre
+    r = gradcli.evaluate("T0 + 2 'delta_degC/m' * x", "taylor", at={"T0": 20, "x": 1},
+                         units={"T0": "degC", "x": "m"}, order=1, wrt="x", to={"f": "degC"})
+    per = next(b.units for b in r.result.blocks if b.name == "coefficient")
+    assert per == ("°C", "Δ°C/m")
+    # rel 1e-12: 20 °C goes through kelvin and back (293.15 - 273.15 loses a few ulps)
+    np.testing.assert_allclose(r.result.arrays["coefficient"][0], [22.0, 2.0], rtol=1e-12)
+
+
+def test_flow_time_in_minutes_converts_the_field(cli):
+    # x' = c with c = 2 m/s held, x in m, the time in minutes (hand): dx/dt = 120 m/min,
+    # so x = 1 + 120 t: 61 m at 0.5 min and 121 m at 1 min (RK4 is exact on a constant)
+    status, out, _ = cli("flow", "[c]", "--from", "x=1", "--at", "c=2", "--unit",
+                         "x=m,c=m/s,t=min", "--t", "0:1:3", "-f", "csv")
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0] == "t [min],x [m],|F| [m/min]"
+    np.testing.assert_allclose([[float(v) for v in line.split(",")] for line in lines[1:]],
+                               [[0, 1, 120], [0.5, 61, 120], [1, 121, 120]], rtol=1e-13)
+
+
+def test_flow_in_the_library_with_units_and_its_refusal(cli):
+    # x' = c with c = 2 m/s and x in km, time in s: x = 1 + 0.002 t km (hand)
+    t = gradcli.flow("[c]", {"x": 1.0}, at={"c": 2.0}, t=(0, 10, 3),
+                     units={"x": "km", "c": "m/s", "t": "s"})
+    assert {b.name: b.unit for b in t.blocks if b.unit} == {"t": "s", "x": "km",
+                                                             "|F|": "km/s"}
+    np.testing.assert_allclose(np.asarray(t["x"], dtype=float), [1.0, 1.01, 1.02],
+                               rtol=1e-13)
+    # a time without a unit: unit(x)/unit(F) = km/(m/s), shown and used as is
+    t = gradcli.flow("[c]", {"x": 1.0}, at={"c": 2.0}, t=(0, 10, 3),
+                     units={"x": "km", "c": "m/s"})
+    assert {b.name: b.unit for b in t.blocks if b.unit}["t"] == "km*s/m"
+    np.testing.assert_allclose(np.asarray(t["x"], dtype=float), [1.0, 11.0, 21.0],
+                               rtol=1e-13)
+    # a field in m/s cannot move x in m over a time in metres: one line, exit 2
+    status, out, err = cli("flow", "[c]", "--from", "x=1", "--at", "c=2", "--unit",
+                           "x=m,c=m/s,t=m", "--t", "0:1:3")
+    # (the field [c] does not use x: the warning saying so comes first)
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert status == 2 and out == "" and len(errors) == 1
+    assert "dx/dt is in m/s by the field, but x is in m and the time in m" in errors[0]
+
+
+def test_graph_values_and_adjoints_with_units(cli):
+    from gradcli.evaluation.graph import build_graph
+
+    # f = 4*(x^2 + x*1 cm) in cm^2 at x = 3 cm (hand): f = 48 cm^2, df/dx = 4(2x + 1 cm)
+    # = 28 cm; the step m = x^2 is computed in m^2 (9e-4 m^2), and df/dm = 4 cm^2/m^2...
+    # = 4e4 cm^2/m^2
+    nodes, out = build_graph("m = x^2; y = m + x*1 'cm'; p = 4*y", {"x": "3 cm"})
+    by = {n.id: n for n in nodes}
+    assert (by["x"].unit, by["x"].adjoint_unit) == ("cm", "cm")
+    assert (by["m"].unit, by["m"].adjoint_unit) == ("m^2", "cm^2/m^2")
+    assert (by[out].unit, by[out].adjoint_unit) == ("cm^2", "1")
+    # rel 1e-12: the conversions by 0.01 and 1e4 round a few ulps
+    assert by["x"].adjoint == pytest.approx(28.0, rel=1e-12)
+    assert by["m"].value == pytest.approx(9e-4, rel=1e-12)
+    assert by["m"].adjoint == pytest.approx(4e4, rel=1e-12)
+    assert by[out].value == pytest.approx(48.0, rel=1e-12)
+    # R = V/I in ohm, V = 5 V, I = 20 mA (hand): dR/dV = 1/I = 50 ohm/V, dR/dI = -V/I^2
+    # = -12.5 ohm/mA
+    import json
+
+    status, text, _ = cli("graph", "V/I", "--at", "V=5, I=20", "--unit", "V=V,I=mA", "--to",
+                          "f=ohm", "-f", "json")
+    assert status == 0
+    nodes = {n["id"]: n for n in json.loads(text)["nodes"]}
+    assert (nodes["V"]["adjoint_unit"], nodes["I"]["adjoint_unit"]) == ("Ω/V", "Ω/mA")
+    assert nodes["V"]["adjoint"] == pytest.approx(50.0, rel=1e-12)
+    assert nodes["I"]["adjoint"] == pytest.approx(-12.5, rel=1e-12)
+    # without units, no unit keys at all
+    status, text, _ = cli("graph", "V/I", "--at", "V=5, I=20", "-f", "json")
+    assert all("unit" not in n for n in json.loads(text)["nodes"])
+
+
+@pytest.mark.parametrize("n", [3, 300])  # the per-row path and the vectorised one (> 256)
+def test_jsonl_lines_each_carry_the_units(cli, n):
+    import json
+
+    status, out, _ = cli("grad", "V/I", "--grid", f"V=1:5:{n}", "--at", "I=19.661 mA",
+                         "--unit", "V=V", "-f", "jsonl")
+    assert status == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == n
+    # unit(f) = V/mA, df/dV = 1/I in 1/mA, df/dI = -V/I^2 in V/mA^2 (hand)
+    assert all(r["units"] == {"V": "V", "I": "mA", "f": "V/mA", "df/dV": "1/mA",
+                              "df/dI": "V/mA^2"} for r in rows)
+    assert rows[-1]["f"] == pytest.approx(5 / 19.661, rel=1e-14)
+    status, out, _ = cli("grad", "V/I", "--grid", f"V=1:5:{n}", "--at", "I=19.661",
+                         "-f", "jsonl")
+    assert all("units" not in json.loads(line) for line in out.splitlines())
+
+
+def test_jsonl_units_key_steps_aside_for_a_column_named_units():
+    import io
+    import json
+
+    from gradcli.evaluation.blocks import Block, Layout, Result
+    from gradcli.output.jsonl_writer import write_jsonl
+
+    columns = Result(Layout([Block("units"), Block("f", unit="m")]),
+                     {"units": np.array([1.0]), "f": np.array([2.0])}, (1,))
+    buf = io.StringIO()
+    write_jsonl(buf, columns)
+    assert json.loads(buf.getvalue()) == {"units": 1.0, "f": 2.0, "@units": {"f": "m"}}
+
+
+def test_html_page_hover_values_carry_units(tmp_path, cli):
+    pytest.importorskip("matplotlib")
+    # R = V/I at V = 1 V, I = 10 mA, in ohm (hand): R = 100 Ω, dR/dV = 1/I = 100 Ω/V,
+    # dR/dI = -V/I^2 = -0.01 V/mA^2 = -10 Ω/mA
+    page = tmp_path / "x.html"
+    status, _, _ = cli("plot", "V/I", "--grid", "V=1:5:3", "--grid", "I=10:20:2", "--unit",
+                       "V=V,I=mA", "--to", "f=ohm", "--arrows", "none", "-o", str(page))
+    assert status == 0
+    text = page.read_text(encoding="utf-8")
+    assert ("V = 1.0 V<br>I = 10.0 mA<br>f = 100.0 Ω<br>df/dV = 100.0 Ω/V<br>"
+            "df/dI = -10.0 Ω/mA") in text
+    from gradcli.plot.data import compute_field
+    from gradcli.plot.html import hover_lines
+
+    # a held value says its unit too; without units the labels are bare
+    fl = compute_field("x*y", {"x": (0, 1, 2)}, fixed={"y": 2}, units={"x": "m", "y": "s"})
+    assert hover_lines(fl)[1] == ("x = 1.0 m<br>y = 2.0 s (held)<br>f = 2.0 m*s<br>"
+                                  "df/dx = 2.0 s<br>df/dy = 1.0 m")
+    fl = compute_field("x*y", {"x": (0, 1, 2)}, fixed={"y": 2})
+    assert hover_lines(fl)[1] == ("x = 1.0<br>y = 2.0 (held)<br>f = 2.0<br>df/dx = 2.0<br>"
+                                  "df/dy = 1.0")
+
+
+def test_cf_names_differ_beyond_case(tmp_path, cli):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    # a grid over x and X: CF 1.11 §2.3 wants names that differ when case is ignored;
+    # the CSV columns keep their own names
+    path = tmp_path / "g.nc"
+    assert cli("grad", "x*X", "--grid", "x=0:1:2", "--grid", "X=0:1:3", "-o", str(path))[0] \
+        == 0
+    with xr.open_dataset(path) as ds:
+        names = list(ds.variables)
+        assert len({n.lower() for n in names}) == len(names)
+        # the later of two names equal but for case gets _2; long_name keeps the column's
+        assert sorted(names) == sorted(["x", "X_2", "f", "df_dx", "df_dX_2"])
+        assert ds["df_dX_2"].attrs["long_name"] == "df/dX"
+        # d(x*X)/dx = X (hand): at x = 1, X = 0.5 it is 0.5 (exact)
+        assert float(ds["df_dx"].sel(x=1.0, X_2=0.5)) == 0.5
+    status, out, _ = cli("grad", "x*X", "--at", "x=1,X=2", "-f", "csv")
+    assert out.splitlines()[0] == "x,X,f,df/dx,df/dX"

@@ -231,7 +231,8 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
              at: list[str], t: str | None, method: str, every: int, fmt: str,
              output: str | None, precision: int, quiet: bool, max_points: int,
              tol: float | None = None, box: str | None = None, rtol: float | None = None,
-             atol: float | None = None) -> int:
+             atol: float | None = None, units: list[str] | None = None,
+             to: list[str] | None = None) -> int:
     """Integrate from every start over the time grid; write the rows; say why runs ended
     early and, for dopri5, the steps it took. The options' text is read into the
     library's parameters, then the library's one path runs (``gradcli.api.flow_paths``,
@@ -252,8 +253,12 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
         with RunProgress(wanted(quiet, len(starts) * grid.n * 4, False)) as bar:
+            from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+
+            physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to))
+                        if g}
             paths = flow_paths(expression, starts, held, grid, method=method, every=every,
-                               tol=tol, box=bounds, rtol=rtol, atol=atol,
+                               tol=tol, box=bounds, rtol=rtol, atol=atol, **physical,
                                max_points=max_points, unbound=_UNBOUND["starts"],
                                progress=bar.stage("integrating"))
     from ...evaluation.fields.notes import flow_notes
@@ -261,7 +266,9 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
     many = len(starts) > 1 or starts.lattice
     notes, diverged = flow_notes(paths, tol, many, method, grid.t0, grid.t1)
     notes = _said(notes)
-    _write(flow_rows(paths, many),
+    from ...evaluation.units import flow_units
+
+    _write(flow_units(flow_rows(paths, many), paths.function, paths.time),
            _request(expression, fmt, output, precision, quiet, paths.columns), what,
            notes + ([diverged] if diverged else []))
     for line in notes:

@@ -18,7 +18,8 @@ from ..format_choice import choose_format
 
 
 def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
-              output: str | None, precision: int, quiet: bool) -> int:
+              output: str | None, precision: int, quiet: bool,
+              units: list[str] | None = None, to: list[str] | None = None) -> int:
     """Build the graph at the single ``--at`` point and print or write it."""
     from ...output import atomic_open, graph_view
 
@@ -29,7 +30,11 @@ def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
 
     point = parse_point(at[0], files=read_array)
     with expression_warnings(quiet):
-        nodes, out = build_graph(expression, point)
+        from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+
+        physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to))
+                    if g}
+        nodes, out = build_graph(expression, point, **physical)
     if fmt == "table":
         from rich.console import Console
 

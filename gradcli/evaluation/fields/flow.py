@@ -105,11 +105,20 @@ class Trajectories:
 
 
 def field_of(function: FieldFunction) -> Callable[[np.ndarray], np.ndarray]:
-    """F at points X (n, N): the field itself, or −∇f for a scalar formula."""
+    """F at points X (n, N): the field itself, or −∇f for a scalar formula; with units,
+    each component scaled to its variable's unit per time unit (``function.scale``, set
+    by ``units.flow_time``)."""
+    scale = getattr(function, "scale", None)
+    if scale is not None and np.all(scale == 1.0):
+        scale = None
     if function.kind == "vector":
-        return function.value
+        if scale is None:
+            return function.value
+        return lambda X: scale[:, None] * function.value(X)
     if function.kind == "scalar":
-        return lambda X: -function.gradient(X)[1]
+        if scale is None:
+            return lambda X: -function.gradient(X)[1]
+        return lambda X: -scale[:, None] * function.gradient(X)[1]
     raise EvaluationError(f"flow needs a vector field with one component per variable "
                           f"({function.n}) or a scalar formula (its gradient flow), but this "
                           f"one has shape {function.shape}")
