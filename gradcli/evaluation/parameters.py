@@ -17,8 +17,8 @@ Adding a parameter is one :func:`declare` call; a computation names it in its re
 
 This is the one module of the library that spells command-line flags (``--wrt``): the
 table declares them, so the CLI's options derive from it. Everywhere else the library
-names parameters, and messages name them with ``ref`` (tests/test_layering_greps.py checks
-both).
+names parameters, and messages name them with ``ref``
+(tests/evaluation/test_layering_greps.py checks both).
 """
 
 from __future__ import annotations
