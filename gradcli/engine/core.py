@@ -387,7 +387,7 @@ class Tensor:
             )
 
     def __repr__(self) -> str:
-        from .display import tensor_repr
+        from .tensor_repr import tensor_repr
 
         return tensor_repr(self)
 
