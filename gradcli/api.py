@@ -490,4 +490,4 @@ def integrate(expression: str, path: str | None = None, *, disc: str | None = No
                                        surface=surface, ball=ball, flux=flux,
                                        check=check, tol=TOL if tol is None else tol,
                                        wrt=names, fixed=at)
-    return RowTable(columns, f"integral of {expression}", notes)
+    return RowTable(columns, f"integral of {expression}", _said(notes))

@@ -387,7 +387,7 @@ class Tensor:
             )
 
     def __repr__(self) -> str:
-        from .display import tensor_repr
+        from .tensor_repr import tensor_repr
 
         return tensor_repr(self)
 
@@ -429,8 +429,21 @@ def _ops() -> Any:
     return ops
 
 
-# The rule table is written with Tensor's operators, and Tensor's operators apply the table's
-# primitives: the two modules import each other. Importing it last, once Tensor and ``raw``
-# exist, lets ``rules`` import this module whichever of the two is imported first (its
-# names are looked up when an operator runs, never at import).
-from . import rules as _R  # noqa: E402
+class _RuleTable:
+    """The rule table (``rules``), imported when an operator first runs.
+
+    The table is written with Tensor's operators, and Tensor's operators apply the table's
+    primitives; ``rules`` imports this module, never the other way at load time: the first
+    lookup imports it (already imported by then whenever the package ``gradcli.engine`` is)
+    and puts the module itself in ``_R``, so every later operator reads a plain module
+    attribute, as fast as before."""
+
+    def __getattr__(self, name: str) -> Any:
+        global _R
+        from . import rules
+
+        _R = rules
+        return getattr(rules, name)
+
+
+_R: Any = _RuleTable()

@@ -23,8 +23,8 @@ by the product rule. Nothing goes through Cartesian coordinates, so a point on a
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -49,10 +49,6 @@ SYSTEMS: dict[str, System] = {
     "spherical": System(("r", "theta", "phi"), ("1", "{0}", "{0}*sin({1})"),
                         "r ≥ 0, θ from +z (0 to π), φ the azimuth from +x (ISO 80000-2)"),
 }
-#: the operators that take --coords
-OPERATORS = ("grad", "div", "curl", "laplacian")
-
-
 def parse_coords(text: str) -> tuple[str, tuple[str, ...]]:
     """``spherical`` or ``spherical:rho,t,p`` -> (system, coordinate names)."""
     name, _, rest = text.partition(":")
@@ -100,13 +96,15 @@ def _evaluate(expression: str, what: str, names: Sequence[str], quiet_names: set
 
 def curvilinear_columns(expression: str, what: str, coords: str,
                         where: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """The columns of ``gradcli WHAT --coords COORDS``: the variables, the formula's value
-    (``f`` or ``f[i]``), then ``grad_r``, ``grad_theta``... (named for the coordinates),
-    ``div``, ``curl`` (2-D) or ``curl_r``..., or ``laplacian``; one row per point
-    (``where``: ``at``, ``grid``, ``points`` and ``fixed``, as ``gradcli.evaluate``)."""
-    from ..lang import free_variables, parse
+    """The columns of the operator ``what`` in the coordinates ``coords``: the variables,
+    the formula's value (``f`` or ``f[i]``), then ``grad_r``, ``grad_theta``... (named for
+    the coordinates), ``div``, ``curl`` (2-D) or ``curl_r``..., or ``laplacian``; one row
+    per point (``where``: ``at``, ``grid``, ``points`` and ``fixed``, as
+    ``gradcli.evaluate``)."""
+    from ..lang import Vector, free_variables, parse
 
-    if what not in OPERATORS:
+    operator = OPERATORS.get(what)
+    if operator is None:
         raise EvaluationError(f"{ref('coords')} applies to {', '.join(OPERATORS)}, not {what}")
     system_name, names = parse_coords(coords)
     system = SYSTEMS[system_name]
@@ -133,61 +131,93 @@ def curvilinear_columns(expression: str, what: str, coords: str,
                         for i in range(m)])
         return values, jac
 
-    if what in ("grad", "laplacian"):
-        from ..lang import Vector
-
+    at = _Numbers(expression, names, h, H, coefficients,
+                  lambda of: _evaluate(expression, of, names, quiet_names, where))
+    if operator.scalar:
         if isinstance(tree, Vector):
-            raise EvaluationError(f"{what} --coords takes a scalar formula f")
-        got = _evaluate(expression, "grad", names, quiet_names, where)
-        f = got["f"].ravel()
-        D = np.stack([got[f"df/d{q}"].ravel() for q in names])  # ∂_i f
-        out = {v: got[v].ravel() for v in got if v in variables}
-        out["f"] = f
-        if what == "grad":
-            hv, _ = coefficients(h)
-            with np.errstate(all="ignore"):
-                for i, q in enumerate(names):
-                    out[f"grad_{q}"] = D[i] / hv[i]
-            return out
-        second = _evaluate(expression, "hessian", names, quiet_names, where)
-        D2 = np.stack([second[f"d2f/d{q}d{q}"].ravel() for q in names])
-        K, dK = coefficients([f"{H}/({t})^2" for t in h])
-        Hv, _ = coefficients([H])
-        with np.errstate(all="ignore"):
-            total = sum(K[i] * D2[i] + dK[i, i] * D[i] for i in range(n))
-            out["laplacian"] = total / Hv[0]
-        return out
-    got = _evaluate(expression, "jacobian", names, quiet_names, where)
+            raise EvaluationError(f"{what} {ref('coords')} takes a scalar formula f")
+        got = at.evaluate("grad")
+        at.D = np.stack([got[f"df/d{q}"].ravel() for q in names])  # ∂_i f
+        at.out = {v: got[v].ravel() for v in got if v in variables}
+        at.out["f"] = got["f"].ravel()
+        return operator.columns(at)
+    got = at.evaluate("jacobian")
     if f"f[{n - 1}]" not in got or f"f[{n}]" in got or "f" in got:
-        raise EvaluationError(f"{what} --coords {system_name} takes a field of {n} "
-                              f"components [{', '.join('F_' + q for q in names)}] (physical "
-                              "components, in the orthonormal basis)")
-    F = np.stack([got[f"f[{i}]"].ravel() for i in range(n)])
-    J = np.stack([np.stack([got[f"df[{i}]/d{q}"].ravel() for q in names]) for i in range(n)])
-    out = {v: got[v].ravel() for v in got if v in variables}
+        raise EvaluationError(f"{what} {ref('coords', text=system_name)} takes a field of "
+                              f"{n} components [{', '.join('F_' + q for q in names)}] "
+                              "(physical components, in the orthonormal basis)")
+    at.F = np.stack([got[f"f[{i}]"].ravel() for i in range(n)])
+    at.J = np.stack([np.stack([got[f"df[{i}]/d{q}"].ravel() for q in names])
+                     for i in range(n)])
+    at.out = {v: got[v].ravel() for v in got if v in variables}
     for i in range(n):
-        out[f"f[{i}]"] = F[i]
-    hv, dh = coefficients(h)
-    if what == "div":
-        G, dG = coefficients([H + f"/({t})" for t in h])
-        Hv, _ = coefficients([H])
-        with np.errstate(all="ignore"):
-            total = sum(G[i] * J[i, i] + dG[i, i] * F[i] for i in range(n))
-            out["div"] = total / Hv[0]
-        return out
+        at.out[f"f[{i}]"] = at.F[i]
+    return operator.columns(at)
+
+
+@dataclass
+class _Numbers:
+    """What an operator's columns are made from: the coordinates, the scale factors h_i
+    and H as text, ``coefficients`` (values and Jacobian of texts at the points),
+    ``evaluate`` (the formula's computation by the coordinates), the formula's ∂_i f (a
+    scalar) or F and its Jacobian J (a field), and the columns so far."""
+
+    expression: str
+    names: tuple[str, ...]
+    h: list[str]
+    H: str
+    coefficients: Callable[[list[str]], tuple[np.ndarray, np.ndarray]]
+    evaluate: Callable[[str], dict[str, np.ndarray]]
+    D: Any = None
+    F: Any = None
+    J: Any = None
+    out: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def _grad_columns(at: _Numbers) -> dict[str, np.ndarray]:
+    hv, _ = at.coefficients(at.h)
+    with np.errstate(all="ignore"):
+        for i, q in enumerate(at.names):
+            at.out[f"grad_{q}"] = at.D[i] / hv[i]
+    return at.out
+
+
+def _laplacian_columns(at: _Numbers) -> dict[str, np.ndarray]:
+    second = at.evaluate("hessian")
+    D2 = np.stack([second[f"d2f/d{q}d{q}"].ravel() for q in at.names])
+    K, dK = at.coefficients([f"{at.H}/({t})^2" for t in at.h])
+    Hv, _ = at.coefficients([at.H])
+    with np.errstate(all="ignore"):
+        total = sum(K[i] * D2[i] + dK[i, i] * at.D[i] for i in range(len(at.names)))
+        at.out["laplacian"] = total / Hv[0]
+    return at.out
+
+
+def _div_columns(at: _Numbers) -> dict[str, np.ndarray]:
+    G, dG = at.coefficients([at.H + f"/({t})" for t in at.h])
+    Hv, _ = at.coefficients([at.H])
+    with np.errstate(all="ignore"):
+        total = sum(G[i] * at.J[i, i] + dG[i, i] * at.F[i] for i in range(len(at.names)))
+        at.out["div"] = total / Hv[0]
+    return at.out
+
+
+def _curl_columns(at: _Numbers) -> dict[str, np.ndarray]:
+    hv, dh = at.coefficients(at.h)
+    F, J = at.F, at.J
 
     def d_of_product(k: int, j: int) -> np.ndarray:
         """∂_j(h_k·F_k) by the product rule."""
         return hv[k] * J[k, j] + dh[k, j] * F[k]
 
     with np.errstate(all="ignore"):
-        if n == 2:
-            out["curl"] = (d_of_product(1, 0) - d_of_product(0, 1)) / (hv[0] * hv[1])
-            return out
-        for i, q in enumerate(names):
+        if len(at.names) == 2:
+            at.out["curl"] = (d_of_product(1, 0) - d_of_product(0, 1)) / (hv[0] * hv[1])
+            return at.out
+        for i, q in enumerate(at.names):
             j, k = (i + 1) % 3, (i + 2) % 3
-            out[f"curl_{q}"] = (d_of_product(k, j) - d_of_product(j, k)) / (hv[j] * hv[k])
-    return out
+            at.out[f"curl_{q}"] = (d_of_product(k, j) - d_of_product(j, k)) / (hv[j] * hv[k])
+    return at.out
 
 
 def _partials(text: str, names: Sequence[str]) -> list[str]:
@@ -209,68 +239,115 @@ def _simplified(text: str, avoid: set[str]) -> str:
 
 
 def curvilinear_formulas(expression: str, what: str, coords: str) -> dict[str, str]:
-    """The formulas ``--coords --formula`` prints: the columns of
-    :func:`curvilinear_columns` after the values, each the orthogonal-coordinates formula
-    (module docstring) with the formula's partials and the scale factors put in, then
-    simplified."""
+    """The formulas of the operator ``what`` in the coordinates ``coords`` (the
+    ``formula`` parameter): the columns of :func:`curvilinear_columns` after the values,
+    each the orthogonal-coordinates formula (module docstring) with the formula's partials
+    and the scale factors put in, then simplified."""
     from ..lang import Program, Vector, free_variables, parse, to_text
     from .formula import formula
 
-    if what not in OPERATORS:
+    operator = OPERATORS.get(what)
+    if operator is None:
         raise EvaluationError(f"{ref('coords')} applies to {', '.join(OPERATORS)}, not {what}")
     system_name, names = parse_coords(coords)
     system = SYSTEMS[system_name]
     tree = parse(expression)
     if isinstance(tree, Program):
-        raise EvaluationError("--formula with coordinates takes one formula, not a program "
-                              "with steps")
-    avoid = set(free_variables(tree)) | set(names)
+        raise EvaluationError(f"{ref('formula')} with coordinates takes one formula, not a "
+                              "program with steps")
     h = [s.format(*names) for s in system.scale]
-    H = "*".join(f"({t})" for t in h)
-    dh = [_partials(t, names) for t in h]
     n = len(names)
-    out: dict[str, str] = {}
-    if what in ("grad", "laplacian"):
+    at = _Texts(expression, names, h, "*".join(f"({t})" for t in h),
+                set(free_variables(tree)) | set(names))
+    if operator.scalar:
         if isinstance(tree, Vector):
-            raise EvaluationError(f"{what} --coords takes a scalar formula f")
+            raise EvaluationError(f"{what} {ref('coords')} takes a scalar formula f")
         first = formula(expression, "grad")
-        D = [first.get(f"df/d{q}", "0") for q in names] if isinstance(first, dict) else \
+        at.D = [first.get(f"df/d{q}", "0") for q in names] if isinstance(first, dict) else \
             ["0"] * n
-        if what == "grad":
-            for i, q in enumerate(names):
-                out[f"grad_{q}"] = _simplified(f"({D[i]})/({h[i]})", avoid)
-            return out
-        second = formula(expression, "hessian")
-        D2 = [second.get(f"d2f/d{q}d{q}", "0") if isinstance(second, dict) else "0"
-              for q in names]
-        K = [f"{H}/({t})^2" for t in h]
-        dK = [_partials(k, names)[i] for i, k in enumerate(K)]
-        terms = [f"({K[i]})*({D2[i]}) + ({dK[i]})*({D[i]})" for i in range(n)]
-        out["laplacian"] = _simplified(f"({' + '.join(terms)})/({H})", avoid)
-        return out
+        return operator.formulas(at)
     if not isinstance(tree, Vector) or len(tree.items) != n:
-        raise EvaluationError(f"{what} --coords {system_name} takes a field of {n} "
-                              f"components [{', '.join('F_' + q for q in names)}]")
-    F = [to_text(item) for item in tree.items]
+        raise EvaluationError(f"{what} {ref('coords', text=system_name)} takes a field of "
+                              f"{n} components [{', '.join('F_' + q for q in names)}]")
+    at.F = [to_text(item) for item in tree.items]
     jac = formula(expression, "jacobian")
-    J = [[jac.get(f"df[{i}]/d{q}", "0") if isinstance(jac, dict) else "0" for q in names]
-         for i in range(n)]
-    if what == "div":
-        G = [H + f"/({t})" for t in h]
-        dG = [_partials(g, names)[i] for i, g in enumerate(G)]
-        terms = [f"({G[i]})*({J[i][i]}) + ({F[i]})*({dG[i]})" for i in range(n)]
-        out["div"] = _simplified(f"({' + '.join(terms)})/({H})", avoid)
-        return out
+    at.J = [[jac.get(f"df[{i}]/d{q}", "0") if isinstance(jac, dict) else "0" for q in names]
+            for i in range(n)]
+    return operator.formulas(at)
+
+
+@dataclass
+class _Texts:
+    """What an operator's formulas are made from: as :class:`_Numbers`, in text (the
+    names ``avoid`` are the formula's and the coordinates')."""
+
+    expression: str
+    names: tuple[str, ...]
+    h: list[str]
+    H: str
+    avoid: set[str]
+    D: Any = None
+    F: Any = None
+    J: Any = None
+
+
+def _grad_formulas(at: _Texts) -> dict[str, str]:
+    return {f"grad_{q}": _simplified(f"({at.D[i]})/({at.h[i]})", at.avoid)
+            for i, q in enumerate(at.names)}
+
+
+def _laplacian_formulas(at: _Texts) -> dict[str, str]:
+    from .formula import formula
+
+    second = formula(at.expression, "hessian")
+    D2 = [second.get(f"d2f/d{q}d{q}", "0") if isinstance(second, dict) else "0"
+          for q in at.names]
+    K = [f"{at.H}/({t})^2" for t in at.h]
+    dK = [_partials(k, at.names)[i] for i, k in enumerate(K)]
+    terms = [f"({K[i]})*({D2[i]}) + ({dK[i]})*({at.D[i]})" for i in range(len(at.names))]
+    return {"laplacian": _simplified(f"({' + '.join(terms)})/({at.H})", at.avoid)}
+
+
+def _div_formulas(at: _Texts) -> dict[str, str]:
+    G = [at.H + f"/({t})" for t in at.h]
+    dG = [_partials(g, at.names)[i] for i, g in enumerate(G)]
+    terms = [f"({G[i]})*({at.J[i][i]}) + ({at.F[i]})*({dG[i]})"
+             for i in range(len(at.names))]
+    return {"div": _simplified(f"({' + '.join(terms)})/({at.H})", at.avoid)}
+
+
+def _curl_formulas(at: _Texts) -> dict[str, str]:
+    h, F, J = at.h, at.F, at.J
+    dh = [_partials(t, at.names) for t in h]
 
     def d_of_product(k: int, j: int) -> str:
         return f"({h[k]})*({J[k][j]}) + ({F[k]})*({dh[k][j]})"
 
-    if n == 2:
-        out["curl"] = _simplified(f"({d_of_product(1, 0)} - ({d_of_product(0, 1)}))/"
-                                  f"(({h[0]})*({h[1]}))", avoid)
-        return out
-    for i, q in enumerate(names):
+    if len(at.names) == 2:
+        return {"curl": _simplified(f"({d_of_product(1, 0)} - ({d_of_product(0, 1)}))/"
+                                    f"(({h[0]})*({h[1]}))", at.avoid)}
+    out: dict[str, str] = {}
+    for i, q in enumerate(at.names):
         j, k = (i + 1) % 3, (i + 2) % 3
         out[f"curl_{q}"] = _simplified(f"({d_of_product(k, j)} - ({d_of_product(j, k)}))/"
-                                       f"(({h[j]})*({h[k]}))", avoid)
+                                       f"(({h[j]})*({h[k]}))", at.avoid)
     return out
+
+
+@dataclass(frozen=True)
+class Operator:
+    """An operator in curvilinear coordinates: whether it takes a scalar formula f (else
+    a field of one component per coordinate), and its columns and formulas."""
+
+    scalar: bool
+    columns: Callable[[_Numbers], dict[str, np.ndarray]]
+    formulas: Callable[[_Texts], dict[str, str]]
+
+
+#: the operators that take the ``coords`` parameter: adding one is one record here
+OPERATORS: dict[str, Operator] = {
+    "grad": Operator(True, _grad_columns, _grad_formulas),
+    "div": Operator(False, _div_columns, _div_formulas),
+    "curl": Operator(False, _curl_columns, _curl_formulas),
+    "laplacian": Operator(True, _laplacian_columns, _laplacian_formulas),
+}

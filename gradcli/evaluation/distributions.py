@@ -7,8 +7,8 @@ uncertainty the law of propagation uses), the mean it implies when it has one of
 shifts to the estimate. The other distributions are centred on the estimate. A half-width
 ``a`` is the distance from the estimate to the end of the support.
 
-Adding a distribution is one record in :data:`DISTRIBUTIONS`: ``--dist``, the library's
-``dist=``, the input file, the messages and the reference's table all read it.
+Adding a distribution is one record in :data:`DISTRIBUTIONS`: the ``dist``
+parameter (both front ends), the input file, the messages and the reference's table all read it.
 """
 
 from __future__ import annotations

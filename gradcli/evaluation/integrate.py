@@ -10,14 +10,14 @@ integral's size (relative), or ``MAX_INTERVALS`` intervals are used (then a note
 the tolerance was not reached). The error column is that sum: for a smooth integrand a
 generous bound (K15 is far more accurate than the G7 it is compared with).
 
-``--check green`` (on a disc or a box, whose counter-clockwise boundary is the path)
+``check`` green (on a disc or a box, whose counter-clockwise boundary is the path)
 computes the other side of Green's theorem, ∬ (∂Q/∂x - ∂P/∂y) dA for the circulation or
 ∬ div F dA for the flux, by the same rule on rectangles in (ρ, φ) for a disc and in
 (x, y) for a box, each cell split in two along its longest side where its estimate is
 largest. Through a parametric surface r(u, v) the flux is ∬ F·(r_u × r_v) du dv (r_u, r_v
-from the engine), on cells in (u, v); ``--check divergence`` over a ball integrates div F
+from the engine), on cells in (u, v); ``check`` divergence over a ball integrates div F
 on cells in (ρ, θ, φ) (the tensor rule in three dimensions), the divergence theorem's
-other side; ``--check stokes`` on a surface over a (u, v) rectangle compares the
+other side; ``check`` stokes on a surface over a (u, v) rectangle compares the
 circulation around the image of the rectangle's boundary with the flux of curl F.
 """
 
@@ -31,6 +31,9 @@ from typing import Any
 import numpy as np
 
 from .binding import EvaluationError, ref
+
+#: the fields a surface integral evaluates: computation -> (its columns' name, takes wrt)
+_SURFACE_FIELDS = {"eval": ("f", False), "curl": ("curl", True)}
 
 # G7-K15 on [-1, 1] (QUADPACK's qk15): the Kronrod nodes, their weights, and the
 # Gauss weights of the 7 nodes among them (every other one, and 0)
@@ -331,13 +334,14 @@ def integrate_columns(expression: str, path: str | None = None, *, disc: str | N
     label = "integral" if not vector else "flux" if flux else \
         "circulation" if closed else "work"
     out: dict[str, np.ndarray] = {label: np.array([value]), "error": np.array([error])}
-    notes = [] if done else [f"note: the error estimate {error:.3g} is above --tol "
-                             f"{tol:g} of the value {value:.3g} after {pieces:,} "
+    notes = [] if done else [f"note: the error estimate {error:.3g} is above "
+                             f"{ref('tol', text=f'{tol:g}')} of the value {value:.3g} after "
+                             f"{pieces:,} "
                              "intervals (a singular or oscillating integrand?)"]
     if check:
         what = "div" if flux else "curl"
         if not closed:
-            raise EvaluationError("--check green: the path is not closed")
+            raise EvaluationError(f"{ref('check')} green: the path is not closed")
 
         def density(x: np.ndarray, y: np.ndarray) -> np.ndarray:
             got = _quiet_evaluate(expression, what, points=dict(zip(names, (x, y),
@@ -364,7 +368,7 @@ def integrate_columns(expression: str, path: str | None = None, *, disc: str | N
         out["green_error"] = np.array([other_error])
         if not done2:
             notes.append(f"note: the area integral's estimate {other_error:.3g} is above "
-                         f"--tol {tol:g} of its value {other:.3g}")
+                         f"{ref('tol', text=f'{tol:g}')} of its value {other:.3g}")
     return out, notes
 
 
@@ -471,9 +475,10 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
         return r, ru, rv
 
     def field_at(r: list, what: str = "eval") -> np.ndarray:
+        """F (``eval``, columns f[i]) or curl F (``curl``, columns curl[i]) at the points r."""
+        key, wrt = _SURFACE_FIELDS[what]
         got = _quiet_evaluate(expression, what, points=dict(zip(names, r, strict=True)),
-                              fixed=fixed, **({"wrt": names} if what == "curl" else {}))
-        key = "curl" if what == "curl" else "f"
+                              fixed=fixed, **({"wrt": names} if wrt else {}))
         return np.stack([np.broadcast_to(got[f"{key}[{i}]"], r[0].shape) for i in range(3)])
 
     def integrand(u: np.ndarray, v: np.ndarray, what: str = "eval") -> np.ndarray:
@@ -485,7 +490,8 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
     with np.errstate(all="ignore"):
         value, error, _, done = adaptive2(integrand, box, tol)
     out: dict[str, np.ndarray] = {"flux": np.array([value]), "error": np.array([error])}
-    notes = [] if done else [f"note: the error estimate {error:.3g} is above --tol {tol:g} "
+    notes = [] if done else [f"note: the error estimate {error:.3g} is above "
+                             f"{ref('tol', text=f'{tol:g}')} "
                              f"of the value {value:.3g}"]
     if check:
         def density(rho: np.ndarray, theta: np.ndarray, phi: np.ndarray) -> np.ndarray:
@@ -505,7 +511,7 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
         out["divergence"], out["divergence_error"] = np.array([other]), np.array([other_error])
         if not done2:
             notes.append(f"note: the volume integral's estimate {other_error:.3g} is above "
-                         f"--tol {tol:g} of its value {other:.3g}")
+                         f"{ref('tol', text=f'{tol:g}')} of its value {other:.3g}")
     return out, notes
 
 
@@ -537,9 +543,10 @@ def _stokes(box: tuple[float, float, float, float], frame: Callable, field_at: C
             lambda u, v: integrand(u, v, "curl"), box, tol, atol=tol * abs(value))
     out = {"circulation": np.array([value]), "error": np.array([error]),
            "stokes": np.array([other]), "stokes_error": np.array([other_error])}
-    notes = [] if done else [f"note: the error estimate {error:.3g} is above --tol {tol:g} "
+    notes = [] if done else [f"note: the error estimate {error:.3g} is above "
+                             f"{ref('tol', text=f'{tol:g}')} "
                              f"of the value {value:.3g} after {pieces:,} intervals"]
     if not done2:
         notes.append(f"note: the flux of the curl's estimate {other_error:.3g} is above "
-                     f"--tol {tol:g} of its value {other:.3g}")
+                     f"{ref('tol', text=f'{tol:g}')} of its value {other:.3g}")
     return out, notes

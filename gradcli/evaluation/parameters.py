@@ -14,6 +14,11 @@ parameter's option from its record; ``build_request`` reads its text with ``read
 
 Adding a parameter is one :func:`declare` call; a computation names it in its record's
 ``parameters`` and its kernel reads ``plan.params[name]``.
+
+This is the one module of the library that spells command-line flags (``--wrt``): the
+table declares them, so the CLI's options derive from it. Everywhere else the library
+names parameters, and messages name them with ``ref``
+(tests/evaluation/test_layering_greps.py checks both).
 """
 
 from __future__ import annotations

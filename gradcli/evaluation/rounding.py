@@ -3,7 +3,7 @@ to two significant digits, the estimate (and the interval ends) to the decimal p
 the expanded uncertainty U's last digit. Half-way cases round away from zero, on the
 decimal value as printed (``repr``), not on its binary neighbour.
 
-Only for showing: the command line rounds its table and CSV with ``--round``; files for
+Only for showing: the command line rounds its table and CSV by the ``round`` parameter; files for
 machines (JSON, NetCDF, Zarr, Parquet, NPZ) keep the exact numbers.
 """
 

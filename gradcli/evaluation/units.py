@@ -44,7 +44,7 @@ class Units:
 
 def _quantity(value: Any) -> tuple[Any, str] | None:
     """(magnitude, unit text) of a value given with a unit: a pint Quantity, a
-    ``WithUnit`` (``--at "V=4.999 V"``) or a text ``"4.999 V"``; None otherwise."""
+    ``WithUnit`` (``at`` given ``V=4.999 V``) or a text ``"4.999 V"``; None otherwise."""
     from ..lang.units import WithUnit, split_value
 
     if isinstance(value, WithUnit):

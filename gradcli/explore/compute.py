@@ -211,6 +211,11 @@ def _whole_point(expression: str, point: Mapping[str, float], held: Mapping[str,
     return dict(point) | dict(held)
 
 
+#: the panel's computation and what the page calls it, for a scalar formula (True) or a
+#: vector one (False)
+_DERIVATIVE = {True: ("grad", "gradient"), False: ("jacobian", "Jacobian")}
+
+
 def panel(payload: Mapping[str, Any]) -> dict[str, Any]:
     """Everything the side panel shows at one point: the values ``gradcli grad`` (or
     ``jacobian``) prints there, the derivative as formulas (``--formula``), the graph's
@@ -222,12 +227,12 @@ def panel(payload: Mapping[str, Any]) -> dict[str, Any]:
     expression = _text(payload, "expression")
     at = _whole_point(expression, _point(payload), _held(_texts(payload, "at")))
     scalar = prepare(expression, "eval", at=at).program.shape == ()
-    what = "grad" if scalar else "jacobian"
+    what, derivative = _DERIVATIVE[scalar]
     values = evaluate(expression, what, at=at)
     inputs = set(at)
-    out: dict[str, Any] = {"what": what, "point": {k: _finite(v) if np.ndim(v) == 0 else
-                                                    _finite(np.asarray(v).tolist())
-                                                    for k, v in at.items()},
+    point = {k: _finite(v) if np.ndim(v) == 0 else _finite(np.asarray(v).tolist())
+             for k, v in at.items()}
+    out: dict[str, Any] = {"what": what, "derivative": derivative, "point": point,
                            "values": {}}
     for name, a in values.items():
         if name in inputs:

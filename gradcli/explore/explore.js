@@ -465,7 +465,7 @@ function showPanel(body) {
   const where = Object.entries(body.point).map(([k, v]) => [k, num(v)]);
   const v = table(["", "value"], [...where, ...values]);
   v.id = "values";
-  box.append(section(`${body.what === "grad" ? "gradient" : "Jacobian"} at the point`, v));
+  box.append(section(`${body.derivative} at the point`, v));
   if (body.formula) {
     const pre = document.createElement("pre");
     pre.id = "formula";

@@ -134,7 +134,7 @@ def cf_text(unit_shown: str) -> str:
 
 
 class WithUnit(NamedTuple):
-    """A value given with its unit (``--at "V=4.999 V"``; a pint Quantity)."""
+    """A value given with its unit (``at`` given ``V=4.999 V``; a pint Quantity)."""
 
     value: Any
     unit: str
@@ -388,7 +388,8 @@ def infer(tree: Node, text: str, variables: Mapping[str, Any],
     """Check ``tree``'s units given its ``variables``' units (pint Units; a variable not
     named is a pure number) and rewrite it to compute in SI base units, each output
     converted at the end to its shown unit: the inferred one, or ``outputs[name]`` (a
-    compatible unit: ``--to f=kohm``; name ``f``, or ``f[0]`` for a literal's component).
+    compatible unit, the ``to`` parameter's ``f=kohm``; name ``f``, or ``f[0]`` for a
+    literal's component).
     ``steps`` gives program steps a unit (``g = 9.81`` with ``g`` in m/s^2: a pure number
     becomes that quantity). ExpressionError (caret, both units named) for a mismatch."""
     inference = _Inference(text, variables, steps or {})

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..evaluation.binding import ref
+from ..lang.errors import Namer, render_references
 from .data import Field
 from .layout import ArrowFit, clamp_every, default_every, fit_arrows, lattice, normalized
 from .options import PlotOptions
@@ -78,10 +80,12 @@ def fit_plane(fl: Field, opts: PlotOptions, lat: Lattice, ratio: float,
     return PlaneArrows(px.ravel()[ok], py.ravel()[ok], fit, ok)
 
 
-def clip_note(fit: ArrowFit, what: str) -> str | None:
-    """The caption for clipped arrows: how many, from what length, and how to change it."""
+def clip_note(fit: ArrowFit, what: str, words: Namer | None = None) -> str | None:
+    """The caption for clipped arrows: how many, from what length, and how to change it
+    (the ``scale`` parameter, named in the front end's ``words``: PlotOptions.words)."""
     n = int(np.count_nonzero(fit.clipped))
     if n == 0:
         return None
-    return (f"{n}/{fit.clipped.size} arrows over {what} = {fit.full:.3g} ({fit.by}) "
-            "clipped to full length (magenta); --scale sets it")
+    return render_references(f"{n}/{fit.clipped.size} arrows over {what} = {fit.full:.3g} "
+                             f"({fit.by}) clipped to full length (magenta); {ref('scale')} "
+                             "sets it", words)

@@ -427,7 +427,7 @@ def _tangents(c: Canvas) -> None:
         c.drawn.clipped_quiver = ax.quiver(px[fit.clipped], py[fit.clipped],
                                            fit.u[fit.clipped], fit.v[fit.clipped],
                                            color=CLIPPED, **style)
-        c.drawn.caption_text = clip_note(fit, "slope")
+        c.drawn.caption_text = clip_note(fit, "slope", c.opts.words)
     c.drawn.arrows = fit
     c.drawn.every = every
 
@@ -580,7 +580,7 @@ def _plane_arrows(c: Canvas) -> None:
                                            color=CLIPPED, edgecolor="white", linewidth=0.5,
                                            **common)
         what = "|∇f|" if fl.kind == "scalar" else "|F|"
-        drawn.caption_text = clip_note(fit, what)
+        drawn.caption_text = clip_note(fit, what, c.opts.words)
     drawn.arrows = fit
     drawn.every = lat.every
 

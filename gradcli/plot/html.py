@@ -226,7 +226,7 @@ def _plane(fl: Field, opts: PlotOptions, limits: Any = None
                                "line": line, "hoverinfo": "skip", "name": name,
                                "showlegend": shown})
         what = "|∇f|" if fl.kind == "scalar" else "|F|"
-        caption = clip_note(fit, what)
+        caption = clip_note(fit, what, opts.words)
         if caption:  # the clipped arrows' legend entry says what they are
             traces[-1]["name"] = html.escape(caption)
     layout: dict[str, Any] = {
@@ -335,7 +335,7 @@ def _cones(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
     mode = "data" if max(spans) <= 10 * min(spans) else "cube"
     what = "|∇f|" if fl.kind == "scalar" else "|F|"
     notes = [note] if note else []
-    caption = clip_note(fit, what)
+    caption = clip_note(fit, what, opts.words)
     scene = {f"{a}axis": {"title": {"text": n}} for a, n in zip("xyz", fl.names, strict=True)}
     layout = {"scene": scene | {"aspectmode": mode},
               "annotations": [{"text": html.escape(caption or f"cone length ∝ {what}"),

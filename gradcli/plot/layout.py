@@ -139,7 +139,7 @@ class ArrowFit:
     clipped: np.ndarray  # bool, one per arrow
     full: float  # the magnitude drawn at full length (the scale value)
     quiver_scale: float  # matplotlib quiver ``scale``: arrow units per x data unit
-    by: str  # "--scale", "longest" or "95th pct.": what set ``full``
+    by: str  # the scale parameter (``ref``), "longest" or "95th pct.": what set ``full``
 
 
 def fit_arrows(u: np.ndarray, v: np.ndarray, spacing: float, ratio: float,
@@ -159,7 +159,7 @@ def fit_arrows(u: np.ndarray, v: np.ndarray, spacing: float, ratio: float,
     pool = np.ravel(lengths) if lengths is not None else shown
     pool = pool[np.isfinite(pool)]
     if scale is not None:
-        full, by = float(scale), "--scale"
+        full, by = float(scale), ref("scale")
     elif pool.size == 0 or float(pool.max()) == 0.0:
         full, by = 1.0, "longest"
     else:

@@ -59,7 +59,7 @@ class Marks:
     paths: list[tuple[str, Path]] = field(default_factory=list)  # (method, its paths)
     flows: Trajectories | None = None
     basins: Basins | None = None
-    traced: list[Traced] = field(default_factory=list)  # --path, --surface, ... (traced.py)
+    traced: list[Traced] = field(default_factory=list)  # path, surface, ... (traced.py)
     notes: list[str] = field(default_factory=list)
 
 

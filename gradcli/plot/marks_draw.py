@@ -159,7 +159,7 @@ def draw_flows(c: Canvas) -> None:
                           arrowprops={"arrowstyle": "-|>", "color": "black", "lw": 1.3})
 
 
-#: the colours of --path, --disc and --box, in order (black first, on a white halo: clear
+#: the colours of path, disc and box, in order (black first, on a white halo: clear
 #: on every colour map, the diverging ones of curl and divergence too)
 TRACED_COLORS = ["#000000", "#ff7f0e", "#e377c2", "#17becf", "#bcbd22", "#9467bd",
                  "#8c564b", "#2ca02c"]

@@ -157,8 +157,8 @@ def _basins(heatmap: dict[str, Any], basins: Any) -> None:
 
 
 def _traced(fl: Field) -> list[dict[str, Any]]:
-    """--path, --disc, --box as lines (in space over a 3-D field) with a start marker and
-    an arrowhead at the end along the last step; --surface and --ball as a translucent
+    """path, disc, box as lines (in space over a 3-D field) with a start marker and
+    an arrowhead at the end along the last step; surface and ball as a translucent
     surface with a cone along r_u x r_v at its centre. Each trace's ``meta`` names what it
     draws (``traced-K``, ``traced-K-start``, ``traced-K-direction``), for tests."""
     from .html import _json_numbers

@@ -20,6 +20,7 @@ from ..evaluation.fields import defaults as fields_defaults
 from ..evaluation.fields.optim import parse_betas
 from ..evaluation.fields.starts import parse_times
 from ..evaluation.spec_text import parse_grid, parse_point, split_top
+from ..lang.errors import Namer
 from ..output import formats as format_table
 from .traced import check_specs
 
@@ -133,6 +134,10 @@ class PlotOptions:
     box: tuple[str, ...] = ()
     surface: tuple[str, ...] = ()
     ball: tuple[str, ...] = ()
+    # how the picture's own texts name parameters (a caption's "scale sets it"): the
+    # front end's words (``lang.errors.Namer``; the command line's flags), else the
+    # library's parameter names
+    words: Namer | None = None
 
     def taylor_orders(self) -> tuple[int, ...]:
         """The orders of the taylor polynomials (1, 2 and 3 unless order says)."""
@@ -283,9 +288,9 @@ HYPER = ("lr", "momentum", "dampening", "nesterov", "weight_decay", "betas", "ep
          "alpha", "centered", "maximize")
 _FIELD_DEFAULTS = {f.name: f.default for f in fields(PlotOptions)}
 #: the command line's option values as typed, before parse_options (the CLI's defaults):
-#: PlotOptions' own, with arrows spelled as on the command line and the repeatable
-#: start points as not given
-OPTION_DEFAULTS: dict[str, Any] = _FIELD_DEFAULTS | {
+#: PlotOptions' own (but ``words``, which is the front end's, not an option), with arrows
+#: spelled as on the command line and the repeatable start points as not given
+OPTION_DEFAULTS: dict[str, Any] = {k: v for k, v in _FIELD_DEFAULTS.items() if k != "words"} | {
     "arrows": "arrows", "path_from": None, "flow_from": None, "method": None, "lr": None,
     "path": None, "disc": None, "box": None, "surface": None, "ball": None}
 

@@ -136,7 +136,7 @@ def _plane(fl: Field, opts: PlotOptions, width: int, colour: bool) -> list[Any]:
 
 def _traced_cells(fl: Field, x: np.ndarray, y: np.ndarray, cols: int, rows: int,
                   ratio: float) -> dict[tuple[int, int], str]:
-    """The cells of each --path (``•``, its start ``o``) and its end's direction glyph."""
+    """The cells of each ``path`` (``•``, its start ``o``) and its end's direction glyph."""
     cells: dict[tuple[int, int], str] = {}
     for drawn in fl.marks.traced if fl.marks is not None else ():
         if drawn.surface:

@@ -1,5 +1,5 @@
-"""Paths and surfaces drawn over the field (``--path``, ``--disc``, ``--box``, ``--surface``,
-``--ball``): the curves and surfaces ``gradcli integrate`` integrates along and through.
+"""Paths and surfaces drawn over the field (``path``, ``disc``, ``box``, ``surface``,
+``ball``): the curves and surfaces ``gradcli integrate`` integrates along and through.
 
 numpy only. The specs are read by ``gradcli.evaluation.integrate``'s own parsers (the one
 grammar: ``t: [cos(t), sin(t)], t=0:2pi``, ``u,v: [x, y, z], u=0:1, v=0:1``, ``cx,cy,R``,

@@ -60,7 +60,11 @@ def test_a_singularity_no_longer_shrinks_every_other_arrow():
     assert np.median(lengths) > 100 * by_longest
     assert drawn.caption.get_text().startswith(f"{clipped.sum()}/{len(X)} arrows over "
                                                "|∇f| = ")
-    assert "--scale" in drawn.caption.get_text()
+    # the library names the parameter; the command line's words (PlotOptions.words) its flag
+    assert drawn.caption.get_text().endswith("(magenta); scale sets it")
+    fig, drawn = _draw("1/(x^2 + y^2)", {"x": (-1, 1, n), "y": (-1, 1, n)}, every=every,
+                       words=option_words)
+    assert drawn.caption.get_text().endswith("(magenta); --scale sets it")
 
 
 def test_scale_sets_the_full_length_explicitly():
@@ -72,7 +76,12 @@ def test_scale_sets_the_full_length_explicitly():
     np.testing.assert_allclose(lengths, ARROW_FILL * spacing * np.minimum(mag, 3.0) / 3.0,
                                rtol=1e-9, atol=1e-15)
     assert len(drawn.clipped_quiver.X) == np.count_nonzero(mag > 3.0 * (1 + 1e-9))
-    assert drawn.arrows.by == "--scale"
+    assert render_references(drawn.arrows.by) == "scale"
+    assert render_references(drawn.arrows.by, option_words) == "--scale"
+    assert "= 3 (scale) clipped" in drawn.caption.get_text()
+    fig, drawn = _draw("x^2 - y^2", {"x": (-2, 2, 21), "y": (-2, 2, 21)}, every=1, scale=3.0,
+                       words=option_words)
+    assert "= 3 (--scale) clipped" in drawn.caption.get_text()
 
 
 def test_smooth_fields_clip_nothing():

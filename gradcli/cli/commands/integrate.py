@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...evaluation.integrate import TOL, integrate_columns
-from ..errors import ExitStatus, expression_warnings, say
+from ...lang.errors import render_references
+from ..errors import ExitStatus, expression_warnings, option_words, say
 from .fields import _format, _request, _write
 from .numeric import held_values
 
@@ -28,7 +29,7 @@ def run_integrate(what: str, expression: str, path: str | None, disc: str | None
     _write(columns, _request(expression, fmt, output, precision, quiet, []), what)
     if not quiet:
         for note in notes:
-            say(note)
+            say(render_references(note, option_words))
     if check is None:
         return ExitStatus.OK
     first = next(iter(columns))

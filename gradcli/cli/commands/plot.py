@@ -38,6 +38,7 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
     from .numeric import held_values
 
     options = parse_options(**drawing)
+    options.words = option_words  # the picture's captions name the command line's options
     if output is None and not options.preview:
         raise UsageProblem("plot needs -o FILE (.png .svg .pdf .html .gif .mp4), or "
                            "--preview (or -o -) for a preview in the terminal")

@@ -3,8 +3,8 @@
 One definition for both front ends: the command line prints these lines on stderr (and
 puts them in a JSON file's ``notes``), the library returns them as the result's
 ``notes``. Parameters are named with ``ref`` (``lang.errors``), so each front end says them
-in its own words: ``--steps 5`` on the command line, ``steps=5`` from Python
-(``render_references``).
+in its own words: the command line names the option it declares for ``steps``,
+Python says ``steps=5`` (``render_references``).
 """
 
 from __future__ import annotations
