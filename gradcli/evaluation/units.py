@@ -492,12 +492,16 @@ def critical_units(columns: Mapping[str, Any], function: Any) -> Any:
 
 # --- flow ----------------------------------------------------------------------------------
 
+#: how a message names the time's unit parameter (``--unit t=UNIT`` on the command line)
+_TIME_UNIT = ref("units", text="t=UNIT", python="{'t': UNIT}")
+
+
 def flow_time(function: Any, time_unit: Any) -> tuple[np.ndarray, Any]:
     """How ``flow`` reads a field with units: x' = F(x) needs each component of F in
     unit(x)/unit(t). Returns the factor taking each component (as the expression gives
     it: a vector field's own unit, or unit(f)/unit(x) for -grad f) to its variable's unit
     per time unit, and the time's unit (a pint Unit). ``time_unit`` is the one asked
-    (``--unit t=s``); without it the time's unit is the first component's unit(x)/unit(F),
+    (``units={'t': 's'}``); without it the time's unit is the first component's unit(x)/unit(F),
     and every other component must agree. A component that cannot be converted is a
     one-line error naming both units."""
     from ..lang.units import UnitError, parse_unit, registry, unit_text
@@ -528,7 +532,7 @@ def flow_time(function: Any, time_unit: Any) -> tuple[np.ndarray, Any]:
         except Exception:
             given = ("the time in " + (unit_text(t) or "pure numbers")) if time_unit is not \
                 None else f"the time in {unit_text(t) or 'pure numbers'} (from the first " \
-                "component; give it with --unit t=UNIT)"
+                f"component; give it with {_TIME_UNIT})"
             raise EvaluationError(f"flow: d{column}/dt is in {unit_text(comp) or '1'} by the "
                                   f"field, but {column} is in {unit_text(x) or '1'} and "
                                   f"{given}: they cannot be converted") from None

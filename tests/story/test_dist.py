@@ -1,13 +1,13 @@
 """The installed form: what `make dist` builds, installed into a fresh venv, used from outside
 the source tree.
 
-Most users `pipx install gradcli` or `pip install "gradcli[data,dask,html,units,explore]"`; nothing in the
-checkout's test venv proves that a built wheel carries what the program needs (package data,
-the console script, the extras' metadata). These tests install the wheel `make dist` built
-from the sdist into a new venv, run everything from a temporary directory with a clean
-environment (so nothing is imported from the checkout by accident), and check that the
-sdist and the source tree build the same wheel. `make test-dist` builds the artifacts and
-runs them (marker ``dist``; CI runs it after `make test`).
+Most users `pipx install gradcli` or `pip install "gradcli[data,dask,html,units,explore]"`;
+nothing in the checkout's test venv proves that a built wheel carries what the program needs
+(package data, the console script, the extras' metadata). These tests install the wheel
+`make dist` built from the sdist into a new venv, run everything from a temporary directory
+with a clean environment (so nothing is imported from the checkout by accident), and check
+that the sdist and the source tree build the same wheel. `make test-dist` builds the
+artifacts and runs them (marker ``dist``; CI runs it after `make test`).
 """
 
 from __future__ import annotations
