@@ -323,6 +323,13 @@ def rows_per_block(plan: Any, binding: Any, budget: int, threads: int, window: i
         per_point = slope(one, probe(2))
     if shape[0] * per_row > 256 and per_point * 256 < budget / 16:  # cheap: larger probes
         per_point = max(per_point, slope(probe(64), probe(256)))
+    if per_point <= 0:
+        # A point always costs something (its outputs at least), so no growth means a
+        # smaller probe was inflated: tracemalloc counts every thread's allocations, and a
+        # Dask client's event loop allocates beside the probes. Probe once more; if it
+        # still shows none, the larger probe's whole cost per point (an upper bound).
+        big = probe(256)
+        per_point = slope(probe(64), big) or big[0] / max(big[1], 1)
     out_row = _result_bytes(plan, binding) * per_row
     row_bytes = per_point * per_row
     cost = max(threads, 1) * (row_bytes + out_row) + window * out_row

@@ -209,3 +209,19 @@ def test_dask_tasks_are_sized_from_the_budget_too(tmp_path):
     x = np.linspace(0, 1, 300_000)
     assert store["df_dx"].chunks[0] < 300_000 // 4
     assert np.allclose(store["f"][:], np.sin(x) ** 60, rtol=1e-13, atol=0)
+
+
+def test_probes_that_show_no_growth_give_an_upper_bound_not_the_cap(monkeypatch):
+    """tracemalloc counts every thread's allocations, so a Dask client's event loop can
+    inflate the smaller probe of a pair: the pair then shows no growth and, before, the
+    block grew to the 2^18-point cap whatever the budget (seen as a Zarr store chunked at
+    262,144 rows under --memory 4M). Probes that all peak at 10 MB (no growth at all)
+    now give 10 MB / 256 points per point: 4 MiB holds about a hundred rows."""
+    from gradcli.evaluation import kernels
+
+    monkeypatch.setattr(kernels, "peak_bytes", lambda plan, values: 10_000_000)
+    grid = {"x": (0.0, 1.0, 1_000_000)}
+    long = prepare(LONG, "grad", grid=grid)
+    rows = rows_per_block(long.plan, long.binding, 4 << 20, 1)
+    per_point = 10_000_000 / 256
+    assert rows == int((4 << 20) // (per_point + 16))  # 16: f and df/dx kept per row
