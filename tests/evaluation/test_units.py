@@ -594,3 +594,44 @@ def test_line_and_surface_integrals_units(cli):
     status, out, err = cli("integrate", "[-y, x]", "--disc", "0,0,1", "--unit", "x=m,y=cm")
     assert status == 2 and out == ""
     assert "must share one unit (here m and cm)" in err
+
+
+def test_explore_computes_in_the_command_lines_units():
+    import json
+
+    from gradcli.explore.compute import field, panel
+    from gradcli.explore.server import Engine
+
+    # R = V/I at V = 5 V, I = 20 mA, in ohm (hand): R = 250 Ω, dR/dV = 1/I = 50 Ω/V,
+    # dR/dI = -V/I² = -12.5 Ω/mA; the server adds the command line's units to every request
+    engine = Engine(30.0, 256 << 20, physical={"units": {"V": "V", "I": "mA"},
+                                               "to": {"f": "ohm"}})
+    try:
+        status, body = engine.run("p1", "point", {"expression": "V/I",
+                                                  "point": {"V": 5.0, "I": 20.0}, "at": []})
+    finally:
+        engine.close()
+    got = json.loads(body)
+    assert status == 200
+    assert got["units"] == {"V": "V", "I": "mA", "f": "Ω", "df/dV": "Ω/V", "df/dI": "Ω/mA"}
+    # rel 1e-12: the base-unit round trip through 1e-3 and back
+    assert got["values"]["f"] == pytest.approx(250.0, rel=1e-12)
+    assert got["values"]["df/dV"] == pytest.approx(50.0, rel=1e-12)
+    assert got["values"]["df/dI"] == pytest.approx(-12.5, rel=1e-12)
+    # the field carries each column's unit for the axes, colour bar and hover labels:
+    # f = kxy with k in N/m, x and y in m: df/dx = ky in N (hand)
+    fl = field({"expression": "k*x*y", "grid": ["x=0:1:3", "y=0:1:3"], "at": ["k=2"],
+                "units": {"x": "m", "y": "m", "k": "N/m"}})
+    assert fl["units"]["x"] == "m" and fl["units"]["df/dx"] == "N"
+    assert field({"expression": "x*y", "grid": ["x=0:1:3", "y=0:1:3"], "at": []})[
+        "units"] == {}
+    # a panel without units says none
+    assert "units" not in panel({"expression": "x*y", "point": {"x": 1.0, "y": 2.0},
+                                 "at": []})
+
+
+def test_explore_refuses_a_unit_mistake_before_serving(cli):
+    status, out, err = cli("explore", "V/I", "--unit", "V=V,I=mA", "--to", "f=kg",
+                           "--no-browser")
+    assert status == 2 and out == ""
+    assert "f is in V/mA, which cannot be converted to kg" in err
