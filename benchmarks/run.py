@@ -211,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             print(report.table(PROPAGATE_TITLES[key], rows, rows[0].tool, "gradcli"),
                   flush=True)
     if "units" in args.sections:
-        _progress("  units (cold start with units, a 10⁶-point grid with and without) ...")
+        _progress("  units (cold start with units; a 10⁶-point grid with and without, cold "
+                  "and warm) ...")
         from benchmarks.units_speed import TITLES as UNITS_TITLES
         from benchmarks.units_speed import units_tables
 

@@ -6,6 +6,10 @@
 - A 1000 × 1000 grid (10⁶ points) of ``x*y`` to ``.npy`` without and with ``--unit
   x=m,y=s`` (goal: within 1.1×: units are inferred once per request, not per point), run
   round-robin; every output is checked (R = V/I and its partials, the grid's last row).
+- The same grid warm, in one process: ``gradcli.evaluate`` without and with ``units=``
+  after pint is imported and its registry made (one call of each first), round-robin,
+  medians: the per-request cost of units apart from pint's one-off import (goal: within
+  1.1×; the units are inferred once per request, not per point).
 
 Also runnable alone: ``python -m benchmarks.units_speed``.
 """
@@ -24,7 +28,49 @@ PY = sys.executable
 TITLES = {
     "units_cold": "Units: one-point grad of V/I, cold start (fresh process, median)",
     "units_grid": "Units: grad of x*y on a 10⁶-point grid to .npz (fresh process, median)",
+    "units_warm": "Units: gradcli.evaluate grad of x*y on a 10⁶-point grid, warm (one process, "
+                  "pint loaded, median)",
 }
+
+#: the warm run: one child process times both requests round-robin and prints the times
+_WARM = '''
+import json, sys, time
+import numpy as np
+import gradcli
+n, runs = int(sys.argv[1]), int(sys.argv[2])
+grid = {"x": (0, 1, n), "y": (0, 1, n)}
+cases = {"none": {}, "units": {"units": {"x": "m", "y": "s"}}}
+times = {k: [] for k in cases}
+ok = {}
+for _ in range(runs + 1):  # the first round warms up (pint's import, the registry, caches)
+    for k, extra in cases.items():
+        t = time.perf_counter()
+        r = gradcli.evaluate("x*y", "grad", grid=grid, **extra)
+        f, d = np.asarray(r["f"]), np.asarray(r["df/dx"])
+        times[k].append(time.perf_counter() - t)
+        ok[k] = f.shape == (n, n) and float(np.broadcast_to(d, (n, n))[-1, -1]) == 1.0 and \
+            (not extra or r.units.get("df/dx") == "s")
+print(json.dumps({k: {"times": v[1:], "ok": ok[k]} for k, v in times.items()}))
+'''
+
+
+def _warm_rows(n: int, runs: int) -> list[Row]:
+    """The warm in-process table: evaluate's time without and with units."""
+    import json
+    import subprocess
+
+    done = subprocess.run([PY, "-c", _WARM, str(n), str(runs)], capture_output=True,
+                          text=True, timeout=600)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        return [Row(name, "error", note=last) for name in ("evaluate, no units",
+                                                           "evaluate, x in m, y in s")]
+    got = json.loads(done.stdout)
+    return [Row(f"gradcli.evaluate x*y, {n}², no units", "ok", got["none"]["times"],
+                correct=got["none"]["ok"]),
+            Row(f"gradcli.evaluate x*y, {n}², x in m, y in s", "ok", got["units"]["times"],
+                correct=got["units"]["ok"])]
+
 # R = 4.999 V / 19.661 mA: f = 0.25426 V/mA, df/dV = 1/19.661, df/dI = -4.999/19.661²
 _R = (4.999 / 19.661, 1 / 19.661, -4.999 / 19.661 ** 2)
 
@@ -70,6 +116,7 @@ def units_tables(quick: bool, runs: int) -> dict[str, list[Row]]:
                  (f"gradcli grad x*y, {n}², x in m, y in s",
                   [*gc, *grid, "--unit", "x=m,y=s"], lambda r: _grid_ok(out, n))]
         tables["units_grid"] = _interleaved(specs, max(2, runs))
+    tables["units_warm"] = _warm_rows(n, max(5, runs))
     return tables
 
 

@@ -408,14 +408,17 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
 def implicit(expression: str, solve_for: str | Sequence[str],
              at: Mapping[str, Any] | Sequence[Mapping[str, Any]], *,
              wrt: str | Sequence[str] | None = None, order: int = 1,
-             tol: float | None = None, max_points: int = DEFAULT_MAX_POINTS) -> RowTable:
+             tol: float | None = None, max_points: int = DEFAULT_MAX_POINTS,
+             units: Mapping[str, str] | None = None,
+             to: Mapping[str, str] | None = None) -> RowTable:
     """The derivatives of y(x) defined by F(x, y) = 0, as ``gradcli implicit``: ``at`` is
     a point on the curve giving every variable (or a list of points, or a mapping of
     equal-length arrays), ``solve_for`` the unknowns (``"y"``, or ``"y,z"`` for a
     system ``[F1, F2]``), ``wrt`` the independent variables (default: the others),
     ``order`` the highest d^k y/dx^k (one independent variable), ``tol`` how far from 0
-    |F| may be (1e-9), ``max_points`` the most points. Returns a :class:`RowTable`: the
-    variables, ``|F|``, ``dy/dx``...
+    |F| may be (1e-9), ``max_points`` the most points, ``units``/``to`` physical units
+    (dy/dx in unit(y)/unit(x)). Returns a :class:`RowTable`: the variables, ``|F|``,
+    ``dy/dx``...
     """
     from .evaluation.implicit import TOL, implicit_columns
 
@@ -440,7 +443,7 @@ def implicit(expression: str, solve_for: str | Sequence[str],
         points = [dict(p) for p in at]
     columns = implicit_columns(expression, names(solve_for) or [], points, order=order,
                                tol=TOL if tol is None else tol, wrt=names(wrt),
-                               max_points=max_points)
+                               max_points=max_points, units=units, to=to)
     return RowTable(columns, f"implicit derivatives of {', '.join(names(solve_for) or [])} "
                     f"in {expression}")
 
@@ -469,7 +472,8 @@ def integrate(expression: str, path: str | None = None, *, disc: str | None = No
               box: str | None = None, surface: str | None = None, ball: str | None = None,
               flux: bool = False, check: str | None = None,
               tol: float | None = None, wrt: str | Sequence[str] | None = None,
-              at: Mapping[str, Any] | None = None) -> RowTable:
+              at: Mapping[str, Any] | None = None, units: Mapping[str, str] | None = None,
+              to: Mapping[str, str] | None = None) -> RowTable:
     """A line integral, as ``gradcli integrate``: the work ∫F·dr of a field ``[P, Q(, R)]``
     along ``path`` (``"t: [cos(t), sin(t)], t=0:2pi"``; its circulation when closed), the
     integral ∫f ds of a scalar f, or with ``flux=True`` the flux of a plane field through
@@ -480,7 +484,9 @@ def integrate(expression: str, path: str | None = None, *, disc: str | None = No
     and ``check="divergence"`` (a ball) the volume integral of div F; ``check="stokes"``
     (a surface) gives the circulation around its boundary and the flux of curl F. ``tol`` is the
     quadrature's relative tolerance (1e-10), ``wrt`` the field's variables the path's
-    components pair with (x, y, z), ``at`` holds others fixed. Returns a one-row
+    components pair with (x, y, z), ``at`` holds others fixed, ``units``/``to`` physical
+    units (the result in unit(F)·unit(x), a surface's flux unit(F)·unit(x)²; the path's
+    parameter is a pure number). Returns a one-row
     :class:`RowTable` with the result and its error estimate."""
     from .evaluation.integrate import TOL, integrate_columns
 
@@ -489,5 +495,5 @@ def integrate(expression: str, path: str | None = None, *, disc: str | None = No
     columns, notes = integrate_columns(expression, path, disc=disc, box=box,
                                        surface=surface, ball=ball, flux=flux,
                                        check=check, tol=TOL if tol is None else tol,
-                                       wrt=names, fixed=at)
+                                       wrt=names, fixed=at, units=units, to=to)
     return RowTable(columns, f"integral of {expression}", _said(notes))

@@ -1330,7 +1330,8 @@ def all_commands() -> tuple[Command, ...]:
 
 
 #: the other commands that take the parameters every computation takes (units, to)
-EVERY_PARAMETER_COMMANDS = ("propagate", "plot", "critical", "descend", "flow", "graph")
+EVERY_PARAMETER_COMMANDS = ("propagate", "plot", "critical", "descend", "flow", "graph",
+                            "implicit", "integrate", "explore")
 
 
 def _with_every(other: Command) -> Command:

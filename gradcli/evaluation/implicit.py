@@ -48,13 +48,20 @@ def _point_text(names: Sequence[str], X: np.ndarray, i: int) -> str:
 def implicit_columns(expression: str, solve_for: Sequence[str],
                      points: Sequence[Mapping[str, Any]], order: int = 1,
                      tol: float = TOL, wrt: Sequence[str] | None = None,
-                     max_points: int = DEFAULT_MAX_POINTS) -> dict[str, np.ndarray]:
+                     max_points: int = DEFAULT_MAX_POINTS,
+                     units: Mapping[str, Any] | None = None,
+                     to: Mapping[str, Any] | None = None) -> Any:
     """The columns of ``gradcli implicit``: the point's variables, ``|F|`` and the
     derivative of each unknown by each independent variable (``dy/dx``; with one
     independent variable and ``order`` k also ``d2y/dx2`` ... ``dky/dxk``), one row per
     point of ``points`` (each giving every variable of the formula a number). The
     independent variables are ``wrt`` (the others held at the point's values), by default
-    every variable that is not an unknown. More than ``max_points`` points is an error."""
+    every variable that is not an unknown. More than ``max_points`` points is an error.
+
+    ``units`` (variable -> unit) and ``to`` (column -> unit) are the parameter table's:
+    F's terms are checked to agree, and the rows say each column's unit (dy/dx in
+    unit(y)/unit(x), dᵏy/dxᵏ in unit(y)/unit(x)ᵏ, |F| in unit(F)); a point's values may
+    carry their unit (``V=24.79 L``)."""
     from .fields.function import FieldFunction
 
     unknown = list(solve_for)
@@ -89,6 +96,17 @@ def implicit_columns(expression: str, solve_for: Sequence[str],
     if len(points) > max_points:
         raise EvaluationError(f"{len(points):,} points, over the limit of {max_points:,} "
                               f"({ref('max_points')})")
+    declared: dict[str, Any] = {}
+    if units or to or any(_has_unit(v) for p in points[:8] for v in p.values()):
+        from ..lang.units import UnitError, parse_unit
+        from .units import split_units
+
+        try:
+            declared = {n: parse_unit(u, f"the unit of '{n}'") for n, u in
+                        (units or {}).items()}
+            points = [split_units(p, declared) for p in points]
+        except UnitError as exc:
+            raise EvaluationError(str(exc)) from None
     X = np.empty((len(names), len(points)))
     for i, point in enumerate(points):
         for j, n in enumerate(names):
@@ -102,7 +120,9 @@ def implicit_columns(expression: str, solve_for: Sequence[str],
         extra = [n for n in point if n not in names]
         if extra:
             raise EvaluationError(f"'{extra[0]}' is not a variable of the formula")
-    function = FieldFunction(expression, {n: 0.0 for n in names})
+    outputs_to = {k: v for k, v in (to or {}).items() if k == "f" or k.startswith("f[")}
+    function = FieldFunction(expression, {n: 0.0 for n in names}, units=declared or None,
+                             to=outputs_to or None)
     count = 1 if function.shape == () else function.shape[0]
     if len(function.shape) > 1 or count != len(unknown):
         raise EvaluationError(
@@ -137,7 +157,58 @@ def implicit_columns(expression: str, solve_for: Sequence[str],
         for a, y in enumerate(unknown):
             for q in range(2, order + 1):
                 out[f"d{q}{y}/d{free[0]}{q}"] = higher[q][:, a]
-    return out
+    if function.units is None:
+        return out
+    return _with_units(out, function.units, unknown, free,
+                       {k: v for k, v in (to or {}).items() if k not in outputs_to})
+
+
+def _has_unit(value: Any) -> bool:
+    from .units import _quantity
+
+    return not isinstance(value, (int, float, np.ndarray)) and _quantity(value) is not None
+
+
+def _with_units(columns: dict[str, np.ndarray], units: Any, unknown: list[str],
+                free: list[str], to: Mapping[str, Any]) -> Any:
+    """The rows with each column's unit: a variable's declared unit, |F| in F's unit
+    (when every equation has one), dy/dx in unit(y)/unit(x) and dᵏy/dxᵏ in
+    unit(y)/unit(x)ᵏ whatever F's unit (it cancels); a column of ``to`` converted."""
+    from dataclasses import replace
+
+    from ..lang.units import UnitError, parse_unit, registry, unit_text
+    from .blocks import as_result
+    from .units import _delta
+
+    declared = getattr(units, "declared", units.variables)
+    per = {n: declared[n] for n in columns if n in declared}
+    outs = {str(u): u for u in units.outputs.values()}
+    if len(outs) == 1:
+        per["|F|"] = next(iter(outs.values()))
+    for y in unknown:
+        for x in free:
+            per[f"d{y}/d{x}"] = _delta(units.of(y)) / _delta(units.of(x))
+            for q in range(2, MAX_ORDER + 1):
+                per[f"d{q}{y}/d{x}{q}"] = _delta(units.of(y)) / _delta(units.of(x)) ** q
+    for name, wanted in to.items():
+        if name not in columns:
+            raise EvaluationError(f"{ref('to', text=name)}: no result column '{name}' "
+                                  f"(columns: {', '.join(columns)})")
+        try:
+            target = parse_unit(wanted, f"the unit for {name}")
+            columns[name] = registry().Quantity(columns[name], per.get(
+                name, registry().Unit(""))).to(target).magnitude
+        except UnitError as exc:
+            raise EvaluationError(str(exc)) from None
+        except Exception:
+            raise EvaluationError(f"{name} is in {unit_text(per.get(name)) or '1'}, which "
+                                  f"cannot be converted to {wanted}") from None
+        per[name] = target
+    result = as_result(columns)
+    blocks = [replace(b, unit=unit_text(per[b.name]) or "1") if b.name in per else b
+              for b in result.layout.blocks]
+    result.layout = replace(result.layout, blocks=blocks, _names=None)
+    return result
 
 
 def _check_invertible(Jy: np.ndarray, J: np.ndarray, columns: list[str], unknown: list[str],

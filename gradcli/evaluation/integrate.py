@@ -233,10 +233,15 @@ def integrate_columns(expression: str, path: str | None = None, *, disc: str | N
                       box: str | None = None, surface: str | None = None,
                       ball: str | None = None, flux: bool = False, check: str | None = None,
                       tol: float = TOL, wrt: Sequence[str] | None = None,
-                      fixed: Mapping[str, Any] | None = None) -> tuple[dict, list[str]]:
+                      fixed: Mapping[str, Any] | None = None,
+                      units: Mapping[str, Any] | None = None,
+                      to: Mapping[str, Any] | None = None) -> tuple[Any, list[str]]:
     """The columns of ``gradcli integrate`` (one row) and its notes: along a ``path``
     (or the boundary of a ``disc`` or ``box``), or through a ``surface`` (or the sphere
-    bounding a ``ball``)."""
+    bounding a ``ball``). With ``units`` (the field's variables' units; the path's or
+    surface's parameters are pure numbers) the field is evaluated in its units and every
+    column is in unit(F)·unit(x) (a path; a surface's flux unit(F)·unit(x)²); ``to``
+    converts a column (or the field's, ``f``)."""
     from ..lang import free_variables, parse
 
     given = [k for k, v in (("path", path), ("disc", disc), ("box", box),
@@ -248,7 +253,7 @@ def integrate_columns(expression: str, path: str | None = None, *, disc: str | N
         raise EvaluationError(f"{ref('tol')} must be between 0 and 1 (relative)")
     if surface is not None or ball is not None:
         return surface_columns(expression, surface, ball=ball, check=check, tol=tol, wrt=wrt,
-                               fixed=fixed)
+                               fixed=fixed, units=units, to=to)
     if check not in (None, "green"):
         raise EvaluationError(f"{ref('check', text=repr(check))}: a path checks green (over "
                               f"a {ref('disc')} or {ref('box')}); divergence is for a "
@@ -290,6 +295,7 @@ def integrate_columns(expression: str, path: str | None = None, *, disc: str | N
                               f"{ref('wrt')} names others), and others are held with "
                               f"{ref('at')}")
     vector = len(getattr(tree, "items", ())) if type(tree).__name__ == "Vector" else 0
+    physical, unit = _physical(expression, names, fixed, units, to, 1, bool(vector))
     if vector and vector != dims:
         raise EvaluationError(f"a field of {vector} components along a path of {dims}")
     if flux and (dims != 2 or not vector):
@@ -312,7 +318,7 @@ def integrate_columns(expression: str, path: str | None = None, *, disc: str | N
     def field(r: np.ndarray) -> np.ndarray:
         count[0] += r.shape[1]
         got = _quiet_evaluate(expression, "eval", points=dict(zip(names, r, strict=True)),
-                              fixed=fixed)
+                              fixed=fixed, **physical)
         if vector:
             return np.stack([np.broadcast_to(got[f"f[{i}]"], r.shape[1:])
                              for i in range(dims)])
@@ -346,7 +352,7 @@ def integrate_columns(expression: str, path: str | None = None, *, disc: str | N
         def density(x: np.ndarray, y: np.ndarray) -> np.ndarray:
             got = _quiet_evaluate(expression, what, points=dict(zip(names, (x, y),
                                                                     strict=True)),
-                                  fixed=fixed, wrt=names)
+                                  fixed=fixed, **physical, wrt=names)
             return np.broadcast_to(np.asarray(got[what], dtype=float), x.shape)
 
         if "disc" in region:
@@ -369,7 +375,78 @@ def integrate_columns(expression: str, path: str | None = None, *, disc: str | N
         if not done2:
             notes.append(f"note: the area integral's estimate {other_error:.3g} is above "
                          f"{ref('tol', text=f'{tol:g}')} of its value {other:.3g}")
-    return out, notes
+    return _labelled(out, unit, to), notes
+
+
+def _physical(expression: str, names: Sequence[str], fixed: Mapping[str, Any],
+              units: Mapping[str, Any] | None, to: Mapping[str, Any] | None, power: int,
+              vector: bool) -> tuple[dict[str, Any], Any]:
+    """The units to evaluate the field with (the parameter table's ``units`` and ``to``
+    of its output) and the integral's unit, unit(F)·unit(x)^power (None without units).
+    The variables the path or surface runs over must share one unit, and a field's
+    components too: their products are summed."""
+    if not units and not to:
+        return {}, None
+    from .fields.function import FieldFunction
+    from .units import _delta
+
+    outputs_to = {k: v for k, v in (to or {}).items() if k == "f" or k.startswith("f[")}
+    physical = {k: v for k, v in (("units", units), ("to", outputs_to)) if v}
+    function = FieldFunction(expression, {n: 0.0 for n in names}, fixed, **physical)
+    if function.units is None:
+        return physical, None
+    from ..lang.units import unit_text
+
+    xs = {str(_delta(function.units.of(n))): _delta(function.units.of(n)) for n in names}
+    if len(xs) > 1:
+        raise EvaluationError(f"{ref('units')}: the variables {', '.join(names)} the "
+                              f"integral runs over must share one unit (here "
+                              f"{' and '.join(unit_text(u) or '1' for u in xs.values())})")
+    outs = {str(u): u for u in function.units.outputs.values()}
+    if len(outs) > 1:
+        raise EvaluationError(f"{ref('units')}: the field's components must share one unit "
+                              f"to be summed (here "
+                              f"{' and '.join(unit_text(u) or '1' for u in outs.values())}; "
+                              f"{ref('to', text='f[i]=UNIT')} converts one)")
+    del vector  # a scalar's and a field's integral alike: unit(f)·unit(x)^power
+    return physical, next(iter(outs.values())) * next(iter(xs.values())) ** power
+
+
+def _labelled(out: dict[str, np.ndarray], unit: Any, to: Mapping[str, Any] | None) -> Any:
+    """The integral's columns with their unit (all share it: the value, its error
+    estimate and the other side of a theorem), those of ``to`` converted."""
+    if unit is None:
+        return out
+    from dataclasses import replace
+
+    from ..lang.units import UnitError, parse_unit, registry, unit_text
+    from .blocks import as_result
+
+    per = dict.fromkeys(out, unit)
+    for name, wanted in (to or {}).items():
+        if name == "f" or name.startswith("f["):
+            continue
+        if name not in out:
+            raise EvaluationError(f"{ref('to', text=name)}: no result column '{name}' "
+                                  f"(columns: {', '.join(out)})")
+        try:
+            target = parse_unit(wanted, f"the unit for {name}")
+            out[name] = registry().Quantity(out[name], unit).to(target).magnitude
+        except UnitError as exc:
+            raise EvaluationError(str(exc)) from None
+        except Exception:
+            raise EvaluationError(f"{name} is in {unit_text(unit) or '1'}, which cannot be "
+                                  f"converted to {wanted}") from None
+        per[name] = target
+        error = f"{name}_error" if name != next(iter(out)) else "error"
+        if error in out and error not in (to or {}):  # an estimate goes with its value
+            out[error] = registry().Quantity(out[error], unit).to(target).magnitude
+            per[error] = target
+    result = as_result(out)
+    result.layout = replace(result.layout, blocks=[
+        replace(b, unit=unit_text(per[b.name]) or "1") for b in result.layout.blocks],
+        _names=None)
+    return result
 
 
 # --- surfaces ---------------------------------------------------------------------------------
@@ -423,7 +500,9 @@ def ball_surface(text: str) -> tuple[tuple[str, str], str, tuple[float, float, f
 def surface_columns(expression: str, surface: str | None = None, *, ball: str | None = None,
                     check: str | None = None, tol: float = TOL,
                     wrt: Sequence[str] | None = None,
-                    fixed: Mapping[str, Any] | None = None) -> tuple[dict, list[str]]:
+                    fixed: Mapping[str, Any] | None = None,
+                    units: Mapping[str, Any] | None = None,
+                    to: Mapping[str, Any] | None = None) -> tuple[Any, list[str]]:
     """The flux ∬ F·(r_u × r_v) du dv of a field [P, Q, R] through a parametric surface
     (or the sphere bounding ``ball`` = "cx,cy,cz,R", outward), and with ``check=
     "divergence"`` the volume integral of div F over the ball: (columns, notes)."""
@@ -458,6 +537,9 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
                               "space")
     if type(tree).__name__ != "Vector" or len(tree.items) != 3:
         raise EvaluationError("the flux through a surface is of a field [P, Q, R]")
+    # Stokes' two sides are F·dr and (curl F)·dS: unit(F)·unit(x); a flux unit(F)·unit(x)²
+    physical, unit = _physical(expression, names, fixed, units, to,
+                               1 if check == "stokes" else 2, True)
     unknown = [v for v in free_variables(tree) if v not in names and v not in fixed]
     if unknown:
         raise EvaluationError(f"'{unknown[0]}' has no value: the field's variables are "
@@ -478,7 +560,7 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
         """F (``eval``, columns f[i]) or curl F (``curl``, columns curl[i]) at the points r."""
         key, wrt = _SURFACE_FIELDS[what]
         got = _quiet_evaluate(expression, what, points=dict(zip(names, r, strict=True)),
-                              fixed=fixed, **({"wrt": names} if wrt else {}))
+                              fixed=fixed, **physical, **({"wrt": names} if wrt else {}))
         return np.stack([np.broadcast_to(got[f"{key}[{i}]"], r[0].shape) for i in range(3)])
 
     def integrand(u: np.ndarray, v: np.ndarray, what: str = "eval") -> np.ndarray:
@@ -486,7 +568,8 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
         return (field_at(r, what) * np.cross(ru, rv, axis=0)).sum(axis=0)
 
     if check == "stokes":
-        return _stokes(box, frame, field_at, integrand, tol)
+        out, notes = _stokes(box, frame, field_at, integrand, tol)
+        return _labelled(out, unit, to), notes
     with np.errstate(all="ignore"):
         value, error, _, done = adaptive2(integrand, box, tol)
     out: dict[str, np.ndarray] = {"flux": np.array([value]), "error": np.array([error])}
@@ -500,7 +583,7 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
             z = cz + rho * np.cos(theta)
             got = _quiet_evaluate(expression, "div", points=dict(zip(names, (x, y, z),
                                                                      strict=True)),
-                                  fixed=fixed, wrt=names)
+                                  fixed=fixed, **physical, wrt=names)
             div = np.broadcast_to(np.asarray(got["div"], dtype=float), rho.shape)
             return div * rho * rho * np.sin(theta)
 
@@ -512,7 +595,7 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
         if not done2:
             notes.append(f"note: the volume integral's estimate {other_error:.3g} is above "
                          f"{ref('tol', text=f'{tol:g}')} of its value {other:.3g}")
-    return out, notes
+    return _labelled(out, unit, to), notes
 
 
 def _stokes(box: tuple[float, float, float, float], frame: Callable, field_at: Callable,

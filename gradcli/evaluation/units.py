@@ -492,7 +492,7 @@ def critical_units(columns: Mapping[str, Any], function: Any) -> Any:
 
 # --- flow ----------------------------------------------------------------------------------
 
-#: how a message names the time's unit parameter (``--unit t=UNIT`` on the command line)
+#: how a message names the time's unit parameter (units' t=UNIT; the CLI spells it its own way)
 _TIME_UNIT = ref("units", text="t=UNIT", python="{'t': UNIT}")
 
 

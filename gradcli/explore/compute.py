@@ -77,6 +77,20 @@ def _max_points(payload: Mapping[str, Any]) -> int:
         else DEFAULT_MAX_POINTS
 
 
+def _physical(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The request's units and to (the command line's, set by the server), as the
+    parameter table's mappings; empty without them."""
+    out = {}
+    for key in ("units", "to"):
+        value = payload.get(key)
+        if value:
+            if not isinstance(value, Mapping) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+                raise EvaluationError(f"{ref(key)}: name=unit texts")
+            out[key] = dict(value)
+    return out
+
+
 def _point(payload: Mapping[str, Any], key: str = "point") -> dict[str, float]:
     value = payload.get(key)
     if not isinstance(value, dict) or not value:
@@ -175,7 +189,7 @@ def field(payload: Mapping[str, Any]) -> dict[str, Any]:
         raise EvaluationError("the formula has no variable to draw: give it one, e.g. "
                               "sin(x)")
     fl = compute_field(expression, grid, color=color, fixed=held,
-                       max_points=_max_points(payload))
+                       max_points=_max_points(payload), **_physical(payload))
     # a value held by a grid spec (z=0.5) comes back as a held value, with a slider
     at_specs = at_specs + [f"{n}={_g(v)}" for n, v in grid.items()
                            if n not in sampled and n not in sliders]
@@ -189,7 +203,7 @@ def field(payload: Mapping[str, Any]) -> dict[str, Any]:
         "sliders": sliders, "labels": list(fl.labels), "at": at_specs,
         "columns": {name: b64(np.broadcast_to(a, tuple(len(c) for c in fl.coords)))
                     for name, a in fl.columns.items()},
-        "color": color}
+        "color": color, "units": dict(fl.units)}
     if fl.kind == "scalar" and fl.columns.get("f") is not None:
         out["heat"] = "f" if color is None else color
     return out
@@ -226,14 +240,17 @@ def panel(payload: Mapping[str, Any]) -> dict[str, Any]:
 
     expression = _text(payload, "expression")
     at = _whole_point(expression, _point(payload), _held(_texts(payload, "at")))
-    scalar = prepare(expression, "eval", at=at).program.shape == ()
+    physical = _physical(payload)
+    scalar = prepare(expression, "eval", at=at, **physical).program.shape == ()
     what, derivative = _DERIVATIVE[scalar]
-    values = evaluate(expression, what, at=at)
+    values = evaluate(expression, what, at=at, **physical)
     inputs = set(at)
     point = {k: _finite(v) if np.ndim(v) == 0 else _finite(np.asarray(v).tolist())
              for k, v in at.items()}
     out: dict[str, Any] = {"what": what, "derivative": derivative, "point": point,
                            "values": {}}
+    if physical:  # each value's unit, by name (the point's and the results')
+        out["units"] = dict(getattr(values, "units", None) or {})
     for name, a in values.items():
         if name in inputs:
             continue

@@ -159,9 +159,19 @@ async function draw(loose) {
 function decode(body) {
   const out = {kind: body.kind, names: body.names, coords: body.coords.map(f64),
     held: body.held, labels: body.labels, heatName: body.heat, color: body.color,
-    columns: {}};
+    units: body.units || {}, columns: {}};
   for (const [k, v] of Object.entries(body.columns)) out.columns[k] = f64(v);
   return out;
+}
+
+// "x [m]" for a variable or column with a physical unit (--unit), else the name
+function lab(fl, k) {
+  return fl.units && fl.units[k] ? `${k} [${fl.units[k]}]` : k;
+}
+
+// a value with its unit, for the hover labels ("250 Ω")
+function withUnit(fl, k, v) {
+  return fl.units && fl.units[k] ? `${num(v)} ${fl.units[k]}` : num(v);
 }
 
 function heatOf(fl) {
@@ -201,7 +211,7 @@ function render() {
     const comps = fl.columns.f ? ["f"] : names.filter((k) => /^f\[\d+\]$/.test(k));
     const held = heldText(fl);
     const text = Array.from(x, (xv, i) => `${name} = ${num(xv)}${held}<br>` +
-      names.map((k) => `${k} = ${num(fl.columns[k][i])}`).join("<br>"));
+      names.map((k) => `${k} = ${withUnit(fl, k, fl.columns[k][i])}`).join("<br>"));
     comps.forEach((c, i) => {
       traces.push({type: "scatter", mode: "lines", name: comps.length > 1 ? c : `f(${name})`,
         x: x, y: fl.columns[c], text: text, hovertemplate: "%{text}<extra></extra>",
@@ -210,7 +220,7 @@ function render() {
         y: fl.columns[`d${c}/d${name}`], text: text,
         hovertemplate: "%{text}<extra></extra>", line: {dash: "dash", width: 1.5}});
     });
-    layout = {xaxis: {title: {text: name}, range: [x[0], x[x.length - 1]]},
+    layout = {xaxis: {title: {text: lab(fl, name)}, range: [x[0], x[x.length - 1]]},
       yaxis: {title: {text: `f(${name}) = ${state.e.slice(0, 50)}`}}, hovermode: "closest"};
   } else {
     const [x, y] = fl.coords, nx = x.length, ny = y.length;
@@ -223,7 +233,7 @@ function render() {
         const k = i * ny + j;
         row[i] = heat.values[k];
         trow[i] = `${fl.names[0]} = ${num(x[i])}<br>${fl.names[1]} = ${num(y[j])}${held}<br>` +
-          names.map((c) => `${c} = ${num(fl.columns[c][k])}`).join("<br>");
+          names.map((c) => `${c} = ${withUnit(fl, c, fl.columns[c][k])}`).join("<br>");
       }
       z.push(row);
       text.push(trow);
@@ -232,7 +242,7 @@ function render() {
     traces.push({type: "heatmap", x: x, y: y, z: z, text: text, name: heat.name,
       hovertemplate: "%{text}<extra></extra>", zsmooth: false,
       colorscale: signed ? "RdBu" : "Viridis", reversescale: signed, zmid: signed ? 0 : undefined,
-      colorbar: {title: {text: heat.name, side: "right"}}});
+      colorbar: {title: {text: lab(fl, heat.name), side: "right"}}});
     if (state.k) {
       traces.push({type: "contour", x: x, y: y, z: z, ncontours: 14, showscale: false,
         contours: {coloring: "lines"}, line: {color: "white", width: 1}, hoverinfo: "skip",
@@ -241,8 +251,9 @@ function render() {
     traces.push(...arrows(fl));
     const dx = x[1] - x[0], dy = y[1] - y[0];
     const sx = x[nx - 1] - x[0], sy = y[ny - 1] - y[0];
-    layout = {xaxis: {title: {text: fl.names[0]}, range: [x[0] - dx / 2, x[nx - 1] + dx / 2],
-      constrain: "domain"}, yaxis: {title: {text: fl.names[1]},
+    layout = {xaxis: {title: {text: lab(fl, fl.names[0])},
+      range: [x[0] - dx / 2, x[nx - 1] + dx / 2],
+      constrain: "domain"}, yaxis: {title: {text: lab(fl, fl.names[1])},
       range: [y[0] - dy / 2, y[ny - 1] + dy / 2], constrain: "domain"},
     legend: {orientation: "h", y: -0.12}};
     if (Math.max(sx / sy, sy / sx) <= 10) layout.yaxis.scaleanchor = "x";
@@ -461,8 +472,9 @@ function section(title, ...content) {
 function showPanel(body) {
   const box = $("point");
   box.textContent = "";
-  const values = Object.entries(body.values).map(([k, v]) => [k, num(v)]);
-  const where = Object.entries(body.point).map(([k, v]) => [k, num(v)]);
+  const unit = (k) => (body.units && body.units[k] ? ` [${body.units[k]}]` : "");
+  const values = Object.entries(body.values).map(([k, v]) => [k + unit(k), num(v)]);
+  const where = Object.entries(body.point).map(([k, v]) => [k + unit(k), num(v)]);
   const v = table(["", "value"], [...where, ...values]);
   v.id = "values";
   box.append(section(`${body.derivative} at the point`, v));

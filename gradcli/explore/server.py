@@ -53,12 +53,15 @@ class Engine:
     worker is ended and a new one started)."""
 
     def __init__(self, timeout: float, memory: int, max_points: int | None = None,
-                 cap: bool = True) -> None:
+                 cap: bool = True, physical: dict[str, Any] | None = None) -> None:
         from ..evaluation import DEFAULT_MAX_POINTS
 
         self.timeout, self.memory, self.cap = timeout, memory, cap
         #: --max-points: set here for every request (a page cannot raise it)
         self.max_points = DEFAULT_MAX_POINTS if max_points is None else max_points
+        #: the command line's units and to: set here for every request (the page's
+        #: values and columns are in them)
+        self.physical = dict(physical or {})
         self._lock = threading.Lock()      # held while a computation runs
         self._book = threading.Lock()      # guards the tickets and the worker handle
         self._latest: dict[str, int] = {}  # page -> its newest request's ticket
@@ -135,7 +138,7 @@ class Engine:
                 return _superseded()
             process, connection = self._ensure()
             if isinstance(payload, dict):
-                payload = payload | {"max_points": self.max_points}
+                payload = payload | {"max_points": self.max_points} | self.physical
             try:
                 connection.send((kind, payload))
             except OSError:  # the worker died between two requests: a fresh one

@@ -521,3 +521,117 @@ def test_cf_names_differ_beyond_case(tmp_path, cli):
         assert float(ds["df_dx"].sel(x=1.0, X_2=0.5)) == 0.5
     status, out, _ = cli("grad", "x*X", "--at", "x=1,X=2", "-f", "csv")
     assert out.splitlines()[0] == "x,X,f,df/dx,df/dX"
+
+
+def test_implicit_isotherm_in_kilopascals_and_litres(cli):
+    # an isotherm p*V = c (c = nRT) with p in kPa, V in L, c in J (hand): F = pV - c,
+    # dV/dp = -F_p/F_V = -V/p in L/kPa and d2V/dp2 = 2V/p^2 in L/kPa^2 (V = c/p);
+    # at p = 100 kPa, V = 24.79 L (c = 2479 J = 2479 kPa*L): -0.2479 and 0.004958
+    t = gradcli.implicit("p*V - c", "V", {"p": 100.0, "V": "24.79 L", "c": 2479.0},
+                         wrt="p", order=2, units={"p": "kPa", "c": "J"})
+    shown = {b.name: b.unit for b in t.blocks if b.unit}
+    assert shown["dV/dp"] == "l/kPa" and shown["d2V/dp2"] == "l/kPa^2"
+    assert shown["p"] == "kPa" and shown["V"] == "l"
+    # rel 1e-12: c converted J -> base and F back to kPa*L, a few ulps each
+    assert float(t["dV/dp"][0]) == pytest.approx(-0.2479, rel=1e-12)
+    assert float(t["d2V/dp2"][0]) == pytest.approx(2 * 24.79 / 100 ** 2, rel=1e-12)
+    # the same asked in m^3/Pa: 1 L/kPa = 1e-3 m^3 / 1e3 Pa = 1e-6 m^3/Pa
+    status, out, _ = cli("implicit", "p*V - c", "--solve-for", "V", "--wrt", "p", "--at",
+                         "p=100,V=24.79,c=2479", "--unit", "p=kPa,V=L,c=J", "--to",
+                         "dV/dp=m^3/Pa", "-f", "csv")
+    assert status == 0
+    head, row = out.splitlines()
+    assert head.split(",")[-1] == "dV/dp [m^3/Pa]"
+    assert float(row.split(",")[-1]) == pytest.approx(-0.2479e-6, rel=1e-12)
+
+
+def test_implicit_refuses_terms_of_different_dimensions(cli):
+    # p*V is an energy, c a length: F's terms disagree, one line naming both, exit 2
+    status, out, err = cli("implicit", "p*V - c", "--solve-for", "V", "--at",
+                           "p=100,V=24.79,c=2479", "--unit", "p=kPa,V=L,c=m")
+    assert status == 2 and out == ""
+    assert "'-' adds values of different dimensions: kPa*l and m" in err
+    assert "Traceback" not in err
+
+
+def test_circulation_of_a_rotation_in_newtons_around_a_circle_in_metres(cli):
+    # F = (-y, x) N/m * k with k = 1 N/m, i.e. (-y, x) N at (x, y) in m, around the
+    # circle of radius 2 m (hand): ∮F·dr = ∫ k(4 sin² + 4 cos²) dt = 8π N·m = 8π J
+    status, out, _ = cli("integrate", "[-k*y, k*x]", "--path",
+                         "t: [2cos(t), 2sin(t)], t=0:2pi", "--unit", "x=m,y=m", "--at",
+                         "k=1 N/m", "-f", "csv")
+    assert status == 0
+    head, row = out.splitlines()
+    assert head == "circulation [N*m],error [N*m]"
+    # rel 1e-12: the quadrature's tolerance is 1e-10 relative, reached to ~1e-15 here
+    assert float(row.split(",")[0]) == pytest.approx(8 * math.pi, rel=1e-12)
+    # in kJ, its error estimate too; Green's other side in the same unit
+    t = gradcli.integrate("[-k*y, k*x]", disc="0,0,2", check="green", at={"k": "1 N/m"},
+                          units={"x": "m", "y": "m"}, to={"circulation": "kJ"})
+    shown = {b.name: b.unit for b in t.blocks}
+    assert shown == {"circulation": "kJ", "error": "kJ", "green": "N*m",
+                     "green_error": "N*m"}
+    assert float(t["circulation"][0]) == pytest.approx(8e-3 * math.pi, rel=1e-12)
+    assert float(t["green"][0]) == pytest.approx(8 * math.pi, rel=1e-12)
+
+
+def test_line_and_surface_integrals_units(cli):
+    # ∫ k(x² + y²) ds over the circle of radius 2 m, k = 1 N/m^2 (hand): k·4·4π = 16π N·m
+    t = gradcli.integrate("k*(x^2 + y^2)", "t: [2cos(t), 2sin(t)], t=0:2pi",
+                          at={"k": "1 N/m^2"}, units={"x": "m", "y": "m"})
+    assert {b.name: b.unit for b in t.blocks} == {"integral": "N*m", "error": "N*m"}
+    assert float(t["integral"][0]) == pytest.approx(16 * math.pi, rel=1e-12)
+    # the flux of k·r (k = 1 N/m) out of the sphere of radius 2 m: k·R·4πR² = 32π N·m²,
+    # and the divergence theorem's side in the same unit (div = 3k, 3k·(4/3)πR³)
+    t = gradcli.integrate("[k*x, k*y, k*z]", ball="0,0,0,2", check="divergence",
+                          at={"k": "1 N/m"}, units={"x": "m", "y": "m", "z": "m"})
+    assert {b.name: b.unit for b in t.blocks if b.name in ("flux", "divergence")} == {
+        "flux": "N*m^2", "divergence": "N*m^2"}
+    # rel 1e-9: the cubature's tolerance 1e-10 relative
+    assert float(t["flux"][0]) == pytest.approx(32 * math.pi, rel=1e-9)
+    assert float(t["divergence"][0]) == pytest.approx(32 * math.pi, rel=1e-9)
+    # a path over x in m and y in cm: the components dx, dy cannot be summed
+    status, out, err = cli("integrate", "[-y, x]", "--disc", "0,0,1", "--unit", "x=m,y=cm")
+    assert status == 2 and out == ""
+    assert "must share one unit (here m and cm)" in err
+
+
+def test_explore_computes_in_the_command_lines_units():
+    import json
+
+    from gradcli.explore.compute import field, panel
+    from gradcli.explore.server import Engine
+
+    # R = V/I at V = 5 V, I = 20 mA, in ohm (hand): R = 250 Ω, dR/dV = 1/I = 50 Ω/V,
+    # dR/dI = -V/I² = -12.5 Ω/mA; the server adds the command line's units to every request
+    engine = Engine(30.0, 256 << 20, physical={"units": {"V": "V", "I": "mA"},
+                                               "to": {"f": "ohm"}})
+    try:
+        status, body = engine.run("p1", "point", {"expression": "V/I",
+                                                  "point": {"V": 5.0, "I": 20.0}, "at": []})
+    finally:
+        engine.close()
+    got = json.loads(body)
+    assert status == 200
+    assert got["units"] == {"V": "V", "I": "mA", "f": "Ω", "df/dV": "Ω/V", "df/dI": "Ω/mA"}
+    # rel 1e-12: the base-unit round trip through 1e-3 and back
+    assert got["values"]["f"] == pytest.approx(250.0, rel=1e-12)
+    assert got["values"]["df/dV"] == pytest.approx(50.0, rel=1e-12)
+    assert got["values"]["df/dI"] == pytest.approx(-12.5, rel=1e-12)
+    # the field carries each column's unit for the axes, colour bar and hover labels:
+    # f = kxy with k in N/m, x and y in m: df/dx = ky in N (hand)
+    fl = field({"expression": "k*x*y", "grid": ["x=0:1:3", "y=0:1:3"], "at": ["k=2"],
+                "units": {"x": "m", "y": "m", "k": "N/m"}})
+    assert fl["units"]["x"] == "m" and fl["units"]["df/dx"] == "N"
+    assert field({"expression": "x*y", "grid": ["x=0:1:3", "y=0:1:3"], "at": []})[
+        "units"] == {}
+    # a panel without units says none
+    assert "units" not in panel({"expression": "x*y", "point": {"x": 1.0, "y": 2.0},
+                                 "at": []})
+
+
+def test_explore_refuses_a_unit_mistake_before_serving(cli):
+    status, out, err = cli("explore", "V/I", "--unit", "V=V,I=mA", "--to", "f=kg",
+                           "--no-browser")
+    assert status == 2 and out == ""
+    assert "f is in V/mA, which cannot be converted to kg" in err

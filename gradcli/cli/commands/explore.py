@@ -50,7 +50,8 @@ def _initial(expression: str, grid: list[str], at: list[str], point: str | None,
             "color": color or "", "contour": bool(contour)}
 
 
-def _save(view: dict[str, Any], path: str, max_points: int, quiet: bool) -> int:
+def _save(view: dict[str, Any], path: str, max_points: int, quiet: bool,
+          physical: dict[str, Any] | None = None) -> int:
     """Write the static page of the first view with ``gradcli plot``'s page writer."""
     from ...explore.compute import _held, _layout
     from ...plot import parse_options, run_plot_request
@@ -59,7 +60,7 @@ def _save(view: dict[str, Any], path: str, max_points: int, quiet: bool) -> int:
         raise UsageProblem(f"--save writes a page: give a name ending in .html, not '{path}'")
     held = _held(view["at"])
     grid, _, _ = _layout(view["expression"], view["grid"], held)
-    drawing: dict[str, Any] = {"color": view["color"] or None}
+    drawing: dict[str, Any] = {"color": view["color"] or None, **(physical or {})}
     if view["contour"]:
         drawing["contour"] = CONTOURS
     options = parse_options(**drawing)
@@ -78,16 +79,24 @@ def _save(view: dict[str, Any], path: str, max_points: int, quiet: bool) -> int:
 def run_explore(what: str, expression: str, grid: list[str], at: list[str],
                 point: str | None, color: str | None, contour: bool, port: int,
                 host: str | None, no_browser: bool, request_timeout: float,
-                save: str | None, memory: str | None, max_points: int, quiet: bool) -> int:
-    """Check the view, then write it (``--save``) or serve it until a signal."""
+                save: str | None, memory: str | None, max_points: int, quiet: bool,
+                units: list[str] | None = None, to: list[str] | None = None) -> int:
+    """Check the view, then write it (``--save``) or serve it until a signal. Units
+    (``--unit``, ``--to``) hold for the whole session: every request computes in them."""
     from ...evaluation.budget import memory_budget
+    from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
 
+    physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to)) if g}
     with expression_warnings(quiet):
         view = _initial(expression, grid, at, point, color, contour)
+        if physical:  # a mistake in a unit is the command line's error too
+            from ...explore.compute import field
+
+            field({**view, "max_points": max_points, **physical})
     view["max_points"] = max_points
     if save is not None:
         with expression_warnings(quiet):
-            return _save(view, save, max_points, quiet)
+            return _save(view, save, max_points, quiet, physical)
     budget = memory_budget(memory)
     if not request_timeout > 0:
         raise UsageProblem("--request-timeout must be more than 0 seconds")
@@ -102,7 +111,7 @@ def run_explore(what: str, expression: str, grid: list[str], at: list[str],
     if importlib.util.find_spec("plotly") is None:  # a page without it would draw nothing
         raise UsageProblem("gradcli explore draws with plotly.js, which is not installed: "
                            "pip install 'gradcli[explore]'")
-    engine = Engine(request_timeout, budget, max_points)
+    engine = Engine(request_timeout, budget, max_points, physical=physical)
     try:
         server = Explorer(address, port, make_token(), engine, view,
                           extra_host=None if host is None else host)

@@ -21,17 +21,21 @@ def _names(text: str | list[str] | None) -> list[str] | None:
 
 def run_implicit(what: str, expression: str, solve_for: str, at: list[str],
                  wrt: list[str] | None, order: int, tol: float | None, fmt: str,
-                 output: str | None, precision: int, quiet: bool) -> int:
+                 output: str | None, precision: int, quiet: bool,
+                 units: list[str] | None = None, to: list[str] | None = None) -> int:
     """Check each --at point is on the curve, then write y's derivatives there."""
     _format(what, fmt, output)
     if not at:
         raise UsageProblem("give the point on the curve with --at, e.g. --at x=0.6,y=0.8")
     points = [parse_point(spec, "at") for spec in at]
     unknown = _names(solve_for) or []
+    from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+
+    physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to)) if g}
     with expression_warnings(quiet):
-        columns: dict[str, Any] = implicit_columns(
+        columns: Any = implicit_columns(
             expression, unknown, points, order=order, tol=TOL if tol is None else tol,
-            wrt=_names(wrt))
+            wrt=_names(wrt), **physical)
     variables = [c for c in columns if c in points[0]]
     _write(columns, _request(expression, fmt, output, precision, quiet, variables), what)
     return ExitStatus.OK

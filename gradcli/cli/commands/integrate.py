@@ -16,16 +16,20 @@ from .numeric import held_values
 def run_integrate(what: str, expression: str, path: str | None, disc: str | None,
                   box: str | None, surface: str | None, ball: str | None, flux: bool,
                   check: str | None, tol: float | None, wrt: list[str] | None, at: list[str],
-                  fmt: str, output: str | None, precision: int, quiet: bool) -> int:
+                  fmt: str, output: str | None, precision: int, quiet: bool,
+                  units: list[str] | None = None, to: list[str] | None = None) -> int:
     """Integrate; write the row; with --check green, say whether both sides agree within
     their error estimates (exit 1 if not)."""
     _format(what, fmt, output)
     names = [n.strip() for spec in wrt or [] for n in spec.split(",") if n.strip()] or None
+    from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+
+    physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to)) if g}
     with expression_warnings(quiet):
         columns, notes = integrate_columns(expression, path, disc=disc, box=box,
                                            surface=surface, ball=ball, flux=flux,
                                            check=check, tol=TOL if tol is None else tol,
-                                           wrt=names, fixed=held_values(at))
+                                           wrt=names, fixed=held_values(at), **physical)
     _write(columns, _request(expression, fmt, output, precision, quiet, []), what)
     if not quiet:
         for note in notes:
