@@ -5,6 +5,7 @@ and eq. 17's correlations against hand computation."""
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -66,7 +67,7 @@ def test_readings_observed_together_count_as_one_unit_in_nu_eff():
 def test_a_pandas_dataframe_and_missing_readings():
     """A DataFrame works as a dict; a missing reading (nan) makes its variable observed on
     other rows than the rest: independent of them, with its own n."""
-    pd = pytest.importorskip("pandas")
+    pd = importlib.import_module("pandas")
     _check_h2(propagate(H2_F, readings=pd.DataFrame(H2)))
     frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [2.0, 1.0, np.nan, 3.0]})
     a = type_a(frame)

@@ -17,7 +17,6 @@ import io
 import json
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,48 +24,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-importlib_plotly = pytest.importorskip("plotly") if os.environ.get(
-    "GRADCLI_REQUIRE_BROWSER") != "1" else __import__("plotly")
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-REQUIRED = os.environ.get("GRADCLI_REQUIRE_BROWSER") == "1"
-
-
-def _missing(reason: str) -> None:
-    if REQUIRED:
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
-def _chromium() -> str | None:
-    for candidate in (os.environ.get("GRADCLI_CHROMIUM"), shutil.which("chromium"),
-                      "/usr/bin/chromium"):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+from browser import chromium_context
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory) -> Iterator[Any]:
-    path = _chromium()
-    if path is None:
-        _missing("Chromium not found: install the OS package (apt-get install chromium), "
-                 "or run make test-browser")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("the Python package playwright is not installed: pip install playwright "
-                 "(make test-browser installs it)")
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=path, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 960})
-        yield context
-        context.close()
+    """A fresh Chromium profile, headless, with the network features off (the page is
+    1280 × 960: the panel beside the picture)."""
+    yield from chromium_context(tmp_path_factory.mktemp("chromium-profile"),
+                                viewport={"width": 1280, "height": 960})
 
 
 class Explore:
