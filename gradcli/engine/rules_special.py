@@ -65,7 +65,15 @@ def _erfinv(a: Any) -> Any:
 
 
 def _gamma(a: Any) -> Any:
-    return _special().gamma(a)
+    """Γ(a), its poles as conventions.md says whatever scipy's version: ±inf at ±0 (the
+    zero's sign), nan at the negative integers (the two sides' limits differ). scipy
+    before 1.15 gave +inf at both."""
+    y = _special().gamma(a)
+    poles = a <= 0
+    if not np.any(poles):
+        return y
+    at = np.where(a == 0, np.copysign(np.inf, a), np.nan)
+    return np.where(poles & (a == np.floor(a)), at, y)
 
 
 def _lgamma(a: Any) -> Any:
