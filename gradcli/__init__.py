@@ -13,9 +13,9 @@ Their results show themselves in Jupyter.
 
 from typing import Any
 
-from ._version import __version__
-from .engine import *  # noqa: F403
-from .engine import __all__ as _engine_all
+from gradcli._version import __version__
+from gradcli.engine import *  # noqa: F403
+from gradcli.engine import __all__ as _engine_all
 
 __all__ = [*_engine_all, "evaluate", "formula", "propagate", "to_xarray",  # noqa: F405
            "critical", "descend", "flow", "implicit", "curvilinear", "integrate", "plot",
@@ -27,7 +27,7 @@ def __getattr__(name: str) -> Any:
     if name in ("evaluate", "propagate", "critical", "descend", "flow", "implicit",
                 "curvilinear", "integrate"):
         # results that show themselves (Jupyter tables): gradcli/api.py
-        from . import api
+        from gradcli import api
 
         return getattr(api, name)
     if name == "plot":  # the plot package, callable: gradcli.plot(expression, grid=...)
@@ -35,17 +35,17 @@ def __getattr__(name: str) -> Any:
 
         return importlib.import_module(".plot", __name__)
     if name == "formula":  # derivative formulas (gradcli/evaluation/formula.py)
-        from .evaluation.formula import formula
+        from gradcli.evaluation.formula import formula
 
         return formula
     if name == "to_xarray":  # needs the data extra (xarray): imported on first use
-        from .output.dataset import to_xarray
+        from gradcli.output.dataset import to_xarray
 
         return to_xarray
     # the console script's entry point (``gradcli:main``), imported only when asked for:
     # ``import gradcli`` as a library loads no command-line code
     if name == "main":
-        from .cli.main import main
+        from gradcli.cli.main import main
 
         return main
     raise AttributeError(f"module 'gradcli' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m gradcli`` runs the CLI."""
 
-from .cli.main import main
+from gradcli.cli.main import main
 
 main()

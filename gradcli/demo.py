@@ -33,7 +33,7 @@ EXAMPLES = [
 
 def main() -> int:
     """Run each example through the real CLI entry point, echoing the command first."""
-    from .cli.main import main as cli
+    from gradcli.cli.main import main as cli
 
     os.environ.setdefault("COLUMNS", "110")
     status = 0

@@ -17,10 +17,10 @@ import click
 import typer
 import typer.main
 
-from .._version import __version__
-from .calling import call
-from .definition import Command, Option, all_commands
-from .values import convert
+from gradcli._version import __version__
+from gradcli.cli.calling import call
+from gradcli.cli.definition import Command, Option, all_commands
+from gradcli.cli.values import convert
 
 # text options naming files: any name the file system allows (control characters too)
 _PATHS = ("output", "points")
@@ -136,7 +136,7 @@ def build(only: str | None = None, commands: Sequence[Command] | None = None
     app.suggest_commands = not hasattr(click.exceptions, "NoSuchCommand")
     app.callback()(_root)
     if commands is None:
-        from .definition import command as declared
+        from gradcli.cli.definition import command as declared
 
         one = declared(only) if only is not None else None
         commands = (one,) if one is not None else all_commands()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .definition import Command
+from gradcli.cli.definition import Command
 
 _SPEC_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*(=|\Z)")
 

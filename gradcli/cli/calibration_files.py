@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import UsageProblem
-from .reading import BoundedReader, MiB
+from gradcli.cli.errors import UsageProblem
+from gradcli.cli.reading import BoundedReader, MiB
 
 #: the largest readings file: 64 MiB of text (about 4·10⁶ readings of 16 characters)
 MAX_READINGS_BYTES = 64 * MiB
@@ -36,7 +36,7 @@ def read_readings(path: str, option: str = "--readings") -> dict[str, np.ndarray
     """``{name: readings}`` from a CSV whose header names the variables, one row per
     observation (simultaneous ones on one row), an empty cell for a missing reading
     (nan); ``#`` starts a comment line."""
-    from .files import check_file
+    from gradcli.cli.files import check_file
 
     label = f"{option} {path}"
     check_file(label, path)
@@ -110,7 +110,7 @@ def read_inputs(path: str, option: str = "--inputs"
     input, columns :data:`CSV_COLUMNS`; ``corr`` holds ``B=R`` entries separated by ``;``,
     this input's correlations) or a ``.toml`` (tables ``[inputs.NAME]`` with the same keys,
     and ``[correlations]`` with ``"A,B" = R``)."""
-    from .files import check_file
+    from gradcli.cli.files import check_file
 
     label = f"{option} {path}"
     check_file(label, path)

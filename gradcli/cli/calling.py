@@ -8,9 +8,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .definition import Command
-from .errors import UsageProblem
-from .files import allow_files
+from gradcli.cli.definition import Command
+from gradcli.cli.errors import UsageProblem
+from gradcli.cli.files import allow_files
 
 #: the session (``gradcli repl``) whose lines are being run, if any: it checks what each
 #: line's command is handed and puts its definitions in front of the expression
@@ -37,7 +37,7 @@ def call(command: Command, options: dict[str, Any]) -> int:
         if expression == "@-" and options.get("points") == "-":
             raise UsageProblem("@- and --points - both read standard input: give one of "
                                "them as a file")
-        from .inputs import read_program  # a program file: read within its bounds
+        from gradcli.cli.inputs import read_program  # a program file: read within its bounds
 
         options["expression"] = read_program(expression)
     module, _, name = command.run.partition(":")

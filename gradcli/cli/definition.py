@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..evaluation.binding import DEFAULT_MAX_POINTS
-from ..evaluation.budget import DEFAULT_MEMORY, size_text
-from ..evaluation.fields import defaults as fields_defaults
-from ..output import formats as format_table
+from gradcli.evaluation.binding import DEFAULT_MAX_POINTS
+from gradcli.evaluation.budget import DEFAULT_MEMORY, size_text
+from gradcli.evaluation.fields import defaults as fields_defaults
+from gradcli.output import formats as format_table
 
 #: value kinds: how an option's text becomes its value (``values.py`` converts them)
 KINDS = ("flag", "text", "choice", "whole", "real")
@@ -86,7 +86,7 @@ class Option:
         """The value a run receives when the option is not given (``default``, or for
         :data:`PLOT_DEFAULT` the plot options' own)."""
         if self.default is PLOT_DEFAULT:
-            from ..plot.options import OPTION_DEFAULTS
+            from gradcli.plot.options import OPTION_DEFAULTS
 
             return OPTION_DEFAULTS[self.name]
         return self.default
@@ -199,7 +199,7 @@ class Choices(Derived):
 
 
 def _plot_colors() -> tuple[str, ...]:
-    from ..plot.options import COLORS  # the one list of --color quantities
+    from gradcli.plot.options import COLORS  # the one list of --color quantities
 
     return COLORS
 
@@ -635,7 +635,7 @@ PLOT_FIELDS = (
 # --- propagate: measurement uncertainty through the formula (GUM, JCGM 101) ---------------
 def _distribution_list() -> str:
     """The distributions' usages, from their table (read when the help is shown)."""
-    from ..evaluation.distributions import DISTRIBUTIONS
+    from gradcli.evaluation.distributions import DISTRIBUTIONS
 
     return ", ".join(d.usage for d in DISTRIBUTIONS.values())
 
@@ -948,13 +948,13 @@ def parameter_option(parameter: Any) -> Option:
 def _wrt(help: str, example: str) -> Option:  # noqa: A002 - the declaration's field name
     """The ``wrt`` parameter's option (its declaration) worded for a command that is not a
     computation of the table (implicit, integrate)."""
-    from ..evaluation.parameters import TABLE
+    from gradcli.evaluation.parameters import TABLE
 
     return replace(parameter_option(TABLE["wrt"]), help=help, example=example)
 
 
 def _parameter_option(command: str, parameter: str) -> Option:
-    from ..evaluation.parameters import TABLE
+    from gradcli.evaluation.parameters import TABLE
 
     return replace(parameter_option(TABLE[parameter]),
                    **COMMAND_OPTIONS.get((command, parameter), {}))
@@ -983,7 +983,7 @@ def numeric_command(record: Any) -> Command:
 
 def check_tolerance(command: str, dtype: str) -> float:
     """--check's default relative tolerance for ``command`` at ``dtype``."""
-    from ..evaluation.computations import computation
+    from gradcli.evaluation.computations import computation
 
     return (computation(command).check or {})[dtype]
 
@@ -1322,7 +1322,7 @@ for _command in OTHER_COMMANDS:
 def all_commands() -> tuple[Command, ...]:
     """Every command: one per registered computation (in the table's order), then the
     others. Built when asked for, so a computation registered at run time is a command."""
-    from ..evaluation.computations import TABLE, names
+    from gradcli.evaluation.computations import TABLE, names
 
     names()  # the built-ins first
     return (*(numeric_command(r) for r in TABLE.values()),
@@ -1339,7 +1339,7 @@ def _with_every(other: Command) -> Command:
     ``--to``: the parameter table's) when it is one of EVERY_PARAMETER_COMMANDS."""
     if other.name not in EVERY_PARAMETER_COMMANDS:
         return other
-    from ..evaluation.parameters import every
+    from gradcli.evaluation.parameters import every
 
     extra = tuple(_parameter_option(other.name, p) for p in every())
     return replace(other, options=(*other.options[:-1], *extra, other.options[-1])
@@ -1352,7 +1352,7 @@ def command(name: str) -> Command | None:
     other = next((c for c in OTHER_COMMANDS if c.name == name), None)
     if other is not None:
         return _with_every(other)
-    from ..evaluation.computations import TABLE, names
+    from gradcli.evaluation.computations import TABLE, names
 
     names()
     record = TABLE.get(name)
@@ -1362,7 +1362,7 @@ def command(name: str) -> Command | None:
 def flag_of(parameter: str) -> str:
     """The option a library parameter is given with on the command line: the first flag
     of the declared option of that name (``max_points`` -> ``--max-points``)."""
-    from ..evaluation.parameters import TABLE
+    from gradcli.evaluation.parameters import TABLE
 
     if parameter in TABLE:  # a computation parameter: its declared flags
         return TABLE[parameter].flags[0]

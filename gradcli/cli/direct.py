@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .definition import Command
+from gradcli.cli.definition import Command
 
 
 def read(command: Command, args: list[str]) -> dict[str, Any] | None:
     """The keywords of ``command``'s run function for ``args`` (the words after the
     command's name, rewritten by ``argv.rewrite``), or None when typer must read them."""
-    from .values import convert
+    from gradcli.cli.values import convert
 
     by_flag = {f: o for o in command.options for f in o.flags}
     given: dict[str, Any] = {}

@@ -90,7 +90,7 @@ def expression_warnings(quiet: bool) -> Iterator[None]:
     parsed more than once, and each parse warns again."""
     import warnings
 
-    from ..lang import ExpressionWarning
+    from gradcli.lang import ExpressionWarning
 
     shown: set[str] = set()
     others = warnings.showwarning
@@ -181,7 +181,7 @@ def memory_advice(args: list[str]) -> str:
 
 def guarded(fn: Callable[[], Any], debug: bool) -> int:
     """Call ``fn`` and map its outcome to an exit status, printing errors on stderr."""
-    from ..output import interrupt
+    from gradcli.output import interrupt
 
     _start_notes()  # a session runs many commands in one process
     interrupt.unsaid()
@@ -215,7 +215,7 @@ def guarded(fn: Callable[[], Any], debug: bool) -> int:
 def _interrupted(exc: KeyboardInterrupt) -> int:
     """Say that a signal stopped the run; the status is 128 + its number (130 for
     SIGINT, 143 for SIGTERM, 129 for SIGHUP), as a shell reports a signal's death."""
-    from ..output import interrupt
+    from gradcli.output import interrupt
 
     interrupt.finished()
     signum = getattr(exc, "signum", 2)
@@ -249,9 +249,9 @@ def report(exc: Exception) -> int:
     The error classes are imported here, on failure, so a successful run never pays for
     importing the layers it did not use.
     """
-    from ..evaluation import EvaluationError
-    from ..lang import ExpressionError
-    from ..output import OutputError
+    from gradcli.evaluation import EvaluationError
+    from gradcli.lang import ExpressionError
+    from gradcli.output import OutputError
 
     if isinstance(exc, ExpressionError):
         say(exc.render(option_words))
@@ -287,7 +287,7 @@ def option_words(parameter: str, key: str, text: str, python: str = "",
     and what was typed (``--grid x=0:1:0``, ``--wrt x``, ``--max-points``). ``flags``
     overrides the declaration for a command whose option of that parameter has another
     name (``critical``'s seeds are ``grid``; ``descend --from-grid`` parses grid specs)."""
-    from .definition import flag_of
+    from gradcli.cli.definition import flag_of
 
     if parameter.startswith("-"):  # already an option's name
         flag = parameter

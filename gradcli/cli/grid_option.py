@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..evaluation.spec_text import parse_grid
-from ..lang import free_variables, parse
-from .definition import BARE_GRID
-from .errors import UsageProblem, note
+from gradcli.evaluation.spec_text import parse_grid
+from gradcli.lang import free_variables, parse
+from gradcli.cli.definition import BARE_GRID
+from gradcli.cli.errors import UsageProblem, note
 
 #: where a bare --grid (or a name alone) samples a variable
 DEFAULT_RANGE = (-5.0, 5.0)

@@ -15,32 +15,32 @@ def _n(value: int) -> str:
 
 def limits() -> list[tuple[str, str, str]]:
     """(what is bounded, the bound, how to change it or what happens) for every bound."""
-    from ..evaluation.binding import DEFAULT_MAX_POINTS, MAX_GRID_AXES
-    from ..evaluation.budget import DEFAULT_MEMORY, ENV, FIXED_OVERHEAD, MIN_MEMORY, size_text
-    from ..evaluation.cluster import WORKER_MEMORY
-    from ..evaluation.fields.flow import MAX_ATTEMPTS, MAX_TIMES
-    from ..evaluation.formula import LONG_RATIO, LONG_TEXT, MAX_OUTPUT
-    from ..explore.server import MAX_BODY, MAX_CONNECTIONS
-    from ..lang.compile import MAX_CALLS, MAX_STEPS
-    from ..lang.parser import MAX_DEPTH, MAX_LENGTH
-    from ..lang.program import MAX_FILE
-    from ..lang.symbolic import MAX_TEXT, MEMO_STEPS, NODE_STEPS, STEP_BYTES, TEXT_STEP
-    from ..output.cf import MAX_CARRIED
-    from ..plot.html import MAX_PAGE_POINTS
-    from ..plot.layout import MAX_ARROWS_PER_AXIS
-    from ..plot.options import (
+    from gradcli.evaluation.binding import DEFAULT_MAX_POINTS, MAX_GRID_AXES
+    from gradcli.evaluation.budget import DEFAULT_MEMORY, ENV, FIXED_OVERHEAD, MIN_MEMORY, size_text
+    from gradcli.evaluation.cluster import WORKER_MEMORY
+    from gradcli.evaluation.fields.flow import MAX_ATTEMPTS, MAX_TIMES
+    from gradcli.evaluation.formula import LONG_RATIO, LONG_TEXT, MAX_OUTPUT
+    from gradcli.explore.server import MAX_BODY, MAX_CONNECTIONS
+    from gradcli.lang.compile import MAX_CALLS, MAX_STEPS
+    from gradcli.lang.parser import MAX_DEPTH, MAX_LENGTH
+    from gradcli.lang.program import MAX_FILE
+    from gradcli.lang.symbolic import MAX_TEXT, MEMO_STEPS, NODE_STEPS, STEP_BYTES, TEXT_STEP
+    from gradcli.output.cf import MAX_CARRIED
+    from gradcli.plot.html import MAX_PAGE_POINTS
+    from gradcli.plot.layout import MAX_ARROWS_PER_AXIS
+    from gradcli.plot.options import (
         MAX_CONTOUR_LEVELS,
         MAX_FRAMES,
         MAX_PIXELS_PER_SIDE,
         PICTURE_BYTES_PER_POINT,
     )
-    from ..plot.traced import MAX_TRACED, PATH_SAMPLES, SURFACE_SAMPLES
-    from .calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
-    from .commands.repl import HISTORY_BYTES, HISTORY_LINES, MAX_DEFINITIONS
-    from .commands.repl import MAX_LINE as SESSION_LINE
-    from .definition import BY_NAME
-    from .inputs import MAX_ARRAY_BYTES
-    from .reading import MAX_LINE
+    from gradcli.plot.traced import MAX_TRACED, PATH_SAMPLES, SURFACE_SAMPLES
+    from gradcli.cli.calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
+    from gradcli.cli.commands.repl import HISTORY_BYTES, HISTORY_LINES, MAX_DEFINITIONS
+    from gradcli.cli.commands.repl import MAX_LINE as SESSION_LINE
+    from gradcli.cli.definition import BY_NAME
+    from gradcli.cli.inputs import MAX_ARRAY_BYTES
+    from gradcli.cli.reading import MAX_LINE
 
     steps = BY_NAME["descend"].option("steps").high
     return [

@@ -12,9 +12,9 @@ import os
 import sys
 from typing import Any
 
-from . import errors
-from .definition import command as declared_command
-from .errors import ExitStatus, guarded
+from gradcli.cli import errors
+from gradcli.cli.definition import command as declared_command
+from gradcli.cli.errors import ExitStatus, guarded
 
 USAGE = """\
 gradcli: derivatives, gradients, Jacobians and gradient-field pictures of a formula.
@@ -35,28 +35,28 @@ COMPLETE_VAR = "_GRADCLI_COMPLETE"
 
 def run(args: list[str]) -> int:
     """Parse ``args`` with the typer application and run the command they name."""
-    from .argv import rewrite
+    from gradcli.cli.argv import rewrite
 
     command = declared_command(args[0]) if args else None
     if command is not None and COMPLETE_VAR not in os.environ:
         words = rewrite(command, args[1:])
         if command.group == "numeric":  # a plain line needs no typer (see direct.py)
-            from .direct import read
+            from gradcli.cli.direct import read
 
             options = read(command, words)
             if options is not None:
-                from .calling import call
+                from gradcli.cli.calling import call
 
                 return call(command, options)
-        from .app import build
+        from gradcli.cli.app import build
 
         group, args = build(only=command.name), [args[0], *words]
     elif COMPLETE_VAR in os.environ and (completing := _completing()) is not None:
-        from .app import build
+        from gradcli.cli.app import build
 
         group = build(only=completing)  # a command's options or values: that command alone
     else:  # --help, --version, a mistyped command, command names: every command is needed
-        from .app import build
+        from gradcli.cli.app import build
 
         group = build()
     return group.main(args=args, prog_name="gradcli", standalone_mode=False)
@@ -91,12 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return (or, as a console script, exit with) its status."""
     args = list(sys.argv[1:] if argv is None else argv)
     if argv is None:  # the console script owns its process's signals; a caller's are its own
-        from ..output import interrupt
+        from gradcli.output import interrupt
 
         interrupt.install()
         _quiet_deprecations()
     if not args and COMPLETE_VAR not in os.environ:
-        from .definition import all_commands
+        from gradcli.cli.definition import all_commands
 
         sys.stdout.write(USAGE.format(names=" ".join(c.name for c in all_commands())))
         status = ExitStatus.OK

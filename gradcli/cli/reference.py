@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .definition import Command, Option, all_commands
+from gradcli.cli.definition import Command, Option, all_commands
 
 MARK = "<!-- generated: "
 END = "<!-- generated: end -->"
@@ -115,7 +115,7 @@ def render_options(group: str, commands: Sequence[Command] | None = None) -> str
 
 def render_functions() -> str:
     """The language's functions (from its table), aliases and constants, as markdown."""
-    from ..lang.names import ALIASES, CONSTANTS, FUNCTIONS
+    from gradcli.lang.names import ALIASES, CONSTANTS, FUNCTIONS
 
     kinds = {"elementwise": "elementwise", "binary": "elementwise, two arguments",
              "select": "select", "reduction": "vector or matrix to a scalar",
@@ -131,7 +131,7 @@ def render_functions() -> str:
 
 def render_formats() -> str:
     """Every output format of the format table, and what each kind of content is."""
-    from ..output import formats
+    from gradcli.output import formats
 
     lines = ["| format | extensions | holds | needs a file | streams | extra | what it is |",
              "|---|---|---|---|---|---|---|"]
@@ -158,7 +158,7 @@ def render_columns() -> str:
 
 def render_distributions() -> str:
     """propagate's input distributions (their table), with parameters and u."""
-    from ..evaluation.distributions import DISTRIBUTIONS
+    from gradcli.evaluation.distributions import DISTRIBUTIONS
 
     lines = ["| `--dist NAME=` | JCGM 101 | what it is, and its standard uncertainty u |",
              "|---|---|---|"]

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .definition import Option
+from gradcli.cli.definition import Option
 
 
 def convert(option: Option, text: str) -> Any:
@@ -51,7 +51,7 @@ def number(text: str) -> float | None:
         return float(text)
     except ValueError:
         pass
-    from ..evaluation import EvaluationError, parse_constant
+    from gradcli.evaluation import EvaluationError, parse_constant
 
     try:
         value = parse_constant(text, "")

@@ -3,9 +3,9 @@
 Import it as ``import gradcli as gc``; the names mirror PyTorch's.
 """
 
-from . import autograd, functional, linalg
-from .core import Tensor
-from .creation import (
+from gradcli.engine import autograd, functional, linalg
+from gradcli.engine.core import Tensor
+from gradcli.engine.creation import (
     arange,
     float32,
     float64,
@@ -19,10 +19,10 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .ops import *  # noqa: F403 - the public operations (sin, cos, stack, ...)
-from .ops import __all__ as _ops_all
-from .ops import (
+from gradcli.engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from gradcli.engine.ops import *  # noqa: F403 - the public operations (sin, cos, stack, ...)
+from gradcli.engine.ops import __all__ as _ops_all
+from gradcli.engine.ops import (
     broadcast_to,
     cat,
     clamp,
@@ -39,7 +39,7 @@ from .ops import (
     transpose,
     where,
 )
-from .primitive import Node, Primitive
+from gradcli.engine.primitive import Node, Primitive
 
 __all__ = [
     "Node", "Primitive", "Tensor", "autograd", "functional", "linalg", "arange", "float32",

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from .core import AccumulateGrad, Tensor, as_array, raw
-from .grad_mode import batch_ndim, forward_level, quiet, set_grad_enabled
-from .primitive import Ctx, Node, collect_nodes
-from .rules import broadcast_to
+from gradcli.engine.core import AccumulateGrad, Tensor, as_array, raw
+from gradcli.engine.grad_mode import batch_ndim, forward_level, quiet, set_grad_enabled
+from gradcli.engine.primitive import Ctx, Node, collect_nodes
+from gradcli.engine.rules import broadcast_to
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "

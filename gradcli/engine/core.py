@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .grad_mode import is_grad_enabled, quiet
+from gradcli.engine.grad_mode import is_grad_enabled, quiet
 
 if TYPE_CHECKING:
-    from .primitive import Node
+    from gradcli.engine.primitive import Node
 
 class AccumulateGrad:
     """The graph's edge into a leaf tensor: backward accumulates into its ``.grad``."""
@@ -387,7 +387,7 @@ class Tensor:
             )
 
     def __repr__(self) -> str:
-        from .tensor_repr import tensor_repr
+        from gradcli.engine.tensor_repr import tensor_repr
 
         return tensor_repr(self)
 
@@ -406,7 +406,7 @@ class Tensor:
         inputs: Any = None,
     ) -> None:
         """Accumulate the vector-Jacobian product ``gradientᵀ·J`` into the leaves' ``.grad``."""
-        from .backward import backward
+        from gradcli.engine.backward import backward
 
         backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
                  inputs)
@@ -424,7 +424,7 @@ class _HookHandle:
 def _ops() -> Any:
     """The PyTorch-style public operations: they import this module, so they are looked
     up on use."""
-    from . import ops
+    from gradcli.engine import ops
 
     return ops
 
@@ -440,7 +440,7 @@ class _RuleTable:
 
     def __getattr__(self, name: str) -> Any:
         global _R
-        from . import rules
+        from gradcli.engine import rules
 
         _R = rules
         return getattr(rules, name)

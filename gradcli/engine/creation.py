@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
-from .core import Tensor, as_array
+from gradcli.engine import ops
+from gradcli.engine.core import Tensor, as_array
 
 float64 = np.float64
 float32 = np.float32

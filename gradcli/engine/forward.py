@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, as_array, raw
-from .grad_mode import enable_grad, forward_ad, no_grad, quiet, set_grad_enabled
-from .primitive import Ctx, Node, collect_nodes
+from gradcli.engine.core import Tensor, as_array, raw
+from gradcli.engine.grad_mode import enable_grad, forward_ad, no_grad, quiet, set_grad_enabled
+from gradcli.engine.primitive import Ctx, Node, collect_nodes
 
 
 def dual_jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from .backward import grad as autograd_grad
-from .core import Tensor, as_array
-from .forward import Linearized, dual_jvp, linearize
-from .grad_mode import enable_grad, forward_ad, quiet
+from gradcli.engine.backward import grad as autograd_grad
+from gradcli.engine.core import Tensor, as_array
+from gradcli.engine.forward import Linearized, dual_jvp, linearize
+from gradcli.engine.grad_mode import enable_grad, forward_ad, quiet
 
 __all__ = ["grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "gradcheck", "linearize",
            "GradcheckError"]

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .interpolate import simplex
+from gradcli.engine.interpolate import simplex
 
 __all__ = ["Poly", "simplex", "monomials", "per_monomial", "variables", "BILINEAR"]
 

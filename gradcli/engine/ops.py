@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from . import rules as R
-from .core import Tensor, operand, raw
-from .primitive import Primitive
+from gradcli.engine import rules as R
+from gradcli.engine.core import Tensor, operand, raw
+from gradcli.engine.primitive import Primitive
 
 _ELEMENTWISE = [n for n, p in R.PRIMITIVES.items()
                 if p.kind in ("function", "operator") and p.arity == 1]

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .core import AccumulateGrad, Tensor, raw
-from .grad_mode import active_tape, forward_level, is_grad_enabled, quiet, reuse_table
-from .homogeneous import BILINEAR, Poly, per_monomial
+from gradcli.engine.core import AccumulateGrad, Tensor, raw
+from gradcli.engine.grad_mode import active_tape, forward_level, is_grad_enabled, quiet, reuse_table
+from gradcli.engine.homogeneous import BILINEAR, Poly, per_monomial
 
 _seq = itertools.count()
 

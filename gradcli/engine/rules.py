@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from . import taylor as T
-from .core import raw
-from .grad_mode import batch_ndim
-from .homogeneous import Poly, per_monomial
-from .primitive import Ctx, Primitive
+from gradcli.engine import taylor as T
+from gradcli.engine.core import raw
+from gradcli.engine.grad_mode import batch_ndim
+from gradcli.engine.homogeneous import Poly, per_monomial
+from gradcli.engine.primitive import Ctx, Primitive
 
 ZERO = None  # a derivative that is identically zero (sign, floor, ceil): zeros, never g * 0
 
@@ -416,7 +416,7 @@ def _where_jvp(ctx: Ctx, tangents: list) -> Any:
 where = Primitive("where", lambda c, a, b: np.where(c, a, b), vjp=_where_vjp, jvp=_where_jvp,
                   jet=T.per_coefficient, arity=3)
 
-from .rules_array import (  # noqa: E402 - the shape and reduction half of the table
+from gradcli.engine.rules_array import (  # noqa: E402 - the shape and reduction half of the table
     broadcast_to,
     cat,
     index,
@@ -434,7 +434,7 @@ from .rules_array import (  # noqa: E402 - the shape and reduction half of the t
     sum_to,
     unsqueeze,
 )
-from .rules_axes import (  # noqa: E402 - along trailing axes: shapes, stable reductions
+from gradcli.engine.rules_axes import (  # noqa: E402 - along trailing axes: shapes, stable reductions
     amax,
     amin,
     cross_entropy,
@@ -446,8 +446,8 @@ from .rules_axes import (  # noqa: E402 - along trailing axes: shapes, stable re
     take,
     vector_norm,
 )
-from .rules_linalg import cofactor, det, inv, solve  # noqa: E402 - matrices
-from .rules_special import (  # noqa: E402 - erf, Γ and their family (scipy.special, lazily)
+from gradcli.engine.rules_linalg import cofactor, det, inv, solve  # noqa: E402 - matrices
+from gradcli.engine.rules_special import (  # noqa: E402 - erf, Γ and their family (scipy.special, lazily)
     beta,
     digamma,
     erf,

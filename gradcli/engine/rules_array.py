@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from . import taylor as T
-from .core import raw
-from .primitive import Ctx, Primitive
-from .rules import linear, mul, unbroadcast, where
+from gradcli.engine import taylor as T
+from gradcli.engine.core import raw
+from gradcli.engine.primitive import Ctx, Primitive
+from gradcli.engine.rules import linear, mul, unbroadcast, where
 
 Dim = int | tuple[int, ...]
 

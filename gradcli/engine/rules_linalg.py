@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from . import taylor as T
-from .homogeneous import per_monomial
-from .primitive import Ctx, Primitive
-from .rules import unbroadcast
-from .rules_array import matmul, matrix_transpose, sum, unsqueeze  # noqa: A004
-from .rules_axes import _spread
+from gradcli.engine import taylor as T
+from gradcli.engine.homogeneous import per_monomial
+from gradcli.engine.primitive import Ctx, Primitive
+from gradcli.engine.rules import unbroadcast
+from gradcli.engine.rules_array import matmul, matrix_transpose, sum, unsqueeze  # noqa: A004
+from gradcli.engine.rules_axes import _spread
 
 _LAST2 = (-2, -1)
 

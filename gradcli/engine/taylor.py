@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, as_array, raw
-from .grad_mode import enable_grad, quiet
-from .homogeneous import Poly, variables
-from .primitive import Ctx, Node, collect_nodes
+from gradcli.engine.core import Tensor, as_array, raw
+from gradcli.engine.grad_mode import enable_grad, quiet
+from gradcli.engine.homogeneous import Poly, variables
+from gradcli.engine.primitive import Ctx, Node, collect_nodes
 
 __all__ = ["Jets", "MissingTaylorRule", "Series", "jet", "per_coefficient", "product",
            "quotient", "via_output", "via_input", "sin_cos", "sinh_cosh", "power_rule",

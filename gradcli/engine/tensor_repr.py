@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from .core import Tensor
+    from gradcli.engine.core import Tensor
 
 
 def _format(arr: np.ndarray) -> str:

@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from .backward import grad as autograd_grad
-from .core import Tensor, as_array
-from .grad_mode import batch_axes, enable_grad, quiet, taping
+from gradcli.engine.backward import grad as autograd_grad
+from gradcli.engine.core import Tensor, as_array
+from gradcli.engine.grad_mode import batch_axes, enable_grad, quiet, taping
 
 __all__ = ["Traced", "trace", "with_derivatives"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .backward import run_backward
-from .core import Tensor
+from gradcli.engine.backward import run_backward
+from gradcli.engine.core import Tensor
 
 __all__ = ["divergence", "divergence_of", "curl", "curl_of", "partials"]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .binding import DEFAULT_MAX_POINTS, EvaluationError, parse_constant
-from .computations import Computation, register
-from .evaluator import (
+from gradcli.evaluation.binding import DEFAULT_MAX_POINTS, EvaluationError, parse_constant
+from gradcli.evaluation.computations import Computation, register
+from gradcli.evaluation.evaluator import (
     MAX_SWEEP_OPS,
     Prepared,
     evaluate,
@@ -18,8 +18,8 @@ from .evaluator import (
     prepare,
     prepare_request,
 )
-from .origin import Evaluated, Origin
-from .request import Request
+from gradcli.evaluation.origin import Evaluated, Origin
+from gradcli.evaluation.request import Request
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
            "output_names", "Prepared", "parse_constant", "Origin", "Evaluated", "Computation",
@@ -30,7 +30,7 @@ def __getattr__(name: str) -> Any:
     """``WHATS``: the names of the registered computations (the table may grow at run
     time, so it is read when asked for)."""
     if name == "WHATS":
-        from .computations import names
+        from gradcli.evaluation.computations import names
 
         return names()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .binding import Binding, EvaluationError
-from .blocks import INPUT, TEXT, Block, Layout, Result
-from .kernels import Plan
+from gradcli.evaluation.binding import Binding, EvaluationError
+from gradcli.evaluation.blocks import INPUT, TEXT, Block, Layout, Result
+from gradcli.evaluation.kernels import Plan
 
 
 def result_layout(plan: Plan, binding: Binding | None = None) -> Layout:

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.grad_mode import quiet
-from ..lang import CONSTANTS
-from ..lang.errors import Namer, ref, render_references
+from gradcli.engine.grad_mode import quiet
+from gradcli.lang import CONSTANTS
+from gradcli.lang.errors import Namer, ref, render_references
 
 #: the most points one request may evaluate unless the caller raises it (``max_points=``):
 #: above it a request is refused before anything is allocated
@@ -98,7 +98,7 @@ def warn_unused(names: Sequence[str]) -> None:
     if names:
         import warnings
 
-        from ..lang import ExpressionWarning
+        from gradcli.lang import ExpressionWarning
 
         warnings.warn(ExpressionWarning(unused_text(names)), stacklevel=3)
 
@@ -140,8 +140,8 @@ def parse_constant(text: str, what: str) -> Any:
         value = float(text)
         if value not in (np.inf, -np.inf):  # too large: the parser says so, with a caret
             return value
-    from ..lang import ExpressionError, free_variables, parse
-    from ..lang.compile import compile_expression
+    from gradcli.lang import ExpressionError, free_variables, parse
+    from gradcli.lang.compile import compile_expression
 
     try:
         tree = parse(text)

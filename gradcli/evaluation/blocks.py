@@ -286,7 +286,7 @@ def rows_per_block(plan: Any, binding: Any, budget: int, threads: int, window: i
     expression and the values per point. At most ``most_points`` points per block
     (blocks small enough for the caches), at least one row.
     """
-    from .kernels import peak_bytes
+    from gradcli.evaluation.kernels import peak_bytes
 
     shape = binding.batch_shape
     if not shape:

@@ -36,7 +36,7 @@ _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORE
 def parse_size(text: Any, what: str = "memory") -> int:
     """``"2G"`` -> 2147483648: a number of bytes, with an optional binary unit K, M, G or
     T (``KB``/``KiB`` alike); an int is taken as bytes. At least :data:`MIN_MEMORY`."""
-    from .binding import EvaluationError
+    from gradcli.evaluation.binding import EvaluationError
 
     if isinstance(text, bool):
         raise EvaluationError(f"{what}: expected a size such as 512M or 2G, not {text!r}")

@@ -6,21 +6,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import calculus as c
-from . import kernels as k
-from .computations import Axes, Computation, register
+from gradcli.evaluation import calculus as c
+from gradcli.evaluation import kernels as k
+from gradcli.evaluation.computations import Axes, Computation, register
 
 
 def _formulas() -> Any:
     """The formula functions' module, imported when a formula is asked for (it imports
     the symbolic algebra, which a numeric run never needs)."""
-    from . import formula
+    from gradcli.evaluation import formula
 
     return formula
 
 
 def _long_table(result: Any, plan: Any) -> Any:
-    from .taylor_table import long_table
+    from gradcli.evaluation.taylor_table import long_table
 
     return long_table(result, plan)
 

@@ -30,16 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.backward import run_backward
-from ..engine.core import raw
-from ..engine.forward import Linearized
-from ..engine.interpolate import graded
-from ..engine.taylor import Jets, MissingTaylorRule
-from ..engine.vector import curl_of, divergence_of
-from .binding import EvaluationError, count_text, ref, wrt_names
-from .blocks import Block
-from .kernels import Plan, _join, _live, _one, _shaped
-from .kernels import grad as _grad
+from gradcli.engine.backward import run_backward
+from gradcli.engine.core import raw
+from gradcli.engine.forward import Linearized
+from gradcli.engine.interpolate import graded
+from gradcli.engine.taylor import Jets, MissingTaylorRule
+from gradcli.engine.vector import curl_of, divergence_of
+from gradcli.evaluation.binding import EvaluationError, count_text, ref, wrt_names
+from gradcli.evaluation.blocks import Block
+from gradcli.evaluation.kernels import Plan, _join, _live, _one, _shaped
+from gradcli.evaluation.kernels import grad as _grad
 
 __all__ = ["Spec", "MAX_ORDER", "input_columns"]
 

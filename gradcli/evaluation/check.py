@@ -14,10 +14,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .binding import EvaluationError, ref
-from .blocks import Result
-from .kernels import Plan
-from .runner import ArraySink, run
+from gradcli.evaluation.binding import EvaluationError, ref
+from gradcli.evaluation.blocks import Result
+from gradcli.evaluation.kernels import Plan
+from gradcli.evaluation.runner import ArraySink, run
 
 
 class CheckResult(NamedTuple):

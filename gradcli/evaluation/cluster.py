@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from ..support.allocator import keep_freed_memory
-from .addresses import read_scheduler_file, scheduler_address
-from .binding import EvaluationError, count_text, ref
-from .blocks import Result
-from .runner import DEFAULT_BLOCK, ArraySink, Sink, block_values, blocks_for, own_arrays
+from gradcli.support.allocator import keep_freed_memory
+from gradcli.evaluation.addresses import read_scheduler_file, scheduler_address
+from gradcli.evaluation.binding import EvaluationError, count_text, ref
+from gradcli.evaluation.blocks import Result
+from gradcli.evaluation.runner import DEFAULT_BLOCK, ArraySink, Sink, block_values, blocks_for, own_arrays
 
 __all__ = ["Job", "block_task", "write_task", "blocks_task", "run_on_cluster",
            "lazy_result", "RETRIES", "ClusterError", "scheduler_address", "quiet_dask",
@@ -63,7 +63,7 @@ class Job:
 
     def prepare(self, points: Mapping[str, Any] | None = None) -> Any:
         """Parse, bind and compile on this process (grid, or ``points``)."""
-        from .evaluator import prepare_request
+        from gradcli.evaluation.evaluator import prepare_request
 
         request = self.request if points is None else \
             self.request.replace(grid=None, points=points)
@@ -86,7 +86,7 @@ def _grid_state(job: Job) -> tuple[Any, Any, set[int], Any]:
         if job.key in _GRIDS:
             _GRIDS.move_to_end(job.key)
             return _GRIDS[job.key]
-        from .kernels import hoist
+        from gradcli.evaluation.kernels import hoist
 
         prepared = job.prepare()
         binding = prepared.binding
@@ -171,9 +171,9 @@ def run_on_cluster(prepared: Any, sink: Sink, client: Any,
     each task's block fits the memory budget ``memory`` on its worker."""
     from distributed import as_completed
 
-    from .blocks import rows_per_block
-    from .budget import memory_budget
-    from .runner import row_ranges
+    from gradcli.evaluation.blocks import rows_per_block
+    from gradcli.evaluation.budget import memory_budget
+    from gradcli.evaluation.runner import row_ranges
 
     binding = prepared.binding
     shape = binding.batch_shape
@@ -293,7 +293,7 @@ def _cancel_and_wait(client: Any, futures: list[Any], prefix: str,
 def _is_dask_failure(err: BaseException) -> bool:
     """An error raised by distributed itself (a lost scheduler or worker, a cancelled
     or lost future), as opposed to one of gradcli's, raised inside a task."""
-    from ..output.atomic import OutputError
+    from gradcli.output.atomic import OutputError
 
     if isinstance(err, (OutputError, MemoryError)):
         return False
@@ -339,7 +339,7 @@ def lazy_result(prepared: Any) -> Result:
     lazy = {name: (parts[0] if not shape else da.concatenate(parts, axis=0))
             for name, parts in arrays.items()}
     inputs = prepared.inputs
-    from .blocks import Layout
+    from gradcli.evaluation.blocks import Layout
 
     return Result(Layout.concat(inputs.layout, layout), {**inputs.arrays, **lazy},
                   inputs.batch_shape)
@@ -358,7 +358,7 @@ def parse_local(spec: str) -> int | None:
         return None
     count = spec.partition(":")[2]
     if not count:
-        from ..support.threads import default_threads
+        from gradcli.support.threads import default_threads
 
         return default_threads()
     if not count.isdigit() or not 1 <= int(count) <= 1024:
@@ -382,7 +382,7 @@ def local_worker_limit() -> tuple[int, str]:
     only wait for a core, each with its own interpreter's memory; two on a one-core
     machine, so a cluster can be tried anywhere), and no more than the free memory holds
     at :data:`WORKER_MEMORY` each."""
-    from ..support.threads import default_threads
+    from gradcli.support.threads import default_threads
 
     cores = max(2, default_threads())
     try:
@@ -399,7 +399,7 @@ def connect(scheduler: Any, timeout: float = DEFAULT_TIMEOUT) -> tuple[Any, Call
     """A ``distributed.Client`` for ``scheduler`` (an address such as
     ``tcp://host:8786``, ``local[:N]`` for a LocalCluster of N worker processes, or a
     Client) and the function that closes what was started here."""
-    from .extras import require
+    from gradcli.evaluation.extras import require
 
     require("dask")
     import time
@@ -613,7 +613,7 @@ def dashboard_link(client: Any) -> str:
 
 def worker_version() -> str:
     """gradcli's version on this process (run on every worker before any task)."""
-    from .._version import __version__
+    from gradcli._version import __version__
 
     return __version__
 
@@ -621,7 +621,7 @@ def worker_version() -> str:
 def _check_workers(client: Any, scheduler: str, timeout: float) -> None:
     """At least one worker, and every worker runs this gradcli: else a clear error now
     rather than tasks that wait forever or fail one by one."""
-    from .._version import __version__
+    from gradcli._version import __version__
 
     try:
         client.wait_for_workers(1, timeout=timeout)

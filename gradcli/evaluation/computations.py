@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .binding import EvaluationError
+from gradcli.evaluation.binding import EvaluationError
 
 
 class Axes:
@@ -117,7 +117,7 @@ TABLE: dict[str, Computation] = {}
 def register(computation: Computation) -> Computation:
     """Add (or replace) a computation: it becomes a ``what=`` of ``gradcli.evaluate`` and,
     in a process whose CLI is built after this call, a command."""
-    from .parameters import TABLE as PARAMETERS
+    from gradcli.evaluation.parameters import TABLE as PARAMETERS
 
     unknown = [p for p in computation.parameters if p not in PARAMETERS]
     if unknown:
@@ -170,4 +170,4 @@ def _builtins() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        from . import builtin  # noqa: F401 - registers on import
+        from gradcli.evaluation import builtin  # noqa: F401 - registers on import

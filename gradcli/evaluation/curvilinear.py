@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .binding import EvaluationError, ref
+from gradcli.evaluation.binding import EvaluationError, ref
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,8 @@ def _evaluate(expression: str, what: str, names: Sequence[str], quiet_names: set
               where: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """gradcli.evaluate by the coordinates; the coordinates (and the user's variables, for
     the coefficients) that the formula does not use are bound without a warning."""
-    from ..lang import ExpressionWarning, free_variables, parse
-    from .evaluator import evaluate
+    from gradcli.lang import ExpressionWarning, free_variables, parse
+    from gradcli.evaluation.evaluator import evaluate
 
     used = set(free_variables(parse(expression)))
     with warnings.catch_warnings():
@@ -101,7 +101,7 @@ def curvilinear_columns(expression: str, what: str, coords: str,
     the coordinates), ``div``, ``curl`` (2-D) or ``curl_r``..., or ``laplacian``; one row
     per point (``where``: ``at``, ``grid``, ``points`` and ``fixed``, as
     ``gradcli.evaluate``)."""
-    from ..lang import Vector, free_variables, parse
+    from gradcli.lang import Vector, free_variables, parse
 
     operator = OPERATORS.get(what)
     if operator is None:
@@ -222,7 +222,7 @@ def _curl_columns(at: _Numbers) -> dict[str, np.ndarray]:
 
 def _partials(text: str, names: Sequence[str]) -> list[str]:
     """∂text/∂q for each coordinate q, as formulas ("0" where text does not use q)."""
-    from .formula import formula
+    from gradcli.evaluation.formula import formula
 
     got = formula(text, "grad")
     return [got.get(f"df/d{q}", "0") if isinstance(got, dict) else "0" for q in names]
@@ -231,7 +231,7 @@ def _partials(text: str, names: Sequence[str]) -> list[str]:
 def _simplified(text: str, avoid: set[str]) -> str:
     """``text`` through the formula printer's simplifier: the derivative of s·text by a
     new variable s is text itself, simplified."""
-    from .formula import formula
+    from gradcli.evaluation.formula import formula
 
     s = next(n for n in ("s", "s_", "s__", "s___") if n not in avoid)
     got = formula(f"{s}*({text})", "grad", wrt=[s])
@@ -243,8 +243,8 @@ def curvilinear_formulas(expression: str, what: str, coords: str) -> dict[str, s
     ``formula`` parameter): the columns of :func:`curvilinear_columns` after the values,
     each the orthogonal-coordinates formula (module docstring) with the formula's partials
     and the scale factors put in, then simplified."""
-    from ..lang import Program, Vector, free_variables, parse, to_text
-    from .formula import formula
+    from gradcli.lang import Program, Vector, free_variables, parse, to_text
+    from gradcli.evaluation.formula import formula
 
     operator = OPERATORS.get(what)
     if operator is None:
@@ -297,7 +297,7 @@ def _grad_formulas(at: _Texts) -> dict[str, str]:
 
 
 def _laplacian_formulas(at: _Texts) -> dict[str, str]:
-    from .formula import formula
+    from gradcli.evaluation.formula import formula
 
     second = formula(at.expression, "hessian")
     D2 = [second.get(f"d2f/d{q}d{q}", "0") if isinstance(second, dict) else "0"

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ..lang import ExpressionError, Var, parse, walk
-from ..lang.compile import Program, compile_expression
-from .assemble import input_result, result_layout
-from .binding import (
+from gradcli.lang import ExpressionError, Var, parse, walk
+from gradcli.lang.compile import Program, compile_expression
+from gradcli.evaluation.assemble import input_result, result_layout
+from gradcli.evaluation.binding import (
     DEFAULT_MAX_POINTS,
     Binding,
     EvaluationError,
@@ -36,12 +36,12 @@ from .binding import (
     warn_unused,
     wrt_names,
 )
-from .blocks import Block, Result
-from .computations import Computation, accepting, computation
-from .kernels import Plan
-from .origin import Evaluated, Origin, shape_notes, shown_rows
-from .request import Request
-from .runner import ArraySink, Sink, run
+from gradcli.evaluation.blocks import Block, Result
+from gradcli.evaluation.computations import Computation, accepting, computation
+from gradcli.evaluation.kernels import Plan
+from gradcli.evaluation.origin import Evaluated, Origin, shape_notes, shown_rows
+from gradcli.evaluation.request import Request
+from gradcli.evaluation.runner import ArraySink, Sink, run
 
 # Sweeps x recorded operations bounds the Python-level work per point, and the values of
 # one point bound its memory: a hessian of a 20,000-vector is 4·10⁸ values per point, so
@@ -76,7 +76,7 @@ class Prepared:
         #: the request's units (``units.py``), None when no unit is in play
         self.units = units
         if units is not None:
-            from .units import label_blocks
+            from gradcli.evaluation.units import label_blocks
 
             self.layout = label_blocks(self.layout, units, plan)
         results = {b.name for b in self.layout.blocks}
@@ -86,7 +86,7 @@ class Prepared:
                                   "give the variable another name")
         self.inputs = input_result(binding, self.carry)
         if units is not None:
-            from .units import label_inputs
+            from gradcli.evaluation.units import label_inputs
 
             self.inputs = label_inputs(self.inputs, units)
         variables = [b for b in self.inputs.blocks if b.name not in self.carry]
@@ -120,12 +120,12 @@ class Prepared:
         working-memory budget (bytes, or a size such as ``"2G"``; ``budget.py``)."""
         sink = sink or ArraySink()
         if self.units is not None and self.units.factors:
-            from .units import ScaledSink
+            from gradcli.evaluation.units import ScaledSink
 
             names = [b.name for b in self.layout.blocks]
             sink = ScaledSink(sink, {names.index(n): k for n, k in self.units.factors.items()})
         if client is not None:
-            from .cluster import run_on_cluster
+            from gradcli.evaluation.cluster import run_on_cluster
 
             return run_on_cluster(self, sink, client, progress, memory)
         run(self.plan, self.binding, sink, dtype=self.dtype, threads=threads,
@@ -139,7 +139,7 @@ def _quoted(text: str) -> str:
 
 
 def _unbound_error(expression: str, tree: Any, name: str, binding: Binding) -> ExpressionError:
-    from ..lang.names import split_suggestion
+    from gradcli.lang.names import split_suggestion
 
     pos = next(n.pos for n in walk(tree) if isinstance(n, Var) and n.name == name)
     reading = split_suggestion(name, binding.names)
@@ -183,7 +183,7 @@ def prepare(expression: str, what: str = "eval", *,
 def _parameters(function: str, given: Mapping[str, Any]) -> dict[str, Any]:
     """The keywords of ``evaluate``/``prepare`` that are parameters of the table
     (TypeError for another, as Python says of an unknown keyword)."""
-    from .parameters import TABLE
+    from gradcli.evaluation.parameters import TABLE
 
     unknown = next((name for name in given if name not in TABLE), None)
     if unknown is not None:
@@ -216,7 +216,7 @@ def prepare_request(request: Request) -> Prepared:
     tree = parse(expression)
     compiled_tree, units = tree, None
     if _units_in_play(r, tree):  # else the units module (and pint) is never imported
-        from .units import apply_units
+        from gradcli.evaluation.units import apply_units
 
         steps = [s.name for s in getattr(tree, "statements", ())
                  if type(s).__name__ == "Assign"]
@@ -296,7 +296,7 @@ def _check_parameters(record: Computation, plan: Plan, binding: Binding,
                       request: Request) -> None:
     """Each parameter the computation takes, checked by its declaration (in the table's
     order: ``unit`` scales the ``direction`` checked before it) into ``plan.params``."""
-    from .parameters import TABLE, Context
+    from gradcli.evaluation.parameters import TABLE, Context
 
     context = Context(plan, binding, record.name)
     for name, p in TABLE.items():
@@ -333,7 +333,7 @@ def _check_work(plan: Plan, points: int, max_points: int) -> None:
 
 def _check_options(record: Computation, given: Mapping[str, Any]) -> None:
     """Refuse a parameter the computation does not take (the table says which do)."""
-    from .parameters import TABLE
+    from gradcli.evaluation.parameters import TABLE
 
     for name, value in given.items():
         p = TABLE.get(name)
@@ -377,7 +377,7 @@ def _wrt(wrt: list[str] | None, program: Program,
 
 
 def _free(tree: Any) -> list[str]:
-    from ..lang import free_variables
+    from gradcli.lang import free_variables
 
     return free_variables(tree)
 
@@ -447,7 +447,7 @@ def evaluate_request(request: Request) -> dict[str, Any]:
     """Evaluate one :class:`Request` (what :func:`evaluate` does with its arguments)."""
     prepared = prepare_request(request)
     if request.scheduler is not None:  # checked and compiled above: errors come before any task
-        from .cluster import lazy_result, shared_client
+        from gradcli.evaluation.cluster import lazy_result, shared_client
 
         shared_client(request.scheduler, request.scheduler_timeout)
         result = lazy_result(prepared)

@@ -19,16 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from ..lang import parse, symbolic
-from ..lang.ast import Call as CallNode
-from ..lang.ast import Define as DefineNode
-from ..lang.ast import free_variables, walk
-from ..lang.errors import ExpressionError
-from ..lang.parser import MAX_DEPTH
-from ..lang.program import ProgramText
-from ..lang.symbolic import MAX_TEXT, Expr, FormulaError, Symbolic, _factors
-from .binding import EvaluationError
-from .budget import memory_budget, size_text
+from gradcli.lang import parse, symbolic
+from gradcli.lang.ast import Call as CallNode
+from gradcli.lang.ast import Define as DefineNode
+from gradcli.lang.ast import free_variables, walk
+from gradcli.lang.errors import ExpressionError
+from gradcli.lang.parser import MAX_DEPTH
+from gradcli.lang.program import ProgramText
+from gradcli.lang.symbolic import MAX_TEXT, Expr, FormulaError, Symbolic, _factors
+from gradcli.evaluation.binding import EvaluationError
+from gradcli.evaluation.budget import memory_budget, size_text
 
 __all__ = ["FORMS", "MAX_OUTPUT", "TooLarge", "TooLong", "formula", "whats"]
 
@@ -38,7 +38,7 @@ FORMS = ("expr", "program", "latex")
 
 def whats() -> tuple[str, ...]:
     """The computations that have formulas: those whose record has ``formula``."""
-    from .computations import TABLE, names
+    from gradcli.evaluation.computations import TABLE, names
 
     names()
     return tuple(name for name, record in TABLE.items() if record.formula is not None)
@@ -104,7 +104,7 @@ def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "e
     Raises :class:`EvaluationError` naming the parameter or the part with no formula;
     :class:`TooLarge` (one of them) past a limit on the formulas' size.
     """
-    from .computations import TABLE, names
+    from gradcli.evaluation.computations import TABLE, names
 
     names()
     record = TABLE.get(what)
@@ -289,7 +289,7 @@ class _Columns:
     def direction(self, direction: Any, unit: bool) -> list[tuple[tuple, float]]:
         if not direction:
             raise EvaluationError("jvp and hvp need direction, e.g. {'x': 1, 'y': 0}")
-        from .binding import parse_constant
+        from gradcli.evaluation.binding import parse_constant
 
         pairs: list[tuple[tuple, float]] = []
         for name, value in dict(direction).items():
@@ -333,7 +333,7 @@ def vjp_columns(c: _Columns, asked: Mapping[str, Any]) -> Columns:
     v = asked.get("vector")
     if v is None:
         raise EvaluationError("vjp needs vector, shaped like f, e.g. [1, 0]")
-    from .binding import parse_constant
+    from gradcli.evaluation.binding import parse_constant
 
     values = [float(parse_constant(x)) if isinstance(x, str) else float(x)
               for x in np.ravel(np.asarray(v, dtype=object))]
@@ -726,13 +726,13 @@ def _latex(e: Expr, memo: dict[int, str]) -> str:
 
 
 def _number(v: float) -> str:
-    from ..lang.symbolic import _num_text
+    from gradcli.lang.symbolic import _num_text
 
     return ("-" if v < 0 else "") + _num_text(abs(v))
 
 
 def _latex_product(coef: float, factors: list[tuple[Expr, float]], memo: dict) -> str:
-    from ..lang.symbolic import _fraction, _num_text
+    from gradcli.lang.symbolic import _fraction, _num_text
 
     ups = sum(x > 0 for _, x in factors) + (abs(coef) not in (1.0,) and 1)
     downs = sum(x < 0 for _, x in factors)

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.core import Tensor, raw
-from ..engine.forward import graph_nodes
-from ..engine.grad_mode import enable_grad, quiet
-from .binding import EvaluationError
-from .evaluator import prepare
+from gradcli.engine.core import Tensor, raw
+from gradcli.engine.forward import graph_nodes
+from gradcli.engine.grad_mode import enable_grad, quiet
+from gradcli.evaluation.binding import EvaluationError
+from gradcli.evaluation.evaluator import prepare
 
 Value = float | list[Any]
 
@@ -77,8 +77,8 @@ def _label(rows: list[GraphNode], output: str, units: Any) -> None:
     """Each row's unit and its adjoint's: a variable in its declared unit; a named step
     in the SI base units it is computed in (the checked expression computes in them); the
     output in f's unit. Unnamed intermediate nodes have none that is known here."""
-    from ..lang.units import _to_base, unit_text
-    from .units import _delta
+    from gradcli.lang.units import _to_base, unit_text
+    from gradcli.evaluation.units import _delta
 
     declared = getattr(units, "declared", units.variables)
     f = units.outputs.get("f") or next(iter(units.outputs.values()), None)

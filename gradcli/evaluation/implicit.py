@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .binding import DEFAULT_MAX_POINTS, EvaluationError, ref
+from gradcli.evaluation.binding import DEFAULT_MAX_POINTS, EvaluationError, ref
 
 #: the default tolerance on |F| at the point (the point's own rounding leaves ~1e-16·scale)
 TOL = 1e-9
@@ -36,7 +36,7 @@ MAX_CONDITION = 1e12
 
 
 def _names(expression: str) -> list[str]:
-    from ..lang import free_variables, parse
+    from gradcli.lang import free_variables, parse
 
     return list(free_variables(parse(expression)))
 
@@ -62,7 +62,7 @@ def implicit_columns(expression: str, solve_for: Sequence[str],
     F's terms are checked to agree, and the rows say each column's unit (dy/dx in
     unit(y)/unit(x), dᵏy/dxᵏ in unit(y)/unit(x)ᵏ, |F| in unit(F)); a point's values may
     carry their unit (``V=24.79 L``)."""
-    from .fields.function import FieldFunction
+    from gradcli.evaluation.fields.function import FieldFunction
 
     unknown = list(solve_for)
     if not unknown:
@@ -98,8 +98,8 @@ def implicit_columns(expression: str, solve_for: Sequence[str],
                               f"({ref('max_points')})")
     declared: dict[str, Any] = {}
     if units or to or any(_has_unit(v) for p in points[:8] for v in p.values()):
-        from ..lang.units import UnitError, parse_unit
-        from .units import split_units
+        from gradcli.lang.units import UnitError, parse_unit
+        from gradcli.evaluation.units import split_units
 
         try:
             declared = {n: parse_unit(u, f"the unit of '{n}'") for n, u in
@@ -129,7 +129,7 @@ def implicit_columns(expression: str, solve_for: Sequence[str],
             f"{count} equation{'s' if count != 1 else ''} and {len(unknown)} unknown"
             f"{'s' if len(unknown) != 1 else ''} ({', '.join(unknown)}): a system F = 0 "
             "needs as many equations [F1, F2, ...] as unknowns")
-    from ..engine.grad_mode import quiet
+    from gradcli.engine.grad_mode import quiet
 
     with quiet(), np.errstate(all="ignore"):
         if function.shape == ():
@@ -164,7 +164,7 @@ def implicit_columns(expression: str, solve_for: Sequence[str],
 
 
 def _has_unit(value: Any) -> bool:
-    from .units import _quantity
+    from gradcli.evaluation.units import _quantity
 
     return not isinstance(value, (int, float, np.ndarray)) and _quantity(value) is not None
 
@@ -176,9 +176,9 @@ def _with_units(columns: dict[str, np.ndarray], units: Any, unknown: list[str],
     unit(y)/unit(x)ᵏ whatever F's unit (it cancels); a column of ``to`` converted."""
     from dataclasses import replace
 
-    from ..lang.units import UnitError, parse_unit, registry, unit_text
-    from .blocks import as_result
-    from .units import _delta
+    from gradcli.lang.units import UnitError, parse_unit, registry, unit_text
+    from gradcli.evaluation.blocks import as_result
+    from gradcli.evaluation.units import _delta
 
     declared = getattr(units, "declared", units.variables)
     per = {n: declared[n] for n in columns if n in declared}
@@ -237,9 +237,9 @@ def _higher(function: Any, X: np.ndarray, Jy: np.ndarray, y1: np.ndarray, ix: in
     constant):
     the coefficient c_q of F(x₀ + t, y₀ + y₁t + ... + y_{q-1}t^{q-1}) by one Taylor sweep
     of order q, then y_q = -(∂F/∂y)⁻¹·c_q."""
-    from ..engine.core import Tensor
-    from ..engine.grad_mode import enable_grad, quiet
-    from ..engine.taylor import Jets
+    from gradcli.engine.core import Tensor
+    from gradcli.engine.grad_mode import enable_grad, quiet
+    from gradcli.engine.taylor import Jets
 
     leaves = [Tensor(np.array(row)).requires_grad_() for row in X]
     with enable_grad(), quiet(), np.errstate(all="ignore"):
@@ -269,7 +269,7 @@ def tracking_columns(expression: str, kind: str, columns: Sequence[str], X: np.n
     dx*/dp = -(∂G/∂x)⁻¹·∂G/∂p with G = ∇f (the Hessian's blocks) or F (the Jacobian's).
     ``X`` is (N, n), one critical point per row; nan where ∂G/∂x is singular (a degenerate
     point does not move smoothly)."""
-    from .evaluator import evaluate
+    from gradcli.evaluation.evaluator import evaluate
 
     if track not in held:
         raise EvaluationError(f"{ref('track', text=track)}: '{track}' must be a parameter "

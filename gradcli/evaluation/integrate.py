@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .binding import EvaluationError, ref
+from gradcli.evaluation.binding import EvaluationError, ref
 
 #: the fields a surface integral evaluates: computation -> (its columns' name, takes wrt)
 _SURFACE_FIELDS = {"eval": ("f", False), "curl": ("curl", True)}
@@ -154,8 +154,8 @@ def _rule_cells(fn: Callable[..., np.ndarray], cells: np.ndarray
 # --- paths and regions --------------------------------------------------------------------
 def parse_path(text: str) -> tuple[str, str, float, float]:
     """``t: [cos(t), sin(t)], t=0:2pi`` -> (parameter, vector text, lo, hi)."""
-    from .binding import parse_constant
-    from .spec_text import split_top
+    from gradcli.evaluation.binding import parse_constant
+    from gradcli.evaluation.spec_text import split_top
 
     name, colon, rest = text.partition(":")
     name = name.strip()
@@ -178,8 +178,8 @@ def parse_path(text: str) -> tuple[str, str, float, float]:
 def region_path(kind: str, text: str) -> tuple[str, float, float, dict[str, Any]]:
     """A disc ``cx,cy,R`` or a box ``x0:x1,y0:y1`` as its counter-clockwise boundary:
     (path text over t, lo, hi, the region)."""
-    from .binding import parse_constant
-    from .spec_text import split_top
+    from gradcli.evaluation.binding import parse_constant
+    from gradcli.evaluation.spec_text import split_top
 
     where = ref(kind, text=repr(text))
     parts = [p.strip() for p in split_top(text, ",")]
@@ -221,8 +221,8 @@ def _box_boundary(box: tuple[float, float, float, float], t: np.ndarray
 
 
 def _quiet_evaluate(expression: str, what: str, **kwargs: Any) -> Any:
-    from ..lang import ExpressionWarning
-    from .evaluator import evaluate
+    from gradcli.lang import ExpressionWarning
+    from gradcli.evaluation.evaluator import evaluate
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExpressionWarning)
@@ -242,7 +242,7 @@ def integrate_columns(expression: str, path: str | None = None, *, disc: str | N
     surface's parameters are pure numbers) the field is evaluated in its units and every
     column is in unit(F)·unit(x) (a path; a surface's flux unit(F)·unit(x)²); ``to``
     converts a column (or the field's, ``f``)."""
-    from ..lang import free_variables, parse
+    from gradcli.lang import free_variables, parse
 
     given = [k for k, v in (("path", path), ("disc", disc), ("box", box),
                             ("surface", surface), ("ball", ball)) if v is not None]
@@ -387,15 +387,15 @@ def _physical(expression: str, names: Sequence[str], fixed: Mapping[str, Any],
     components too: their products are summed."""
     if not units and not to:
         return {}, None
-    from .fields.function import FieldFunction
-    from .units import _delta
+    from gradcli.evaluation.fields.function import FieldFunction
+    from gradcli.evaluation.units import _delta
 
     outputs_to = {k: v for k, v in (to or {}).items() if k == "f" or k.startswith("f[")}
     physical = {k: v for k, v in (("units", units), ("to", outputs_to)) if v}
     function = FieldFunction(expression, {n: 0.0 for n in names}, fixed, **physical)
     if function.units is None:
         return physical, None
-    from ..lang.units import unit_text
+    from gradcli.lang.units import unit_text
 
     xs = {str(_delta(function.units.of(n))): _delta(function.units.of(n)) for n in names}
     if len(xs) > 1:
@@ -419,8 +419,8 @@ def _labelled(out: dict[str, np.ndarray], unit: Any, to: Mapping[str, Any] | Non
         return out
     from dataclasses import replace
 
-    from ..lang.units import UnitError, parse_unit, registry, unit_text
-    from .blocks import as_result
+    from gradcli.lang.units import UnitError, parse_unit, registry, unit_text
+    from gradcli.evaluation.blocks import as_result
 
     per = dict.fromkeys(out, unit)
     for name, wanted in (to or {}).items():
@@ -452,8 +452,8 @@ def _labelled(out: dict[str, np.ndarray], unit: Any, to: Mapping[str, Any] | Non
 # --- surfaces ---------------------------------------------------------------------------------
 def parse_surface(text: str) -> tuple[tuple[str, str], str, tuple[float, float, float, float]]:
     """``u,v: [x, y, z], u=0:pi, v=0:2pi`` -> ((u, v), vector text, (u0, u1, v0, v1))."""
-    from .binding import parse_constant
-    from .spec_text import split_top
+    from gradcli.evaluation.binding import parse_constant
+    from gradcli.evaluation.spec_text import split_top
 
     head, colon, rest = text.partition(":")
     params = tuple(p.strip() for p in head.split(","))
@@ -482,8 +482,8 @@ def ball_surface(text: str) -> tuple[tuple[str, str], str, tuple[float, float, f
                                      tuple[float, float, float, float]]:
     """A ball ``cx,cy,cz,R`` as its bounding sphere, outward: ((u, v), the surface's
     vector text, the (u, v) box, (cx, cy, cz, R))."""
-    from .binding import parse_constant
-    from .spec_text import split_top
+    from gradcli.evaluation.binding import parse_constant
+    from gradcli.evaluation.spec_text import split_top
 
     parts = [p.strip() for p in split_top(text, ",")]
     where = ref("ball", text=repr(text))
@@ -506,7 +506,7 @@ def surface_columns(expression: str, surface: str | None = None, *, ball: str | 
     """The flux ∬ F·(r_u × r_v) du dv of a field [P, Q, R] through a parametric surface
     (or the sphere bounding ``ball`` = "cx,cy,cz,R", outward), and with ``check=
     "divergence"`` the volume integral of div F over the ball: (columns, notes)."""
-    from ..lang import free_variables, parse
+    from gradcli.lang import free_variables, parse
 
     fixed = dict(fixed or {})
     if (surface is None) == (ball is None):

@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.backward import run_backward
-from ..engine.core import Tensor, raw
-from ..engine.forward import Linearized, graph_nodes
-from ..engine.grad_mode import batch_axes, enable_grad, no_grad, quiet, reused_values
-from ..lang.compile import Program
-from .blocks import Block
+from gradcli.engine.backward import run_backward
+from gradcli.engine.core import Tensor, raw
+from gradcli.engine.forward import Linearized, graph_nodes
+from gradcli.engine.grad_mode import batch_axes, enable_grad, no_grad, quiet, reused_values
+from gradcli.lang.compile import Program
+from gradcli.evaluation.blocks import Block
 
 Shape = tuple[int, ...]
 
@@ -89,7 +89,7 @@ class Plan:
     @property
     def computation(self) -> Any:
         """This plan's record of the computation table."""
-        from .computations import computation
+        from gradcli.evaluation.computations import computation
 
         return computation(self.what)
 

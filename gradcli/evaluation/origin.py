@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .blocks import Result
+from gradcli.evaluation.blocks import Result
 
 __all__ = ["Origin", "Evaluated", "describe_call", "shape_notes", "shown_rows", "LongRows"]
 
@@ -76,7 +76,7 @@ class LongRows:
     def __call__(self) -> Result:
         from types import SimpleNamespace
 
-        from .taylor_table import long_table
+        from gradcli.evaluation.taylor_table import long_table
 
         return long_table(self.result, SimpleNamespace(spec=self.spec))  # type: ignore[arg-type]
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .binding import EvaluationError, real_array, ref
+from gradcli.evaluation.binding import EvaluationError, real_array, ref
 
 __all__ = ["Parameter", "TABLE", "declare", "parameter", "names", "needs"]
 
@@ -151,14 +151,14 @@ def every() -> tuple[str, ...]:
 
 
 def _read_vector(text: Any, files: Any = None) -> Any:
-    from .spec_text import parse_vector
+    from gradcli.evaluation.spec_text import parse_vector
 
     return parse_vector(text, files=files)
 
 
 def _read_point(name: str) -> Callable[[Any, Any], Any]:
     def read(text: Any, files: Any = None) -> Any:
-        from .spec_text import parse_point
+        from gradcli.evaluation.spec_text import parse_point
 
         return parse_point(text, name, files=files)
     return read

@@ -34,14 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from .adaptive import Adaptive, run_adaptive
-from .binding import Binding, EvaluationError, parse_constant
-from .blocks import INPUT, RESULT, TEXT, Block, Layout, Result
-from .distributions import DISTRIBUTIONS, parse_params
-from .intervals import KINDS, End, ends_for, order_se, shortest, shortest_q, symmetric_ranks
-from .spec_text import _assignments, _value, split_top
-from .uncertainty_budget import budget_columns
-from .welch import coverage_factor, effective_dof
+from gradcli.evaluation.adaptive import Adaptive, run_adaptive
+from gradcli.evaluation.binding import Binding, EvaluationError, parse_constant
+from gradcli.evaluation.blocks import INPUT, RESULT, TEXT, Block, Layout, Result
+from gradcli.evaluation.distributions import DISTRIBUTIONS, parse_params
+from gradcli.evaluation.intervals import KINDS, End, ends_for, order_se, shortest, shortest_q, symmetric_ranks
+from gradcli.evaluation.spec_text import _assignments, _value, split_top
+from gradcli.evaluation.uncertainty_budget import budget_columns
+from gradcli.evaluation.welch import coverage_factor, effective_dof
 
 __all__ = ["propagate", "PropagationError", "Propagated", "split_uncertainty",
            "parse_estimates", "MAX_MONTE_CARLO", "MAX_CORRELATED", "MAX_SECOND_ORDER"]
@@ -654,7 +654,7 @@ def _first_order(expression: str, inputs: Inputs, budget: bool = False,
     memory grows with the outputs and inputs, not with their product (the whole J is
     kept only for the ``budget``, bounded by ``MAX_BUDGET_ROWS``, and for f's covariance
     of at most ``MAX_CORRELATED_OUTPUTS`` components)."""
-    from .evaluator import MAX_SWEEP_OPS, prepare
+    from gradcli.evaluation.evaluator import MAX_SWEEP_OPS, prepare
 
     prepared = prepare(expression, "eval", at=[_point(inputs)], **(units or {}))
     arrays = prepared.run(threads=1).arrays
@@ -704,9 +704,9 @@ def _jacobian_rows(program: Any, inputs: Inputs, m: int) -> Any:
     """Blocks ``(first row, J[first:first + B])`` of ∂f/∂(uncertain components) at the
     estimates, by the engine's reverse mode: B copies of the point in a batch, copy b
     seeded with output component first + b, so one sweep gives B rows of J."""
-    from ..engine.backward import grad as autograd_grad
-    from ..engine.core import Tensor
-    from ..engine.grad_mode import enable_grad, quiet
+    from gradcli.engine.backward import grad as autograd_grad
+    from gradcli.engine.core import Tensor
+    from gradcli.engine.grad_mode import enable_grad, quiet
 
     n = len(inputs.labels)
     batch = max(1, min(m, _ROWS_BLOCK // max(1, n)))
@@ -760,10 +760,10 @@ def _second_order(first: FirstOrder, inputs: Inputs, terms: dict[int, Any] | Non
     ``terms`` (a dict) receives per output component k eq. 14's second-order terms,
     S[i, j] = ½(∂²g/∂zᵢ∂zⱼ)² + ∂g/∂zᵢ·∂³g/∂zᵢ∂zⱼ², with the Hessian in z (none for a
     component without second derivatives): one more reverse sweep per component."""
-    from ..engine.backward import grad as autograd_grad
-    from ..engine.core import Tensor
-    from ..engine.grad_mode import enable_grad, quiet
-    from ..engine.ops import matmul
+    from gradcli.engine.backward import grad as autograd_grad
+    from gradcli.engine.core import Tensor
+    from gradcli.engine.grad_mode import enable_grad, quiet
+    from gradcli.engine.ops import matmul
 
     n = len(inputs.labels)
     if n > MAX_SECOND_ORDER:
@@ -970,8 +970,8 @@ def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
                  key: int = 0, units: Any = None) -> MonteCarlo:
     """``count`` samples from ``seed`` (``key`` picks an independent stream: the pilot
     is 1, adaptive batches 2, 3, ...), their moments and the ``interval``'s ends."""
-    from .evaluator import prepare
-    from .runner import run
+    from gradcli.evaluation.evaluator import prepare
+    from gradcli.evaluation.runner import run
 
     m, n = first.f.size, len(inputs.labels)
     if not inputs.values:  # a constant formula: every sample is f
@@ -1013,7 +1013,7 @@ def _monte_carlo(expression: str, inputs: Inputs, first: FirstOrder, count: int,
 
 
 def _evaluate_block(prepared: Any, values: dict[str, np.ndarray]) -> np.ndarray:
-    from .kernels import compute_block
+    from gradcli.evaluation.kernels import compute_block
 
     rows = next(iter(v.shape[0] for v in values.values() if v.shape[0] > 1), 1)
     outs = compute_block(prepared.plan, values)
@@ -1251,7 +1251,7 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
     if budget and monte_carlo is not None:
         raise PropagationError("budget", None, "the budget is the law of propagation's; "
                                "ask for it or for monte_carlo, not both")
-    from .units import propagate_inputs, propagate_units
+    from gradcli.evaluation.units import propagate_inputs, propagate_units
 
     at, u, units = propagate_inputs(at or {}, u, units)
     with_units = {k: v for k, v in (("units", units), ("to", to)) if v}
@@ -1362,7 +1362,7 @@ def _propagate(expression: str, at: Mapping[str, Any] | None, u: Mapping[str, An
 def _nonfinite(table: Result) -> list[str]:
     """The warning of nan or inf among the result columns (the estimates are inputs; an
     infinite ν or ν_eff is Type B's, not a failure)."""
-    from .origin import nonfinite_notes
+    from gradcli.evaluation.origin import nonfinite_notes
 
     bad = sum(int(np.count_nonzero(np.isnan(v))) if b.name in ("nu_eff", "nu") else
               int(np.size(v) - np.count_nonzero(np.isfinite(v)))
@@ -1460,7 +1460,7 @@ def _with_readings(readings: Any, at: Mapping[str, Any], u: Mapping[str, Any] | 
                    ) -> tuple[dict[str, Any], dict[Any, Any], list[list[str]]]:
     """``at`` and ``corr`` with the readings' Type A estimates, uncertainties, ν and
     correlations added, and the groups of variables observed together."""
-    from .readings import ReadingsError, type_a
+    from gradcli.evaluation.readings import ReadingsError, type_a
 
     try:
         found = type_a(readings)
@@ -1566,7 +1566,7 @@ def _effective_dof(first: FirstOrder, inputs: Inputs) -> np.ndarray:
 def _budget_nonfinite(cols: dict[str, Any]) -> list[str]:
     """The non-finite warning of a budget, leaving out the cells that are nan by design
     (k and U(f) off the total rows, c and u(x) on them, a pair's value, u(x) and nu)."""
-    from .uncertainty_budget import TOTAL
+    from gradcli.evaluation.uncertainty_budget import TOTAL
 
     names = np.asarray(cols["input"], dtype=object)
     total = names == TOTAL

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from .binding import DEFAULT_MAX_POINTS
+from gradcli.evaluation.binding import DEFAULT_MAX_POINTS
 
 __all__ = ["Request", "WHERE"]
 
@@ -70,8 +70,8 @@ class Request(NamedTuple):
     def call(self) -> str:
         """``gradcli.evaluate('sin(x)', 'grad', grid={'x': (0, 1, 11)})``: the library's
         equivalent of a command line, for a file's ``history``."""
-        from .origin import describe_call
-        from .parameters import TABLE
+        from gradcli.evaluation.origin import describe_call
+        from gradcli.evaluation.parameters import TABLE
 
         given = {name: value for name, value in (self.parameters or {}).items()
                  if name not in TABLE or TABLE[name].given(value)}

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .binding import EvaluationError, parse_constant, ref
+from gradcli.evaluation.binding import EvaluationError, parse_constant, ref
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -68,7 +68,7 @@ def _value(text: str, what: str, files: Files | None) -> Any:
     try:
         return parse_constant(text, what)
     except EvaluationError:
-        from ..lang.units import WithUnit, split_value
+        from gradcli.lang.units import WithUnit, split_value
 
         split = split_value(text)  # "4.999 V": a number with its unit
         if split is None:

@@ -15,10 +15,10 @@ import math
 
 import numpy as np
 
-from ..lang.ast import Binary, Index, Node, Num, Unary, Var
-from ..lang.printer import to_text
-from .blocks import TEXT, Block, Layout, Result
-from .kernels import Plan
+from gradcli.lang.ast import Binary, Index, Node, Num, Unary, Var
+from gradcli.lang.printer import to_text
+from gradcli.evaluation.blocks import TEXT, Block, Layout, Result
+from gradcli.evaluation.kernels import Plan
 
 __all__ = ["long_table", "polynomials", "number_node"]
 

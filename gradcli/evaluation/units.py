@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .binding import EvaluationError, ref
+from gradcli.evaluation.binding import EvaluationError, ref
 
 __all__ = ["Units", "split_units", "apply_units", "label_blocks", "ScaledSink"]
 
@@ -36,7 +36,7 @@ class Units:
         self.factors: dict[str, float] = {}
 
     def of(self, name: str) -> Any:
-        from ..lang.units import registry
+        from gradcli.lang.units import registry
 
         unit = self.variables.get(name) or self.steps.get(name)
         return unit if unit is not None else registry().Unit("")
@@ -45,7 +45,7 @@ class Units:
 def _quantity(value: Any) -> tuple[Any, str] | None:
     """(magnitude, unit text) of a value given with a unit: a pint Quantity, a
     ``WithUnit`` (``at`` given ``V=4.999 V``) or a text ``"4.999 V"``; None otherwise."""
-    from ..lang.units import WithUnit, split_value
+    from gradcli.lang.units import WithUnit, split_value
 
     if isinstance(value, WithUnit):
         return value.value, value.unit
@@ -53,8 +53,8 @@ def _quantity(value: Any) -> tuple[Any, str] | None:
             hasattr(value, "units"):
         return value.magnitude, str(value.units)
     if isinstance(value, str):
-        from ..lang import ExpressionError
-        from .binding import parse_constant
+        from gradcli.lang import ExpressionError
+        from gradcli.evaluation.binding import parse_constant
 
         try:
             parse_constant(value, "")
@@ -93,7 +93,7 @@ def split_units(where: Any, declared: dict[str, Any]) -> Any:
 
 def _in(name: str, found: tuple[Any, str], unit: str, declared: dict[str, Any]) -> Any:
     """The magnitude of ``found`` in ``name``'s declared unit (declaring it if new)."""
-    from ..lang.units import parse_unit, registry
+    from gradcli.lang.units import parse_unit, registry
 
     magnitude, given = found
     given_unit = parse_unit(given, f"the unit of '{name}'")
@@ -120,7 +120,7 @@ def apply_units(tree: Any, expression: str, request: Any, names: Sequence[str],
     where = {k: getattr(request, k) for k in ("at", "grid", "points", "fixed")}
     if not given_units and not to and not _any_quantity(where) and not _literals(tree):
         return tree, None, where
-    from ..lang.units import UnitError, infer, parse_unit, variable_nodes
+    from gradcli.lang.units import UnitError, infer, parse_unit, variable_nodes
 
     try:
         declared = {n: parse_unit(u, f"the unit of '{n}'") for n, u in given_units.items()}
@@ -142,7 +142,7 @@ def apply_units(tree: Any, expression: str, request: Any, names: Sequence[str],
     compiled = variable_nodes(inferred.tree, variables)
     shown = {("f" if len(inferred.outputs) == 1 else f"f[{i}]"): u
              for i, u in enumerate(inferred.outputs)}
-    from ..lang.units import _is_offset, _to_base
+    from gradcli.lang.units import _is_offset, _to_base
 
     units = Units({n: (_to_base(u)[2] if _is_offset(u) else u) for n, u in variables.items()},
                   shown, inferred.steps, {k: v for k, v in to.items() if k not in outputs})
@@ -152,13 +152,13 @@ def apply_units(tree: Any, expression: str, request: Any, names: Sequence[str],
 
 def _literals(tree: Any) -> bool:
     """Whether the expression writes a number with a unit (``9.81 'm/s^2'``)."""
-    from ..lang.ast import Num, walk
+    from gradcli.lang.ast import Num, walk
 
     return any(isinstance(n, Num) and n.unit for n in walk(tree))
 
 
 def _any_quantity(where: Mapping[str, Any]) -> bool:
-    from ..lang.units import WithUnit
+    from gradcli.lang.units import WithUnit
 
     def has(value: Any) -> bool:
         if isinstance(value, WithUnit) or type(value).__name__ == "Quantity":
@@ -176,7 +176,7 @@ _DERIVATIVE = re.compile(r"d(\d*)(f(?:\[\d+\])*)/(.+)")
 
 def _denominator(text: str, units: Units) -> Any:
     """``dxdy`` / ``dx2dy`` -> unit(x)·unit(y) / unit(x)^2·unit(y), reading the known names."""
-    from ..lang.units import registry
+    from gradcli.lang.units import registry
 
     known = sorted([*units.variables, *units.steps, *_others(units)], key=len, reverse=True)
     out, rest = registry().Unit(""), text
@@ -201,7 +201,7 @@ def _others(units: Units) -> list[str]:
 
 def _delta(unit: Any) -> Any:
     """A difference of ``unit``: degC -> delta_degC (derivatives of temperatures)."""
-    from ..lang.units import _is_offset, registry
+    from gradcli.lang.units import _is_offset, registry
 
     if _is_offset(unit):
         return registry().Unit("delta_" + str(unit))
@@ -212,7 +212,7 @@ def block_unit(name: str, units: Units, plan: Any) -> Any:
     """The unit of the block named ``name`` (a pint Unit), or None when it has none that
     one unit can say (a Taylor table mixes orders; a direction over variables of different
     units)."""
-    from ..lang.units import registry
+    from gradcli.lang.units import registry
 
     f = units.outputs.get("f") or next(iter(units.outputs.values()), registry().Unit(""))
     if name in units.outputs:
@@ -258,7 +258,7 @@ def block_unit(name: str, units: Units, plan: Any) -> Any:
 def label_blocks(layout: Any, units: Units, plan: Any) -> Any:
     """``layout`` with each result block's unit set (``Block.unit``, the shown text), and
     the factors of derivative columns asked in another unit (``units.factors``)."""
-    from ..lang.units import UnitError, parse_unit, registry, unit_text
+    from gradcli.lang.units import UnitError, parse_unit, registry, unit_text
 
     units.names = [n for n, _ in getattr(plan, "targets", ()) or ()]
     blocks = []
@@ -295,7 +295,7 @@ def taylor_units(units: Units, plan: Any) -> tuple[str, ...]:
     """The unit of each Taylor coefficient (and derivative), one per multi-index α of
     ``plan.spec``: ∂^α f / α! is in unit(f)/Π unit(x)^α_x (a difference of f's unit past
     order 0: degC -> Δ°C)."""
-    from ..lang.units import registry, unit_text
+    from gradcli.lang.units import registry, unit_text
 
     spec = getattr(plan, "spec", None)
     if spec is None or not getattr(spec, "indices", None):
@@ -314,7 +314,7 @@ def taylor_units(units: Units, plan: Any) -> tuple[str, ...]:
 
 def label_inputs(inputs: Any, units: Units) -> Any:
     """The variables' own blocks with their declared units."""
-    from ..lang.units import unit_text
+    from gradcli.lang.units import unit_text
 
     declared = getattr(units, "declared", units.variables)
     blocks = [replace(b, unit=unit_text(declared[b.name])) if b.name in declared else b
@@ -355,7 +355,7 @@ def propagate_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
     an uncertainty in a compatible unit converted to it (``+- 3.2 mV`` of volts: 0.0032;
     an offset unit's uncertainty is a difference: 0.1 degC is 0.1 K). Returns
     ``(at, u, units)``, ``units`` by name as text."""
-    from ..lang.units import UnitError, WithUnit, parse_unit, registry
+    from gradcli.lang.units import UnitError, WithUnit, parse_unit, registry
 
     try:
         declared = {n: parse_unit(t, f"the unit of '{n}'") for n, t in (units or {}).items()}
@@ -385,7 +385,7 @@ def propagate_inputs(at: Mapping[str, Any], u: Mapping[str, Any] | None,
             raise EvaluationError(f"'{name}' is given in {text} but is in {target:~C}: they "
                                   "cannot be converted") from None
 
-    from .propagate import split_uncertainty
+    from gradcli.evaluation.propagate import split_uncertainty
 
     out = {}
     for name, given in at.items():
@@ -408,7 +408,7 @@ def propagate_units(table: Any, prepared: Any, budget: bool) -> Any:
     unit; f, u(f), U(f) (and u2, E2, Monte Carlo's mean, sd, low, high) in f's unit when
     every output component has one unit; the budget's value and u(x) in the input's unit,
     c in unit(f)/unit(x) and u_i(f) in unit(f) when its rows share them."""
-    from ..lang.units import unit_text
+    from gradcli.lang.units import unit_text
 
     units = prepared.units
     if units is None:
@@ -432,7 +432,7 @@ def propagate_units(table: Any, prepared: Any, budget: bool) -> Any:
               for b in table.layout.blocks]
     table.layout = replace(table.layout, blocks=blocks, _names=None)
     if budget and not same_x:  # rows of inputs in different units: each row says its own
-        from .blocks import TEXT, Block
+        from gradcli.evaluation.blocks import TEXT, Block
 
         inputs = [str(v) for v in np.asarray(table.arrays["input"]).reshape(-1)]
         outputs = [str(v) for v in np.asarray(table.arrays["output"]).reshape(-1)] \
@@ -462,8 +462,8 @@ def critical_units(columns: Mapping[str, Any], function: Any) -> Any:
     |grad f| in unit(f)/unit(x) and the Hessian's eigenvalues in unit(f)/unit(x)² when
     the variables share one unit (a field's |F| in F's unit, its Jacobian's eigenvalues
     in unit(F)/unit(x)); unchanged without units."""
-    from ..lang.units import unit_text
-    from .blocks import as_result
+    from gradcli.lang.units import unit_text
+    from gradcli.evaluation.blocks import as_result
 
     units = getattr(function, "units", None)
     if units is None:
@@ -504,7 +504,7 @@ def flow_time(function: Any, time_unit: Any) -> tuple[np.ndarray, Any]:
     (``units={'t': 's'}``); without it the time's unit is the first component's unit(x)/unit(F),
     and every other component must agree. A component that cannot be converted is a
     one-line error naming both units."""
-    from ..lang.units import UnitError, parse_unit, registry, unit_text
+    from gradcli.lang.units import UnitError, parse_unit, registry, unit_text
 
     units = function.units
     reg = registry()
@@ -543,8 +543,8 @@ def flow_units(columns: Mapping[str, Any], function: Any, time: Any) -> Any:
     """``flow``'s rows with units: t in the time's unit, the point in its variables'
     units, |F| in unit(x)/unit(t) when the variables share one unit; unchanged without
     units."""
-    from ..lang.units import unit_text
-    from .blocks import as_result
+    from gradcli.lang.units import unit_text
+    from gradcli.evaluation.blocks import as_result
 
     units = getattr(function, "units", None)
     if units is None:

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation import EvaluationError
-from ..evaluation.binding import ref
-from ..lang import ExpressionError, free_variables, parse
+from gradcli.evaluation import EvaluationError
+from gradcli.evaluation.binding import ref
+from gradcli.lang import ExpressionError, free_variables, parse
 
 __all__ = ["HANDLERS", "handle", "Refused", "DEFAULT_COUNT", "MAX_STEPS", "MAX_TIMES"]
 
@@ -70,7 +70,7 @@ def _whole(payload: Mapping[str, Any], key: str, default: int, low: int, high: i
 
 def _max_points(payload: Mapping[str, Any]) -> int:
     """--max-points, as the server sets it on every request."""
-    from ..evaluation import DEFAULT_MAX_POINTS
+    from gradcli.evaluation import DEFAULT_MAX_POINTS
 
     value = payload.get("max_points", DEFAULT_MAX_POINTS)
     return value if isinstance(value, int) and not isinstance(value, bool) \
@@ -101,7 +101,7 @@ def _point(payload: Mapping[str, Any], key: str = "point") -> dict[str, float]:
 def _held(specs: list[str]) -> dict[str, Any]:
     """``--at`` texts as the command line reads them, with no file reader: a value
     ``@FILE`` is refused (the --no-files rule for everything a page sends)."""
-    from ..evaluation.spec_text import parse_point
+    from gradcli.evaluation.spec_text import parse_point
 
     held: dict[str, Any] = {}
     for spec in specs:
@@ -136,8 +136,8 @@ def _layout(expression: str, grid_specs: list[str], held: Mapping[str, Any]
     the free variables held at a slider's value. Variables neither sampled nor held are
     held at 0 (the page then offers a slider for each); without any spec the first two
     variables (by name) are sampled on the command line's default range."""
-    from ..cli.grid_option import DEFAULT_RANGE
-    from ..evaluation.spec_text import parse_grid
+    from gradcli.cli.grid_option import DEFAULT_RANGE
+    from gradcli.evaluation.spec_text import parse_grid
 
     names = free_variables(parse(expression))
     grid: dict[str, Any] = {}
@@ -171,8 +171,8 @@ def _layout(expression: str, grid_specs: list[str], held: Mapping[str, Any]
 def field(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The field on the page's grid: values and gradient (a scalar f), or components and
     the ``color`` quantity (a vector field), as ``gradcli plot`` samples it."""
-    from ..plot.data import compute_field
-    from ..plot.options import COLOR_FIELDS
+    from gradcli.plot.data import compute_field
+    from gradcli.plot.options import COLOR_FIELDS
 
     expression = _text(payload, "expression")
     grid_specs, at_specs = _texts(payload, "grid"), _texts(payload, "at")
@@ -235,8 +235,8 @@ def panel(payload: Mapping[str, Any]) -> dict[str, Any]:
     ``jacobian``) prints there, the derivative as formulas (``--formula``), the graph's
     nodes with values and adjoints (``gradcli graph``), and the backward program
     (``--formula program``) with the value of each of its steps there."""
-    from ..evaluation import evaluate, prepare
-    from ..evaluation.formula import TooLong, formula
+    from gradcli.evaluation import evaluate, prepare
+    from gradcli.evaluation.formula import TooLong, formula
 
     expression = _text(payload, "expression")
     at = _whole_point(expression, _point(payload), _held(_texts(payload, "at")))
@@ -266,7 +266,7 @@ def panel(payload: Mapping[str, Any]) -> dict[str, Any]:
         out["graph_error"] = "the graph and the backward program need a scalar formula " \
             "(adjoints are ∂f/∂node)"
         return out
-    from ..evaluation.graph import build_graph
+    from gradcli.evaluation.graph import build_graph
 
     nodes, output = build_graph(expression, at)
     out["graph"] = {"output": output, "nodes": [
@@ -287,9 +287,9 @@ def program_values(program: str, at: Mapping[str, Any]) -> dict[str, Any]:
     """The value of every step of a program at one point, in order: one run of the
     compiled program (the same steps ``gradcli eval "PROGRAM\\nSTEP"`` computes, each
     read from its register instead of asked for one by one)."""
-    from ..engine.core import Tensor, raw
-    from ..engine.grad_mode import no_grad, quiet
-    from ..evaluation import prepare
+    from gradcli.engine.core import Tensor, raw
+    from gradcli.engine.grad_mode import no_grad, quiet
+    from gradcli.evaluation import prepare
 
     last = program.rsplit("\n", 1)[-1].split(" = ", 1)[0]
     prepared = prepare(f"{program}\n{last}", "eval", at=[dict(at)])
@@ -311,7 +311,7 @@ def _starts_text(start: Mapping[str, float]) -> str:
 def descend(payload: Mapping[str, Any]) -> dict[str, Any]:
     """A descent path from the pinned point, as ``gradcli descend`` runs it (the method's
     torch.optim update, iterate for iterate)."""
-    from ..api import descend as run
+    from gradcli.api import descend as run
 
     expression = _text(payload, "expression")
     start = _point(payload, "start")
@@ -330,14 +330,14 @@ def descend(payload: Mapping[str, Any]) -> dict[str, Any]:
 def flow(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The trajectory of the field (-∇f for a scalar f) from the pinned point, by RK4 over
     ``t``, ending where it leaves ``box`` (the visible region), as ``gradcli flow``."""
-    from ..api import flow as run
-    from ..evaluation.spec_text import parse_grid
+    from gradcli.api import flow as run
+    from gradcli.evaluation.spec_text import parse_grid
 
     expression = _text(payload, "expression")
     start = _point(payload, "start")
     held = _held(_texts(payload, "at"))
     t = _text(payload, "t", "0:10:1001")
-    from ..evaluation.fields.starts import parse_times
+    from gradcli.evaluation.fields.starts import parse_times
 
     times = parse_times(t)
     if times[2] > MAX_TIMES:
@@ -352,7 +352,7 @@ def flow(payload: Mapping[str, Any]) -> dict[str, Any]:
                 max_points=_max_points(payload))
     columns = {k: b64(np.asarray(v, dtype=float)) for k, v in table.items()}
     if len(start) == 1:  # a curve: the path is drawn on it, at f of each state
-        from ..evaluation import evaluate
+        from gradcli.evaluation import evaluate
 
         name = next(iter(start))
         got = evaluate(expression, "eval", points={name: np.asarray(table[name])},
@@ -365,8 +365,8 @@ def flow(payload: Mapping[str, Any]) -> dict[str, Any]:
 def critical(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The critical points of the visible region (its grid's specs: the seeds and the
     box), classified, as ``gradcli critical`` finds them."""
-    from ..api import critical as run
-    from ..evaluation.spec_text import parse_grid
+    from gradcli.api import critical as run
+    from gradcli.evaluation.spec_text import parse_grid
 
     expression = _text(payload, "expression")
     held = _held(_texts(payload, "at"))
@@ -385,7 +385,7 @@ HANDLERS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
 
 
 def _words(parameter: str, key: str, text: str, python: str = "") -> str:
-    from ..cli.errors import option_words
+    from gradcli.cli.errors import option_words
 
     return option_words(parameter, key, text, python)
 
@@ -394,7 +394,7 @@ def error_body(exc: BaseException) -> dict[str, Any]:
     """The command line's own message for a refused request: three lines (the formula, a
     caret, ``error: ...``) for a mistake in the formula, one ``gradcli: error: ...``
     line otherwise."""
-    from ..cli.errors import UsageProblem
+    from gradcli.cli.errors import UsageProblem
 
     if isinstance(exc, ExpressionError):
         return {"error": exc.render(_words), "position": exc.position,
@@ -417,14 +417,14 @@ def handle(kind: str, payload: Any) -> tuple[int, dict[str, Any]]:
     line's message for a request it refuses, 500 for an internal error."""
     import warnings
 
-    from ..engine.grad_mode import quiet
+    from gradcli.engine.grad_mode import quiet
 
     handler = HANDLERS.get(kind)
     if handler is None:
         return 404, {"error": f"gradcli: error: no such request '{kind[:40]}'"}
     if not isinstance(payload, dict):
         return 400, {"error": "gradcli: error: the request must be a JSON object"}
-    from ..lang import ExpressionWarning
+    from gradcli.lang import ExpressionWarning
 
     try:
         with warnings.catch_warnings(record=True) as caught, quiet():

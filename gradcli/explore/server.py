@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .page import ASSETS
+from gradcli.explore.page import ASSETS
 
 __all__ = ["Engine", "Explorer", "MAX_BODY", "make_token", "serve_until_stopped"]
 
@@ -54,7 +54,7 @@ class Engine:
 
     def __init__(self, timeout: float, memory: int, max_points: int | None = None,
                  cap: bool = True, physical: dict[str, Any] | None = None) -> None:
-        from ..evaluation import DEFAULT_MAX_POINTS
+        from gradcli.evaluation import DEFAULT_MAX_POINTS
 
         self.timeout, self.memory, self.cap = timeout, memory, cap
         #: --max-points: set here for every request (a page cannot raise it)
@@ -73,7 +73,7 @@ class Engine:
     def _start(self) -> tuple[Any, Any]:
         import multiprocessing
 
-        from .worker import PRELOAD, serve
+        from gradcli.explore.worker import PRELOAD, serve
 
         if self._context is None:
             self._context = multiprocessing.get_context("forkserver")
@@ -239,11 +239,11 @@ class Explorer(ThreadingHTTPServer):
         once (plotly.js in the background at start, so the first page finds it)."""
         if name not in self._assets:
             if name == "plotly.min.js":
-                from ..plot.html import plotly_js
+                from gradcli.plot.html import plotly_js
 
                 self._assets[name] = plotly_js().encode("utf-8")
             else:
-                from .page import asset
+                from gradcli.explore.page import asset
 
                 self._assets[name] = asset(name)
         return self._assets[name]
@@ -337,7 +337,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         path = urlsplit(self.path).path
         if path == "/":
-            from .page import page_html
+            from gradcli.explore.page import page_html
 
             body = page_html(self.server.initial, self.server.token).encode("utf-8")
             cookie = (f"{self._cookie_name()}={self.server.token}; Path=/; HttpOnly; "

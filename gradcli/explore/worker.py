@@ -47,7 +47,7 @@ def _cap_memory(budget: int) -> None:
     process holds now plus the budget and the fixed overhead (``budget.FIXED_OVERHEAD``)."""
     import resource
 
-    from ..evaluation.budget import FIXED_OVERHEAD
+    from gradcli.evaluation.budget import FIXED_OVERHEAD
 
     try:
         with open("/proc/self/status", encoding="ascii") as handle:
@@ -68,9 +68,9 @@ def _cap_memory(budget: int) -> None:
 def serve(connection: Any, server_pid: int, memory: int, cap: bool = True) -> None:
     """Answer requests from ``connection`` until it closes: each a (kind, payload) pair,
     each answer (status, JSON bytes)."""
-    from ..cli.files import allow_files
-    from ..evaluation.budget import ENV
-    from .compute import handle
+    from gradcli.cli.files import allow_files
+    from gradcli.evaluation.budget import ENV
+    from gradcli.explore.compute import handle
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     os.environ[ENV] = str(memory)

@@ -12,7 +12,7 @@ Every problem with user text raises :class:`ExpressionError`; nothing here ever
 evaluates user text with Python.
 """
 
-from .ast import (
+from gradcli.lang.ast import (
     Assign,
     Binary,
     Call,
@@ -31,12 +31,12 @@ from .ast import (
     free_variables,
     walk,
 )
-from .checks import check_names
-from .errors import ExpressionError, ExpressionWarning
-from .names import ALIASES, CONSTANTS, FUNCTIONS, FunctionSpec, resolve_function, suggest
-from .parser import MAX_DEPTH, MAX_LENGTH
-from .printer import to_text
-from .program import MAX_FILE, ProgramText, parse
+from gradcli.lang.checks import check_names
+from gradcli.lang.errors import ExpressionError, ExpressionWarning
+from gradcli.lang.names import ALIASES, CONSTANTS, FUNCTIONS, FunctionSpec, resolve_function, suggest
+from gradcli.lang.parser import MAX_DEPTH, MAX_LENGTH
+from gradcli.lang.printer import to_text
+from gradcli.lang.program import MAX_FILE, ProgramText, parse
 
 __all__ = [
     "ALIASES",

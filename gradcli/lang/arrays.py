@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..engine import rules as R
-from .ast import Call, Index, Node, Slice
+from gradcli.engine import rules as R
+from gradcli.lang.ast import Call, Index, Node, Slice
 
 if TYPE_CHECKING:
-    from .compile import Shape, _Compiler, _Slot
+    from gradcli.lang.compile import Shape, _Compiler, _Slot
 
 
 def _axes(k: int) -> tuple[int, ...]:
@@ -35,7 +35,7 @@ def _stack(value: Any, depth: int) -> Any:
 def to_array(c: _Compiler, slot: _Slot, k: int) -> _Slot:
     """``slot`` as an operand of an array step whose values have ``k`` component axes: a
     literal stacked, a per-point scalar with ``k`` unit axes appended."""
-    from .compile import _Slot
+    from gradcli.lang.compile import _Slot
 
     if slot.array or (slot.shape == () and (slot.reg < 0 or k == 0)):
         return slot

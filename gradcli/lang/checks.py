@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .ast import Node, Var, Vector, walk
-from .errors import ExpressionError
-from .names import CONSTANTS, suggest
+from gradcli.lang.ast import Node, Var, Vector, walk
+from gradcli.lang.errors import ExpressionError
+from gradcli.lang.names import CONSTANTS, suggest
 
 __all__ = ["check_names", "check_rectangular", "literal_shape", "suggest"]
 

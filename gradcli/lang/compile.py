@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import rules as R
-from ..engine.grad_mode import quiet
-from . import arrays
-from .ast import (
+from gradcli.engine import rules as R
+from gradcli.engine.grad_mode import quiet
+from gradcli.lang import arrays
+from gradcli.lang.ast import (
     Assign,
     Binary,
     Call,
@@ -49,9 +49,9 @@ from .ast import (
     fold,
     walk,
 )
-from .ast import Program as Statements
-from .errors import ExpressionError
-from .names import CONSTANTS, FUNCTIONS
+from gradcli.lang.ast import Program as Statements
+from gradcli.lang.errors import ExpressionError
+from gradcli.lang.names import CONSTANTS, FUNCTIONS
 
 Shape = tuple[int, ...]
 _BINARY = {"+": R.add, "-": R.sub, "*": R.mul, "/": R.div, "^": R.power}

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..engine.rules import FUNCTIONS as ELEMENTWISE  # the one list of elementwise functions
+from gradcli.engine.rules import FUNCTIONS as ELEMENTWISE  # the one list of elementwise functions
 
 __all__ = [
     "ALIASES",

@@ -19,10 +19,10 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .ast import Binary, Call, Compare, Const, Index, Key, Node, Num, Slice, Unary, Var, Vector
-from .checks import check_rectangular
-from .errors import ExpressionError, ExpressionWarning
-from .names import (
+from gradcli.lang.ast import Binary, Call, Compare, Const, Index, Key, Node, Num, Slice, Unary, Var, Vector
+from gradcli.lang.checks import check_rectangular
+from gradcli.lang.errors import ExpressionError, ExpressionWarning
+from gradcli.lang.names import (
     COMPARISONS,
     CONSTANTS,
     PRECEDENCE,
@@ -32,7 +32,7 @@ from .names import (
     resolve_function,
     suggest,
 )
-from .tokens import Token, describe
+from gradcli.lang.tokens import Token, describe
 
 __all__ = ["MAX_DEPTH", "MAX_LENGTH", "parse_expression"]
 

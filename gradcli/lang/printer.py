@@ -9,7 +9,7 @@ fully parenthesised text would exceed. Both are iterative, so very long chains p
 
 from __future__ import annotations
 
-from .ast import (
+from gradcli.lang.ast import (
     Assign,
     Binary,
     Call,
@@ -27,7 +27,7 @@ from .ast import (
     Vector,
     fold,
 )
-from .names import PRECEDENCE, UNARY_PRECEDENCE
+from gradcli.lang.names import PRECEDENCE, UNARY_PRECEDENCE
 
 __all__ = ["format_number", "to_text"]
 

@@ -23,11 +23,11 @@ from collections import ChainMap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .ast import Assign, Define, Node, Program, Ref, Var, fold, walk, with_children
-from .errors import ExpressionError
-from .names import CONSTANTS, resolve_function
-from .parser import MAX_LENGTH, parse_expression
-from .tokens import Token, tokenize
+from gradcli.lang.ast import Assign, Define, Node, Program, Ref, Var, fold, walk, with_children
+from gradcli.lang.errors import ExpressionError
+from gradcli.lang.names import CONSTANTS, resolve_function
+from gradcli.lang.parser import MAX_LENGTH, parse_expression
+from gradcli.lang.tokens import Token, tokenize
 
 __all__ = ["MAX_FILE", "Head", "ProgramText", "parse", "parse_definitions"]
 

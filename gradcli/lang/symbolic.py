@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import rules as R
-from .ast import (
+from gradcli.engine import rules as R
+from gradcli.lang.ast import (
     Assign,
     Binary,
     Call,
@@ -49,7 +49,7 @@ from .ast import (
     fold,
     walk,
 )
-from .names import CONSTANTS, FUNCTIONS
+from gradcli.lang.names import CONSTANTS, FUNCTIONS
 
 __all__ = ["MAX_TEXT", "Algebra", "Expr", "FormulaError", "Symbolic", "TooLarge"]
 
@@ -936,8 +936,8 @@ _FORM_TREES: dict[tuple[str, int], Node] = {}
 
 def _forms(name: str) -> list[Node]:
     """The parsed forms of a language function's (or ``pow``'s) rule, one per input."""
-    from .parser import parse_expression
-    from .tokens import tokenize
+    from gradcli.lang.parser import parse_expression
+    from gradcli.lang.tokens import tokenize
 
     prim = _ELEMENTWISE.get(name)
     if prim is None or prim.form is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import ExpressionError
+from gradcli.lang.errors import ExpressionError
 
 __all__ = ["Token", "tokenize"]
 

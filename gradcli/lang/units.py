@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from .ast import (
+from gradcli.lang.ast import (
     Assign,
     Binary,
     Call,
@@ -41,7 +41,7 @@ from .ast import (
     fold,
     with_children,
 )
-from .errors import ExpressionError
+from gradcli.lang.errors import ExpressionError
 
 __all__ = ["registry", "parse_unit", "unit_text", "cf_text", "WithUnit", "split_value",
            "infer", "Inferred", "SAME", "ROOT", "KEEP", "RATIO", "function_rule"]

@@ -27,8 +27,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
-from ._columns import count_nonfinite, row_count
-from .atomic import OutputError, atomic_open, atomic_path
+from gradcli.output._columns import count_nonfinite, row_count
+from gradcli.output.atomic import OutputError, atomic_open, atomic_path
 
 # writers are imported when first used, so a one-point CSV does not pay for JSON/NPZ
 _LAZY = {
@@ -72,7 +72,7 @@ def __dir__() -> list[str]:
 
 
 def _row_formats() -> tuple[str, ...]:
-    from . import formats
+    from gradcli.output import formats
 
     return tuple(f.name for f in formats.holding((formats.ROWS,)))
 
@@ -80,13 +80,13 @@ def _row_formats() -> tuple[str, ...]:
 def require_format(fmt: str) -> None:
     """Raise ``MissingExtra`` (exit 2, naming the extra) when ``fmt`` needs an optional
     dependency that is not installed: check before evaluating, not after."""
-    from . import formats
+    from gradcli.output import formats
 
     formats.require(fmt)
 
 
 def _request(fmt: str, path: str | os.PathLike[str] | None, **meta: Any) -> Any:
-    from .formats import WriteRequest
+    from gradcli.output.formats import WriteRequest
 
     return WriteRequest(fmt=fmt, path=None if path is None else os.fspath(path), **meta)
 
@@ -95,7 +95,7 @@ def sink_for(fmt: str, path: str | os.PathLike[str] | None, *, stdout: TextIO | 
              origin: Any = None, history: str = "", overwrite: bool = False) -> Any:
     """An evaluation sink writing format ``fmt`` as rows are computed (the format table's
     ``sink``), or None for a format that is written from the whole result."""
-    from . import formats
+    from gradcli.output import formats
 
     record = formats.get(fmt)
     if not record.streams or record.sink is None:
@@ -109,7 +109,7 @@ def write_text(text: str, *, fmt: str, path: str | os.PathLike[str] | None = Non
                stdout: TextIO | None = None) -> list[str]:
     """Write text content (taylor's polynomial, formulas, a graph's source) in format
     ``fmt`` through its record's ``text`` writer (the format table); return notes."""
-    from . import formats
+    from gradcli.output import formats
 
     record = formats.get(fmt)
     if record.text is None:
@@ -153,7 +153,7 @@ def write(
     MissingExtra when the format's extra is not installed, and OutputError when the file
     cannot be written.
     """
-    from . import formats
+    from gradcli.output import formats
 
     record = formats.FORMATS.get(fmt)
     if record is None or formats.ROWS not in record.holds or record.writer is None:
@@ -175,7 +175,7 @@ def __getattr__(name: str) -> Any:
     if name == "FORMATS":  # read from the table each time: formats can be registered
         return _row_formats()
     if name == "FILE_FORMATS":  # binary or a directory: never stdout
-        from . import formats
+        from gradcli.output import formats
 
         return tuple(f.name for f in formats.holding((formats.ROWS,)) if f.file_only)
     if name in _LAZY:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.blocks import RESULT, TEXT, Block, Result, as_result
+from gradcli.evaluation.blocks import RESULT, TEXT, Block, Result, as_result
 
 __all__ = ["as_arrays", "grid_shape", "row_count", "take_rows", "count_nonfinite",
            "block_slab", "RowChunks", "Run", "CHUNK_ROWS", "checked"]

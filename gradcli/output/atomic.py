@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from . import interrupt
+from gradcli.output import interrupt
 
 __all__ = ["OutputError", "atomic_path", "atomic_open", "temp_prefix", "sweep_stale",
            "local_path"]

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.blocks import INPUT, TEXT, Layout, Result
-from ..evaluation.origin import Origin
+from gradcli.evaluation.blocks import INPUT, TEXT, Layout, Result
+from gradcli.evaluation.origin import Origin
 
 __all__ = ["Coord", "DataVar", "DatasetPlan", "cf_name", "unique_name", "plan_dataset",
            "gather", "global_attrs"]
@@ -112,7 +112,7 @@ class _Names:
 def global_attrs(title: str, history: str) -> dict[str, str]:
     """The file's global attributes: no timestamps, so the same command gives the same
     bytes."""
-    from .._version import __version__
+    from gradcli._version import __version__
 
     return {"Conventions": CONVENTIONS, "title": title, "source": f"gradcli {__version__}",
             "history": history}
@@ -134,7 +134,7 @@ def check_carried(count: int) -> None:
     """Refuse ``count`` carried text columns in a dataset over :data:`MAX_CARRIED` (an
     ``EvaluationError``): said from a points file's header, before its rows are read."""
     if count > MAX_CARRIED:
-        from ..evaluation.binding import EvaluationError
+        from gradcli.evaluation.binding import EvaluationError
 
         raise EvaluationError(f"{count:,} carried text columns: a .nc or .zarr dataset "
                               f"holds at most {MAX_CARRIED} (each is a variable of its own); "
@@ -173,7 +173,7 @@ def plan_dataset(layout: Layout, inputs: Result, origin: Origin | None,
     variables, extra_coords = _result_vars(layout, origin, dims, vectors, names)
     units = {b.name: b.unit for b in [*inputs.blocks, *layout.blocks] if b.unit}
     if units:  # CF's units attribute (UDUNITS-2 syntax), read by pint-xarray's quantify
-        from ..lang.units import cf_text
+        from gradcli.lang.units import cf_text
 
         for item in [*coords, *extra_coords]:
             unit = units.get(item.attrs.get("long_name", ""))
@@ -245,7 +245,7 @@ def _result_vars(layout: Layout, origin: Origin | None, dims: tuple[str, ...],
         outs, ins = list(origin.outputs), list(origin.inputs)
         comp = [(COMPONENT, outs)] if outs != ["f"] else []
         group("f", "f", comp, lambda o="f": o)
-        from ..evaluation.computations import TABLE
+        from gradcli.evaluation.computations import TABLE
 
         record = TABLE.get(origin.what)
         labels_of = {COMPONENT: outs, WRT: ins, WRT2: ins}

@@ -29,10 +29,10 @@ from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 
-from ..support.allocator import keep_freed_memory
-from ..support.threads import default_threads, ordered_map
-from ._columns import CHUNK_ROWS, RowChunks
-from .atomic import atomic_open
+from gradcli.support.allocator import keep_freed_memory
+from gradcli.support.threads import default_threads, ordered_map
+from gradcli.output._columns import CHUNK_ROWS, RowChunks
+from gradcli.output.atomic import atomic_open
 
 __all__ = ["csv_header", "csv_cell", "spreadsheet_safe", "write_csv", "write_csv_path",
            "RowFormatter"]
@@ -90,7 +90,7 @@ class RowFormatter:
         for run in numeric:
             arr = np.asarray(run.array)
             if run.count == 1 and run.block.size == 1 and 0 < 8 * arr.size <= rows.total:
-                from ._floatfmt import field_table
+                from gradcli.output._floatfmt import field_table
 
                 self.fixed[col] = (field_table(arr, json),
                                    np.arange(arr.size).reshape(arr.shape))
@@ -114,7 +114,7 @@ class RowFormatter:
                                                                               strict=True))
                             + b"\n" for row in self.rows.numbers(start, stop).tolist())
         block = self.rows.numbers(start, stop, skip=self.fixed)
-        from ._floatfmt import format_rows  # its tables cost ~10 ms to import
+        from gradcli.output._floatfmt import format_rows  # its tables cost ~10 ms to import
 
         fixed = {j: fields[np.broadcast_to(index, self.rows.batch).flat[start:stop]]
                  for j, (fields, index) in self.fixed.items()}

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.blocks import RESULT, Layout, Result, as_result
-from ..evaluation.extras import require
-from ..evaluation.origin import Origin
-from .cf import gather, plan_dataset
+from gradcli.evaluation.blocks import RESULT, Layout, Result, as_result
+from gradcli.evaluation.extras import require
+from gradcli.evaluation.origin import Origin
+from gradcli.output.cf import gather, plan_dataset
 
 __all__ = ["split_result", "to_dataset", "to_xarray"]
 

@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.blocks import Result, as_result
-from ..evaluation.extras import require
-from ..evaluation.origin import Evaluated
-from ..evaluation.propagate import Propagated
-from ._columns import take_rows
-from .table import format_number
+from gradcli.evaluation.blocks import Result, as_result
+from gradcli.evaluation.extras import require
+from gradcli.evaluation.origin import Evaluated
+from gradcli.evaluation.propagate import Propagated
+from gradcli.output._columns import take_rows
+from gradcli.output.table import format_number
 
 __all__ = ["Shown", "EvaluatedView", "RowTable", "PropagatedView", "html_table",
            "MAX_ROWS", "MAX_COLUMNS"]
@@ -181,7 +181,7 @@ class Shown:
         total = int(np.prod(result.batch_shape, dtype=np.int64))
         values = take_rows(result, np.arange(total))
         frame = pd.DataFrame(values, columns=list(values))
-        from ._columns import column_units
+        from gradcli.output._columns import column_units
 
         units = {c: u for b, u in column_units(result).items()
                  for c in next(x for x in result.blocks if x.name == b).column_names()}
@@ -210,8 +210,8 @@ class EvaluatedView(Shown, Evaluated):
         self.rows = getattr(evaluated, "rows", None)
         result = getattr(evaluated, "result", None)
         if result is not None and not _lazy(result):  # a lazy one is not computed here
-            from ..evaluation.origin import nonfinite_notes
-            from ._columns import count_nonfinite
+            from gradcli.evaluation.origin import nonfinite_notes
+            from gradcli.output._columns import count_nonfinite
 
             # the warning the command line says after the same output
             self.notes += nonfinite_notes(count_nonfinite(result, results_only=True))

@@ -154,7 +154,7 @@ def require(name: str) -> None:
     fmt = FORMATS.get(name)
     if fmt is None or not fmt.modules:
         return
-    from ..evaluation.extras import NEEDS, MissingExtra
+    from gradcli.evaluation.extras import NEEDS, MissingExtra
 
     missing = []
     for module in fmt.modules:

@@ -26,11 +26,11 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, BinaryIO, TextIO
 
-from ..support.allocator import keep_freed_memory
-from ..support.threads import default_threads, ordered_map
-from ._columns import CHUNK_ROWS, RowChunks
-from .atomic import atomic_open
-from .csv_writer import RowFormatter, _writer
+from gradcli.support.allocator import keep_freed_memory
+from gradcli.support.threads import default_threads, ordered_map
+from gradcli.output._columns import CHUNK_ROWS, RowChunks
+from gradcli.output.atomic import atomic_open
+from gradcli.output.csv_writer import RowFormatter, _writer
 
 __all__ = ["write_json", "write_json_path", "dumps_json"]
 
@@ -51,7 +51,7 @@ def write_json(
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Write the result as one JSON object to an open text/binary file; return rows."""
-    from ._columns import column_units
+    from gradcli.output._columns import column_units
 
     rows = RowChunks(columns, chunk_rows)
     units = column_units(rows.result)

@@ -20,10 +20,10 @@ from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 
-from ..evaluation.blocks import Layout, Result
-from ._columns import CHUNK_ROWS, RowChunks
-from .atomic import OutputError, atomic_path
-from .csv_writer import _plain, _writer
+from gradcli.evaluation.blocks import Layout, Result
+from gradcli.output._columns import CHUNK_ROWS, RowChunks
+from gradcli.output.atomic import OutputError, atomic_path
+from gradcli.output.csv_writer import _plain, _writer
 
 __all__ = ["write_jsonl", "jsonl_lines", "JsonlSink"]
 
@@ -40,7 +40,7 @@ def _numeric_cells(rows: RowChunks, start: int, stop: int) -> list[list[bytes]]:
     if n * len(kinds) <= 4096:
         return [[_plain(v, True, kind) for v in block[:, j].tolist()]
                 for j, kind in enumerate(kinds)]
-    from ._floatfmt import format_rows
+    from gradcli.output._floatfmt import format_rows
 
     # every field ends in a newline: the text splits into the cells, row by row
     flat = format_rows(block, sep=_NL, end=_NL, quote_nonfinite=True,
@@ -53,7 +53,7 @@ def _objects(block: np.ndarray, keys: list[bytes], kinds: list[str]) -> bytes:
     """Lines ``{key: value, ...}`` of a block of numbers, laid out in one byte canvas per
     sub-block (the key, then the number's field, NUL-padded) and compacted by dropping the
     NULs: the CSV's vectorised formatter with the keys around its fields."""
-    from ._floatfmt import FIELD, SEP, format_fields
+    from gradcli.output._floatfmt import FIELD, SEP, format_fields
 
     n, k = block.shape
     width = max(len(key) for key in keys)
@@ -88,7 +88,7 @@ def _with_units(lines: bytes, rows: RowChunks) -> bytes:
     """``lines`` with the units object (block -> unit, as JSON's) closing every object,
     when some column has a unit; unchanged otherwise. Values are JSON-escaped, so a raw
     ``}`` followed by a newline byte ends a line and nothing else."""
-    from ._columns import column_units
+    from gradcli.output._columns import column_units
 
     units = column_units(rows.result)
     if not units or not lines:

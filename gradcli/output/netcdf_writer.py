@@ -11,10 +11,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..evaluation.extras import require
-from ..evaluation.origin import Origin
-from .atomic import OutputError, atomic_path
-from .dataset import to_dataset
+from gradcli.evaluation.extras import require
+from gradcli.evaluation.origin import Origin
+from gradcli.output.atomic import OutputError, atomic_path
+from gradcli.output.dataset import to_dataset
 
 __all__ = ["write_netcdf"]
 

@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 from numpy.lib import format as npformat
 
-from ..evaluation.blocks import TEXT, Block, Result
-from ._columns import checked
-from .atomic import OutputError, atomic_open
+from gradcli.evaluation.blocks import TEXT, Block, Result
+from gradcli.output._columns import checked
+from gradcli.output.atomic import OutputError, atomic_open
 
 __all__ = ["write_npz", "NpyStream", "npz_archive", "write_block", "write_member",
            "full_array", "member_dtype"]

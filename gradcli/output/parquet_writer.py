@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.extras import require
-from ._columns import RowChunks
-from .atomic import OutputError, atomic_path
-from .cf import global_attrs
+from gradcli.evaluation.extras import require
+from gradcli.output._columns import RowChunks
+from gradcli.output.atomic import OutputError, atomic_path
+from gradcli.output.cf import global_attrs
 
 __all__ = ["write_parquet"]
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.blocks import Layout, Result
-from .atomic import OutputError, atomic_path
-from .npz_writer import (
+from gradcli.evaluation.blocks import Layout, Result
+from gradcli.output.atomic import OutputError, atomic_path
+from gradcli.output.npz_writer import (
     NpyStream,
     full_array,
     member_dtype,

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._columns import as_arrays, row_count, take_rows
+from gradcli.output._columns import as_arrays, row_count, take_rows
 
 __all__ = ["format_number", "table_cells", "render_table", "print_table", "hidden_columns_note"]
 
@@ -99,7 +99,7 @@ def render_table(
     from rich.console import Group
     from rich.text import Text
 
-    from ._columns import column_headers
+    from gradcli.output._columns import column_headers
 
     arrays = as_arrays(columns)
     cells, head, hidden = table_cells(arrays, precision=precision, max_rows=max_rows)

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .atomic import OutputError, atomic_open, atomic_path
-from .formats import WriteRequest
+from gradcli.output.atomic import OutputError, atomic_open, atomic_path
+from gradcli.output.formats import WriteRequest
 
 ROW = "row"
 
@@ -42,7 +42,7 @@ def write_table(columns: Mapping[str, Any], request: WriteRequest) -> list[str]:
     """A rich table on the terminal, or (with a path) a text file as wide as the table."""
     from rich.console import Console
 
-    from .table import hidden_columns_note, render_table
+    from gradcli.output.table import hidden_columns_note, render_table
 
     kwargs = {"precision": request.precision, "max_rows": request.max_rows,
               "title": request.title, "notes": list(request.notes)}
@@ -59,7 +59,7 @@ def write_table(columns: Mapping[str, Any], request: WriteRequest) -> list[str]:
 
 def write_csv_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[str]:
     """CSV to the path (atomically) or to standard output."""
-    from .csv_writer import write_csv, write_csv_path
+    from gradcli.output.csv_writer import write_csv, write_csv_path
 
     if request.path is None:
         write_csv(_out(request), columns, progress=request.progress)
@@ -75,7 +75,7 @@ def _meta(request: WriteRequest) -> dict[str, Any]:
 
 def write_json_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[str]:
     """One JSON document to the path (atomically) or to standard output."""
-    from .json_writer import write_json, write_json_path
+    from gradcli.output.json_writer import write_json, write_json_path
 
     if request.path is None:
         write_json(_out(request), columns, progress=request.progress, **_meta(request))
@@ -86,7 +86,7 @@ def write_json_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[s
 
 def write_jsonl_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[str]:
     """JSON Lines (one object per row) to the path (atomically) or standard output."""
-    from .jsonl_writer import write_jsonl
+    from gradcli.output.jsonl_writer import write_jsonl
 
     if request.path is None:
         write_jsonl(_out(request), columns, progress=request.progress)
@@ -98,7 +98,7 @@ def write_jsonl_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[
 
 def write_npz_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[str]:
     """One array per block (integer columns stay integers)."""
-    from .npz_writer import write_npz
+    from gradcli.output.npz_writer import write_npz
 
     write_npz(_path(request), columns)
     return []
@@ -106,8 +106,8 @@ def write_npz_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[st
 
 def write_npy_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[str]:
     """One record array over the batch, one field per block (text as unicode)."""
-    from ._columns import checked
-    from .npz_writer import full_array, member_dtype
+    from gradcli.output._columns import checked
+    from gradcli.output.npz_writer import full_array, member_dtype
 
     result = checked(columns)
     fields = [(b.name, member_dtype(result, b), b.shape) for b in result.blocks]
@@ -136,9 +136,9 @@ def rows_dataset(columns: Mapping[str, Any], title: str = "", history: str = "")
     column's name in ``long_name``; the global attributes of every gradcli dataset."""
     import xarray as xr
 
-    from ..lang.units import cf_text
-    from ._columns import as_arrays
-    from .cf import cf_name, global_attrs, unique_name
+    from gradcli.lang.units import cf_text
+    from gradcli.output._columns import as_arrays
+    from gradcli.output.cf import cf_name, global_attrs, unique_name
 
     layout = getattr(columns, "layout", None)
     unit_of = {c: b.unit for b in getattr(layout, "blocks", ()) if b.unit
@@ -167,7 +167,7 @@ def write_nc_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[str
     """NetCDF-4: an evaluation's result on its grid or points, a table over ``row``."""
     path = _path(request)
     if not _is_plain_table(columns, request):
-        from .netcdf_writer import write_netcdf
+        from gradcli.output.netcdf_writer import write_netcdf
 
         write_netcdf(path, columns, request.origin, request.history)
         return []
@@ -185,15 +185,15 @@ def write_zarr_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[s
     evaluation's result, or a table over ``row``."""
     path = _path(request)
     if not _is_plain_table(columns, request):
-        from ..evaluation.blocks import as_result
-        from .zarr_sink import write_zarr
+        from gradcli.evaluation.blocks import as_result
+        from gradcli.output.zarr_sink import write_zarr
 
         return write_zarr(path, as_result(columns), request.origin, request.history,
                           overwrite=request.overwrite)
     import shutil
     import tempfile
 
-    from .zarr_store import ROOT, Destination
+    from gradcli.output.zarr_store import ROOT, Destination
 
     ds = rows_dataset(columns, request.expression, request.history)
     dest = Destination(path, request.overwrite)
@@ -219,7 +219,7 @@ def write_zarr_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[s
 
 def write_parquet_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[str]:
     """Parquet: the CSV's columns with their dtypes; the expression as its title."""
-    from .parquet_writer import write_parquet
+    from gradcli.output.parquet_writer import write_parquet
 
     title = request.origin.expression if request.origin is not None else request.expression
     write_parquet(_path(request), columns, title=title, history=request.history,
@@ -229,14 +229,14 @@ def write_parquet_rows(columns: Mapping[str, Any], request: WriteRequest) -> lis
 
 def stream_sink(request: WriteRequest) -> Any:
     """The evaluation sink writing ``.npz``/``.npy`` as blocks of rows arrive."""
-    from .stream_sink import StreamSink
+    from gradcli.output.stream_sink import StreamSink
 
     return StreamSink(_path(request), request.fmt)
 
 
 def zarr_sink(request: WriteRequest) -> Any:
     """The evaluation sink writing a Zarr store as blocks of rows arrive."""
-    from .zarr_sink import ZarrSink
+    from gradcli.output.zarr_sink import ZarrSink
 
     return ZarrSink(_path(request), request.origin, request.history,
                     overwrite=request.overwrite)
@@ -244,6 +244,6 @@ def zarr_sink(request: WriteRequest) -> Any:
 
 def jsonl_sink(request: WriteRequest) -> Any:
     """The evaluation sink writing JSON Lines, in row order, as blocks arrive."""
-    from .jsonl_writer import JsonlSink
+    from gradcli.output.jsonl_writer import JsonlSink
 
     return JsonlSink(request.path, _out(request))

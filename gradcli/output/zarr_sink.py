@@ -24,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.blocks import Layout, Result
-from ..evaluation.extras import require
-from ..evaluation.origin import Origin
-from ..evaluation.runner import DEFAULT_BLOCK, blocks_for, column_reader
-from . import interrupt
-from .atomic import OutputError
-from .cf import DatasetPlan, DataVar, gather, plan_dataset
-from .zarr_store import ROOT, Destination, is_url, open_store
+from gradcli.evaluation.blocks import Layout, Result
+from gradcli.evaluation.extras import require
+from gradcli.evaluation.origin import Origin
+from gradcli.evaluation.runner import DEFAULT_BLOCK, blocks_for, column_reader
+from gradcli.output import interrupt
+from gradcli.output.atomic import OutputError
+from gradcli.output.cf import DatasetPlan, DataVar, gather, plan_dataset
+from gradcli.output.zarr_store import ROOT, Destination, is_url, open_store
 
 __all__ = ["ZarrSink", "ChunkWriter", "write_zarr"]
 
@@ -276,7 +276,7 @@ def write_zarr(destination: str, result: Result, origin: Origin | None = None,
     """Write an in-memory result (its input and result blocks) as a ``.zarr`` store;
     ``overwrite`` replaces an older store even if it holds entries gradcli did not write.
     Return the notes for the user (the older store replaced)."""
-    from .dataset import split_result
+    from gradcli.output.dataset import split_result
 
     inputs, layout, _ = split_result(result)
     sink = ZarrSink(destination, origin, history, block_size, overwrite)

@@ -30,8 +30,8 @@ import os
 import shutil
 from typing import Any
 
-from . import interrupt
-from .atomic import OutputError, sweep_stale, temp_prefix
+from gradcli.output import interrupt
+from gradcli.output.atomic import OutputError, sweep_stale, temp_prefix
 
 __all__ = ["Destination", "ForeignEntries", "is_url", "open_store", "local_target"]
 
@@ -262,7 +262,7 @@ def _sweep_url(fs: Any, parent: str, name: str) -> None:
     """Remove the temporary prefixes of ``name`` beside it on an object store that were
     left by processes of this machine that no longer run (as ``sweep_stale`` does for
     local paths)."""
-    from .atomic import _alive
+    from gradcli.output.atomic import _alive
 
     start = f".{name}.tmp-"
     try:

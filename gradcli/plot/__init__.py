@@ -17,11 +17,11 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from ..engine.grad_mode import quiet
-from ..evaluation import DEFAULT_MAX_POINTS
-from .data import Field, compute_field
-from .layout import default_every, lattice
-from .options import (
+from gradcli.engine.grad_mode import quiet
+from gradcli.evaluation import DEFAULT_MAX_POINTS
+from gradcli.plot.data import Field, compute_field
+from gradcli.plot.layout import default_every, lattice
+from gradcli.plot.options import (
     OPTION_DEFAULTS,
     PlotOptions,
     check_target,
@@ -29,7 +29,7 @@ from .options import (
     parse_options,
     parse_size,
 )
-from .pipeline import PlotResult, run_plot_request, taylor_request
+from gradcli.plot.pipeline import PlotResult, run_plot_request, taylor_request
 
 __all__ = ["plot_expression", "compute_field", "build_figure", "save_figure", "Field",
            "Drawn", "PlotOptions", "image_format", "parse_size", "lattice", "default_every",
@@ -52,8 +52,8 @@ def plot_expression(expression: str, grid: Mapping[str, Any], path: str | None =
                     max_points: int = DEFAULT_MAX_POINTS) -> tuple[Any, Any]:
     """Sample ``expression`` on ``grid``, draw it as a matplotlib Figure and (if ``path``)
     save it as png/svg/pdf. Returns the Figure and what was drawn on it (``Drawn``)."""
-    from .figures import build_figure, check_cmap
-    from .render import save_figure, stable_rc
+    from gradcli.plot.figures import build_figure, check_cmap
+    from gradcli.plot.render import save_figure, stable_rc
 
     opts = options or PlotOptions()
     fmt = check_target(path) if path is not None else None
@@ -78,7 +78,7 @@ class _PlotPackage(types.ModuleType):
 
     def __call__(self, expression: str, grid: Mapping[str, Any] | None = None,
                  at: Mapping[str, Any] | None = None, **options: Any) -> Any:
-        from .picture import plot
+        from gradcli.plot.picture import plot
 
         return plot(expression, grid, at, **options)
 

@@ -16,15 +16,15 @@ import subprocess
 
 import numpy as np
 
-from ..evaluation import EvaluationError
-from ..output.atomic import atomic_path
-from .arrows import plane_lattice, shown_lengths
-from .colors import color_scale, heat, heat_name
-from .data import Field
-from .figures import Limits, build_figure, plane_box, plane_size
-from .layout import y_range
-from .options import DEFAULT_FPS, PlotOptions
-from .render import stable_rc
+from gradcli.evaluation import EvaluationError
+from gradcli.output.atomic import atomic_path
+from gradcli.plot.arrows import plane_lattice, shown_lengths
+from gradcli.plot.colors import color_scale, heat, heat_name
+from gradcli.plot.data import Field
+from gradcli.plot.figures import Limits, build_figure, plane_box, plane_size
+from gradcli.plot.layout import y_range
+from gradcli.plot.options import DEFAULT_FPS, PlotOptions
+from gradcli.plot.render import stable_rc
 
 __all__ = ["write_movie", "shared_limits", "check_ffmpeg", "FFMPEG_FLAGS"]
 

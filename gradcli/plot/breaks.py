@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.grad_mode import quiet
-from ..evaluation import prepare
-from .data import Field
+from gradcli.engine.grad_mode import quiet
+from gradcli.evaluation import prepare
+from gradcli.plot.data import Field
 
 __all__ = ["curve_breaks", "broken_line"]
 

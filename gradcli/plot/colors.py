@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.grad_mode import quiet
-from ..evaluation import EvaluationError
-from .data import Field
+from gradcli.engine.grad_mode import quiet
+from gradcli.evaluation import EvaluationError
+from gradcli.plot.data import Field
 
 __all__ = ["Heat", "HEATS", "heat", "ColorScale", "color_scale", "ROUNDOFF", "short",
            "held_text"]

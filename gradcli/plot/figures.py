@@ -24,11 +24,11 @@ from matplotlib.colors import LogNorm, Normalize, SymLogNorm
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator
 
-from ..evaluation import EvaluationError
-from ..evaluation.binding import ref
-from . import breaks
-from .arrows import CURVE_ARROWS, clip_note, fit_plane, plane_lattice
-from .colors import (
+from gradcli.evaluation import EvaluationError
+from gradcli.evaluation.binding import ref
+from gradcli.plot import breaks
+from gradcli.plot.arrows import CURVE_ARROWS, clip_note, fit_plane, plane_lattice
+from gradcli.plot.colors import (
     SMOOTH_LINSCALE,
     ColorScale,
     Heat,
@@ -39,8 +39,8 @@ from .colors import (
     held_text,
     short,
 )
-from .data import Field, flat_error
-from .layout import (
+from gradcli.plot.data import Field, flat_error
+from gradcli.plot.layout import (
     BOTTOM,
     CAPTION,
     CBAR_LABELS,
@@ -61,9 +61,9 @@ from .layout import (
     place,
     y_range,
 )
-from .marks import wanted as marks_wanted
-from .marks import with_marks
-from .marks_draw import (
+from gradcli.plot.marks import wanted as marks_wanted
+from gradcli.plot.marks import with_marks
+from gradcli.plot.marks_draw import (
     draw_basins,
     draw_critical,
     draw_flows,
@@ -71,8 +71,8 @@ from .marks_draw import (
     draw_paths,
     draw_traced,
 )
-from .options import MAX_CONTOUR_LEVELS, PlotOptions, contour_note, typed
-from .traced import given
+from gradcli.plot.options import MAX_CONTOUR_LEVELS, PlotOptions, contour_note, typed
+from gradcli.plot.traced import given
 
 __all__ = ["Drawn", "Limits", "build_figure", "check_cmap", "check_texts", "OVERLAYS",
            "Canvas", "plane_box", "CLIPPED"]

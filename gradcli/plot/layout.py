@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.grad_mode import quiet
-from ..evaluation.binding import ref
+from gradcli.engine.grad_mode import quiet
+from gradcli.evaluation.binding import ref
 
 __all__ = ["ARROW_FILL", "Box", "ArrowFit", "fit_arrows", "default_every", "lattice",
            "normalized", "place", "clamp_every", "choose_aspect", "y_range", "ASPECT_LIMIT",

@@ -23,16 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
-from ..evaluation.binding import ref
-from ..evaluation.fields.critical import CriticalPoints, find_critical
-from ..evaluation.fields.descend import Path, descend, row_limit
-from ..evaluation.fields.flow import Trajectories, integrate
-from ..evaluation.fields.function import FieldFunction
-from ..evaluation.fields.starts import from_points
-from .data import Field
-from .options import PlotOptions
-from .traced import Traced, given, trace
+from gradcli.evaluation import DEFAULT_MAX_POINTS, EvaluationError
+from gradcli.evaluation.binding import ref
+from gradcli.evaluation.fields.critical import CriticalPoints, find_critical
+from gradcli.evaluation.fields.descend import Path, descend, row_limit
+from gradcli.evaluation.fields.flow import Trajectories, integrate
+from gradcli.evaluation.fields.function import FieldFunction
+from gradcli.evaluation.fields.starts import from_points
+from gradcli.plot.data import Field
+from gradcli.plot.options import PlotOptions
+from gradcli.plot.traced import Traced, given, trace
 
 __all__ = ["Marks", "Basins", "with_marks", "point_text", "wanted", "MAX_BASIN_POINTS"]
 

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.colors import BoundaryNorm, ListedColormap
 
-from .colors import short
-from .marks import point_text
+from gradcli.plot.colors import short
+from gradcli.plot.marks import point_text
 
 if TYPE_CHECKING:
-    from .figures import Canvas
+    from gradcli.plot.figures import Canvas
 
 __all__ = ["draw_basins", "draw_critical", "draw_paths", "draw_flows", "draw_legend",
            "draw_traced", "TRACED_COLORS", "MARKERS", "basin_colors", "saddle_segments",

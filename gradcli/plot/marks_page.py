@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .data import Field
-from .marks import point_text
+from gradcli.plot.data import Field
+from gradcli.plot.marks import point_text
 
 __all__ = ["add_marks"]
 
@@ -111,7 +111,7 @@ def _saddle_directions(fl: Field, found: Any) -> list[dict[str, Any]]:
     smaller side each way as the page shows it: blue the stable directions (a field's
     negative eigenvalues, a scalar's positive ones: gradient descent comes in along
     them), red the unstable ones."""
-    from .layout import choose_aspect
+    from gradcli.plot.layout import choose_aspect
 
     if found.vec is None:
         return []
@@ -161,8 +161,8 @@ def _traced(fl: Field) -> list[dict[str, Any]]:
     an arrowhead at the end along the last step; surface and ball as a translucent
     surface with a cone along r_u x r_v at its centre. Each trace's ``meta`` names what it
     draws (``traced-K``, ``traced-K-start``, ``traced-K-direction``), for tests."""
-    from .html import _json_numbers
-    from .marks_draw import TRACED_COLORS
+    from gradcli.plot.html import _json_numbers
+    from gradcli.plot.marks_draw import TRACED_COLORS
 
     out: list[dict[str, Any]] = []
     space = len(fl.names) == 3

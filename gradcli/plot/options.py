@@ -14,15 +14,15 @@ import os
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..evaluation import EvaluationError, parse_constant
-from ..evaluation.binding import ref
-from ..evaluation.fields import defaults as fields_defaults
-from ..evaluation.fields.optim import parse_betas
-from ..evaluation.fields.starts import parse_times
-from ..evaluation.spec_text import parse_grid, parse_point, split_top
-from ..lang.errors import Namer
-from ..output import formats as format_table
-from .traced import check_specs
+from gradcli.evaluation import EvaluationError, parse_constant
+from gradcli.evaluation.binding import ref
+from gradcli.evaluation.fields import defaults as fields_defaults
+from gradcli.evaluation.fields.optim import parse_betas
+from gradcli.evaluation.fields.starts import parse_times
+from gradcli.evaluation.spec_text import parse_grid, parse_point, split_top
+from gradcli.lang.errors import Namer
+from gradcli.output import formats as format_table
+from gradcli.plot.traced import check_specs
 
 __all__ = ["PlotOptions", "image_format", "parse_size", "parse_options", "FORMATS",
            "OPTION_DEFAULTS", "output_kind", "check_target", "DEFAULT_FPS"]
@@ -146,7 +146,7 @@ class PlotOptions:
     def descents(self, default_method: str) -> list[Any]:
         """The optimiser settings of path_from (default gd) or basins (newton): one
         per method."""
-        from ..evaluation.fields.optim import each_settings
+        from gradcli.evaluation.fields.optim import each_settings
 
         return each_settings(self.method or (default_method,), self.lr,
                              **{name: getattr(self, name) for name in HYPER if name != "lr"})
@@ -269,7 +269,7 @@ class PlotOptions:
 
     def _check_traced(self, n_vars: int | None) -> None:
         """Paths go over a plane (or a 3-D field's page), surfaces over a 3-D field's."""
-        from .traced import given
+        from gradcli.plot.traced import given
 
         kinds = [kind for kind, _ in given(self)]
         if not kinds:
@@ -325,7 +325,7 @@ def parse_options(**raw: Any) -> PlotOptions:
         values[name] = tuple(parse_point(spec, name) for spec in values[name] or ())
     for name in ("units", "to"):  # text as typed (NAME=UNIT), or a mapping from Python
         if values[name] is not None and not isinstance(values[name], dict):
-            from ..evaluation.parameters import TABLE
+            from gradcli.evaluation.parameters import TABLE
 
             values[name] = TABLE[name].read(values[name], None) or None
     for name in ("method", "lr"):  # repeatable: a list as typed, or one value from Python

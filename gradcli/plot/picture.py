@@ -19,11 +19,11 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
-from ..evaluation.binding import ref
-from ..lang import ExpressionWarning
-from ..lang.errors import render_references
-from .options import FORMATS, parse_options
+from gradcli.evaluation import DEFAULT_MAX_POINTS, EvaluationError
+from gradcli.evaluation.binding import ref
+from gradcli.lang import ExpressionWarning
+from gradcli.lang.errors import render_references
+from gradcli.plot.options import FORMATS, parse_options
 
 __all__ = ["Picture", "plot", "PICTURE_FORMATS"]
 
@@ -56,8 +56,8 @@ class Picture:
         no partial file) in the format its extension names: this picture's bytes, or the
         same request drawn again as that format (``fig.svg`` of a picture shown as PNG),
         byte for byte what ``gradcli plot ... -o fig.svg`` writes."""
-        from ..output.atomic import atomic_open
-        from .options import image_format
+        from gradcli.output.atomic import atomic_open
+        from gradcli.plot.options import image_format
 
         wanted = image_format(os.fspath(path))
         data = self.data
@@ -109,7 +109,7 @@ def plot(expression: str, grid: Mapping[str, Any] | None = None,
     ``title="..."``, ``size="7x5"``, ``animate="t=0:2pi:48"``, ``path_from=["x=1,y=1"]``);
     an unknown name is a TypeError. Returns a :class:`Picture`.
     """
-    from .pipeline import run_plot_request
+    from gradcli.plot.pipeline import run_plot_request
 
     if format not in PICTURE_FORMATS:
         raise EvaluationError(f"{ref('format', text=str(format), python=repr(format))}: a "

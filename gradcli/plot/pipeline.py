@@ -18,12 +18,12 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..engine.grad_mode import quiet
-from ..evaluation import DEFAULT_MAX_POINTS, EvaluationError
-from ..evaluation.binding import ref
-from .data import Field, compute_field, flat_error, sampled_names
-from .marks import with_marks
-from .options import PlotOptions, check_target, output_kind
+from gradcli.engine.grad_mode import quiet
+from gradcli.evaluation import DEFAULT_MAX_POINTS, EvaluationError
+from gradcli.evaluation.binding import ref
+from gradcli.plot.data import Field, compute_field, flat_error, sampled_names
+from gradcli.plot.marks import with_marks
+from gradcli.plot.options import PlotOptions, check_target, output_kind
 
 __all__ = ["PlotResult", "run_plot_request", "nonfinite_count"]
 
@@ -84,19 +84,19 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
                               "add -o "
                               "NAME.gif, NAME.mp4 or NAME.html")
     if kind == "html":
-        from .html import plotly_js
+        from gradcli.plot.html import plotly_js
 
         plotly_js()
     if fmt == "mp4":
-        from .animate import check_ffmpeg
+        from gradcli.plot.animate import check_ffmpeg
 
         check_ffmpeg()
     if options.cmap is not None:
-        from .figures import check_cmap
+        from gradcli.plot.figures import check_cmap
 
         check_cmap(options.cmap)
     if kind in ("image", "gif", "mp4"):  # matplotlib draws the texts: check them first
-        from .figures import check_texts
+        from gradcli.plot.figures import check_texts
 
         check_texts(options)
     _precheck(grid, options, kind)
@@ -108,7 +108,7 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
                        max_points=max_points, fixed=fixed, units=options.units, to=options.to)
     options.check(len(fl.names))
     if options.arrows and not options.stream:
-        from .data import check_arrow_units
+        from gradcli.plot.data import check_arrow_units
 
         check_arrow_units(fl)
     fl = with_marks(fl, options, max_points)
@@ -119,8 +119,8 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
     with quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if kind == "image":
-            from .figures import build_figure
-            from .render import save_figure, stable_rc
+            from gradcli.plot.figures import build_figure
+            from gradcli.plot.render import save_figure, stable_rc
 
             with stable_rc():
                 fig, drawn = build_figure(fl, options)
@@ -128,17 +128,17 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
                 save_figure(fig, output, fmt, options.dpi, crop=drawn.crop)
             result.notes += drawn.notes
         elif kind == "html":
-            from .html import write_page
+            from gradcli.plot.html import write_page
 
             assert output is not None
             result.notes += write_page(fl, options, output)
         elif kind in ("gif", "mp4"):
-            from .animate import write_movie
+            from gradcli.plot.animate import write_movie
 
             assert output is not None
             result.notes += write_movie(fl, options, output, kind)
         if preview:
-            from .terminal import preview as show
+            from gradcli.plot.terminal import preview as show
 
             show(fl if fl.frames is None else fl.frame(0), options, stdout or sys.stdout)
     return result

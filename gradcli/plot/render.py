@@ -14,8 +14,8 @@ from typing import Any
 
 import matplotlib
 
-from ..output.atomic import atomic_open
-from .options import check_target, image_format
+from gradcli.output.atomic import atomic_open
+from gradcli.plot.options import check_target, image_format
 
 __all__ = ["save_figure", "stable_rc", "check_target", "METADATA", "RC"]
 

@@ -14,11 +14,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from . import breaks
-from .colors import ColorScale, color_scale, heat, heat_name, held_text, short
-from .data import Field, flat_error
-from .layout import y_range
-from .options import PlotOptions
+from gradcli.plot import breaks
+from gradcli.plot.colors import ColorScale, color_scale, heat, heat_name, held_text, short
+from gradcli.plot.data import Field, flat_error
+from gradcli.plot.layout import y_range
+from gradcli.plot.options import PlotOptions
 
 __all__ = ["preview", "GLYPHS", "RAMP"]
 
@@ -166,7 +166,7 @@ def _basin_key(fl: Field, cats: np.ndarray, colour: bool, width: int) -> list[An
     the picture's colour bar names them; wrapped to the terminal's width."""
     from rich.text import Text
 
-    from .marks import point_text
+    from gradcli.plot.marks import point_text
 
     basins = fl.marks.basins
     lines, line = [], Text(f"basin ({basins.method}):")

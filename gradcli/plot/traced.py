@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation import EvaluationError
-from ..evaluation.binding import ref
+from gradcli.evaluation import EvaluationError
+from gradcli.evaluation.binding import ref
 
 __all__ = ["Traced", "trace", "check_specs", "PATH_SAMPLES", "SURFACE_SAMPLES",
            "MAX_TRACED", "PATH_KINDS", "SURFACE_KINDS"]
@@ -64,7 +64,7 @@ class Traced:
     @property
     def label(self) -> str:
         """The legend's text: the option's name and the spec as given."""
-        from .colors import short
+        from gradcli.plot.colors import short
 
         return f"{self.kind} {short(self.spec, 48)}"
 
@@ -78,7 +78,7 @@ def given(opts: Any) -> list[tuple[str, str]]:
 def check_specs(values: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     """The options' specs as tuples (a list as typed, or one string from Python), each
     read once by its parser so a bad one fails before anything is computed."""
-    from ..evaluation.integrate import ball_surface, parse_path, parse_surface, region_path
+    from gradcli.evaluation.integrate import ball_surface, parse_path, parse_surface, region_path
 
     out: dict[str, tuple[str, ...]] = {}
     for kind in (*PATH_KINDS, *SURFACE_KINDS):
@@ -108,7 +108,7 @@ def _components(text: str, kind: str, spec: str, params: tuple[str, ...],
                 held: Mapping[str, Any]) -> int:
     """How many components the spec's bracket has; its variables must be its
     parameters or values held fixed."""
-    from ..lang import free_variables, parse
+    from gradcli.lang import free_variables, parse
 
     tree = parse(text)
     where = ref(kind, text=repr(spec))
@@ -123,7 +123,7 @@ def _components(text: str, kind: str, spec: str, params: tuple[str, ...],
 
 def _values(text: str, what: str, points: dict[str, np.ndarray], held: Mapping[str, Any],
             shape: tuple[int, ...], **kwargs: Any) -> dict[str, np.ndarray]:
-    from ..evaluation.integrate import _quiet_evaluate
+    from gradcli.evaluation.integrate import _quiet_evaluate
 
     got = _quiet_evaluate(text, what, points=points, fixed=dict(held), **kwargs)
     return {k: np.array(np.broadcast_to(np.asarray(v, dtype=float), shape))
@@ -131,7 +131,7 @@ def _values(text: str, what: str, points: dict[str, np.ndarray], held: Mapping[s
 
 
 def _path(kind: str, spec: str, names: tuple[str, ...], held: Mapping[str, Any]) -> Traced:
-    from ..evaluation.integrate import _box_boundary, parse_path, region_path
+    from gradcli.evaluation.integrate import _box_boundary, parse_path, region_path
 
     if kind == "path":
         param, text, lo, hi = parse_path(spec)
@@ -160,7 +160,7 @@ def _path(kind: str, spec: str, names: tuple[str, ...], held: Mapping[str, Any])
 
 def _surface(kind: str, spec: str, names: tuple[str, ...], held: Mapping[str, Any]
              ) -> Traced:
-    from ..evaluation.integrate import ball_surface, parse_surface
+    from gradcli.evaluation.integrate import ball_surface, parse_surface
 
     if len(names) != 3:
         raise EvaluationError(f"{ref(kind)} is drawn over a field of three grid variables "

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ...evaluation.curvilinear import curvilinear_columns, parse_coords
-from ..errors import ExitStatus, UsageProblem, expression_warnings, say
-from .fields import _request, _write
+from gradcli.evaluation.curvilinear import curvilinear_columns, parse_coords
+from gradcli.cli.errors import ExitStatus, UsageProblem, expression_warnings, say
+from gradcli.cli.commands.fields import _request, _write
 
 #: numeric options that change how the Cartesian computation runs, not taken here
 _NOT_WITH_COORDS = {"check": "--check", "scheduler": "--scheduler",
@@ -20,7 +20,7 @@ _NOT_WITH_COORDS = {"check": "--check", "scheduler": "--scheduler",
 
 def run_coords(what: str, coords: str, form: str | None, **options: Any) -> int:
     """One numeric command line with --coords: its rows, or (--formula) its formulas."""
-    from .numeric import build_request
+    from gradcli.cli.commands.numeric import build_request
 
     for name, flag in _NOT_WITH_COORDS.items():
         if options.get(name):
@@ -53,8 +53,8 @@ def _formulas(what: str, coords: str, form: str, options: dict[str, Any]) -> int
     """--formula with --coords: one 'name = formula' line per column, as text."""
     import sys
 
-    from ...evaluation.curvilinear import curvilinear_formulas
-    from ..errors import writing_stdout
+    from gradcli.evaluation.curvilinear import curvilinear_formulas
+    from gradcli.cli.errors import writing_stdout
 
     if form != "expr":
         raise UsageProblem("--coords prints the operator's formulas: --formula, not "

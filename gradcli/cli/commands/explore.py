@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Any
 
-from ..errors import RuntimeProblem, UsageProblem, expression_warnings, say, writing_stdout
+from gradcli.cli.errors import RuntimeProblem, UsageProblem, expression_warnings, say, writing_stdout
 
 #: contour lines drawn when they are asked for (the page draws as many)
 CONTOURS = 14
@@ -31,9 +31,9 @@ def _initial(expression: str, grid: list[str], at: list[str], point: str | None,
              color: str | None, contour: bool) -> dict[str, Any]:
     """The first view, checked now so that a mistake is the command line's error (exit
     2) before any server starts."""
-    from ...evaluation.spec_text import parse_grid, parse_point
-    from ...lang import parse
-    from ...plot.options import COLOR_FIELDS
+    from gradcli.evaluation.spec_text import parse_grid, parse_point
+    from gradcli.lang import parse
+    from gradcli.plot.options import COLOR_FIELDS
 
     parse(expression)
     for spec in grid:
@@ -53,8 +53,8 @@ def _initial(expression: str, grid: list[str], at: list[str], point: str | None,
 def _save(view: dict[str, Any], path: str, max_points: int, quiet: bool,
           physical: dict[str, Any] | None = None) -> int:
     """Write the static page of the first view with ``gradcli plot``'s page writer."""
-    from ...explore.compute import _held, _layout
-    from ...plot import parse_options, run_plot_request
+    from gradcli.explore.compute import _held, _layout
+    from gradcli.plot import parse_options, run_plot_request
 
     if not path.lower().endswith((".html", ".htm")):
         raise UsageProblem(f"--save writes a page: give a name ending in .html, not '{path}'")
@@ -83,14 +83,14 @@ def run_explore(what: str, expression: str, grid: list[str], at: list[str],
                 units: list[str] | None = None, to: list[str] | None = None) -> int:
     """Check the view, then write it (``--save``) or serve it until a signal. Units
     (``--unit``, ``--to``) hold for the whole session: every request computes in them."""
-    from ...evaluation.budget import memory_budget
-    from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+    from gradcli.evaluation.budget import memory_budget
+    from gradcli.evaluation.parameters import TABLE  # --unit and --to: the table's syntax
 
     physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to)) if g}
     with expression_warnings(quiet):
         view = _initial(expression, grid, at, point, color, contour)
         if physical:  # a mistake in a unit is the command line's error too
-            from ...explore.compute import field
+            from gradcli.explore.compute import field
 
             field({**view, "max_points": max_points, **physical})
     view["max_points"] = max_points
@@ -106,7 +106,7 @@ def run_explore(what: str, expression: str, grid: list[str], at: list[str],
             "who has the address with its token can run computations on this one")
     import importlib.util
 
-    from ...explore.server import Engine, Explorer, make_token, serve_until_stopped
+    from gradcli.explore.server import Engine, Explorer, make_token, serve_until_stopped
 
     if importlib.util.find_spec("plotly") is None:  # a page without it would draw nothing
         raise UsageProblem("gradcli explore draws with plotly.js, which is not installed: "

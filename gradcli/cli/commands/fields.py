@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ...evaluation.fields.rows import descend_rows, flow_rows
-from ...evaluation.spec_text import parse_grid, parse_point
-from ...lang import free_variables, parse
-from ..definition import BY_NAME
-from ..errors import (
+from gradcli.evaluation.fields.rows import descend_rows, flow_rows
+from gradcli.evaluation.spec_text import parse_grid, parse_point
+from gradcli.lang import free_variables, parse
+from gradcli.cli.definition import BY_NAME
+from gradcli.cli.errors import (
     ExitStatus,
     UsageProblem,
     expression_warnings,
@@ -26,17 +26,17 @@ from ..errors import (
     notes_for,
     writing_stdout,
 )
-from ..format_choice import choose_format
-from ..grid_option import resolve_grid
-from ..progress import RunProgress, wanted
-from .numeric import held_values
+from gradcli.cli.format_choice import choose_format
+from gradcli.cli.grid_option import resolve_grid
+from gradcli.cli.progress import RunProgress, wanted
+from gradcli.cli.commands.numeric import held_values
 
 
 def _starts(expression: str, start: list[str], start_grid: list[str], held: dict[str, Any],
             max_points: int) -> Any:
     """The starts of --from or --from-grid (``y=0`` there is an axis of one value: every
     start has y = 0)."""
-    from ...evaluation.fields.starts import from_lattice, from_points
+    from gradcli.evaluation.fields.starts import from_lattice, from_points
 
     if start and start_grid:
         raise UsageProblem("use --from (points) or --from-grid (a lattice), not both")
@@ -67,7 +67,7 @@ def _starts(expression: str, start: list[str], start_grid: list[str], held: dict
 def _format(command: str, fmt: str, output: str | None) -> str:
     """The format ``command`` writes (``cli.format_choice``), its extra checked now: before the
     work, not after it."""
-    from ...output import require_format
+    from gradcli.output import require_format
 
     chosen = choose_format(BY_NAME[command], fmt, output)
     require_format(chosen)
@@ -78,7 +78,7 @@ def _write(columns: dict[str, Any], req: dict[str, Any], command: str,
            after: list[str] | tuple[str, ...] = ()) -> None:
     """Write the rows; a JSON document's ``notes`` hold every note of the run, ``after``
     (said once the rows are written) included."""
-    from ... import output
+    from gradcli import output
 
     fmt = _format(command, req["fmt"], req["output"])
     with writing_stdout():
@@ -93,8 +93,8 @@ def _write(columns: dict[str, Any], req: dict[str, Any], command: str,
 
 def _said(notes: list[str]) -> list[str]:
     """The library's notes (``evaluation.fields.notes``) in the command line's words."""
-    from ...lang.errors import render_references
-    from ..errors import option_words
+    from gradcli.lang.errors import render_references
+    from gradcli.cli.errors import option_words
 
     return [render_references(line, option_words) for line in notes]
 
@@ -115,7 +115,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
     """Find, classify and write the critical points seeded by --grid or --points: the
     options' text read into the library's parameters, then the library's one path
     (``gradcli.api.critical_points``, which ``gradcli.critical`` runs too)."""
-    from ...api import critical_points
+    from gradcli.api import critical_points
 
     _format(what, fmt, output)
     if grid and points:
@@ -125,7 +125,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
     with expression_warnings(quiet):
         seeds: dict[str, Any] = {}
         if points:
-            from ..points_file import read_points
+            from gradcli.cli.points_file import read_points
 
             table = read_points(points, free_variables(parse(expression)), max_points)
             if not table.variables:
@@ -141,7 +141,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
                 raise UsageProblem("critical needs at least one variable sampled by --grid "
                                    "(start:stop:count)")
             seeds["grid"] = spec
-        from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+        from gradcli.evaluation.parameters import TABLE  # --unit and --to: the table's syntax
 
         for name, given in (("units", units), ("to", to)):
             if given:
@@ -149,7 +149,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
         found, columns, box = critical_points(expression, at=held, max_points=max_points,
                                               track=track, unbound=_UNBOUND["critical"],
                                               **seeds)
-    from ...evaluation.fields.notes import critical_notes
+    from gradcli.evaluation.fields.notes import critical_notes
 
     for line in _said(critical_notes(found, box)):
         note(line, quiet)
@@ -172,7 +172,7 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
     """Descend from every start; write the path rows; report why the runs stopped. The
     options' text is read into the library's parameters, then the library's one path runs
     (``gradcli.api.descend_paths``, which ``gradcli.descend`` runs too)."""
-    from ...api import descend_paths
+    from gradcli.api import descend_paths
 
     _format(what, fmt, output)
     held = held_values(at)
@@ -184,7 +184,7 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
         streaming = chosen_fmt == "jsonl" and not output and not many
         with RunProgress(wanted(quiet, len(starts) * steps * 4, False)) as bar, \
                 writing_stdout() if streaming else nullcontext():
-            from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+            from gradcli.evaluation.parameters import TABLE  # --unit and --to: the table's syntax
 
             physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to))
                         if g}
@@ -195,11 +195,11 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
                 progress=bar.stage("descending"),
                 recording=(lambda function: _JsonlRows(function.columns)) if streaming
                 else None, **hyper)
-    from ...evaluation.fields.notes import descend_notes
+    from gradcli.evaluation.fields.notes import descend_notes
 
     stops = _said(descend_notes(path, tol, steps, chosen.maximize))
     if not streaming:
-        from ...evaluation.units import critical_units
+        from gradcli.evaluation.units import critical_units
 
         _write(critical_units(descend_rows(path, many), function),
                _request(expression, fmt, output, precision, quiet, path.columns), what,
@@ -218,7 +218,7 @@ class _JsonlRows:
         self.columns = columns
 
     def __call__(self, rows: tuple) -> None:
-        from ...output.jsonl_writer import write_jsonl
+        from gradcli.output.jsonl_writer import write_jsonl
 
         ids, k, P, f, gn = rows
         table: dict[str, Any] = {"step": np.full(len(ids), k, dtype=np.int64)}
@@ -237,10 +237,10 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
     early and, for dopri5, the steps it took. The options' text is read into the
     library's parameters, then the library's one path runs (``gradcli.api.flow_paths``,
     which ``gradcli.flow`` runs too)."""
-    from ...api import flow_paths
-    from ...evaluation.fields import defaults
-    from ...evaluation.fields.flow import TimeGrid
-    from ...evaluation.fields.starts import parse_times
+    from gradcli.api import flow_paths
+    from gradcli.evaluation.fields import defaults
+    from gradcli.evaluation.fields.flow import TimeGrid
+    from gradcli.evaluation.fields.starts import parse_times
 
     _format(what, fmt, output)
     if method != "dopri5":
@@ -253,7 +253,7 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held, max_points)
         with RunProgress(wanted(quiet, len(starts) * grid.n * 4, False)) as bar:
-            from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+            from gradcli.evaluation.parameters import TABLE  # --unit and --to: the table's syntax
 
             physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to))
                         if g}
@@ -261,12 +261,12 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
                                tol=tol, box=bounds, rtol=rtol, atol=atol, **physical,
                                max_points=max_points, unbound=_UNBOUND["starts"],
                                progress=bar.stage("integrating"))
-    from ...evaluation.fields.notes import flow_notes
+    from gradcli.evaluation.fields.notes import flow_notes
 
     many = len(starts) > 1 or starts.lattice
     notes, diverged = flow_notes(paths, tol, many, method, grid.t0, grid.t1)
     notes = _said(notes)
-    from ...evaluation.units import flow_units
+    from gradcli.evaluation.units import flow_units
 
     _write(flow_units(flow_rows(paths, many), paths.function, paths.time),
            _request(expression, fmt, output, precision, quiet, paths.columns), what,
@@ -281,8 +281,8 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
 
 def _parse_box(text: str) -> dict[str, tuple[float, float]]:
     """``--box x=-5:5,y=-5:5`` -> {"x": (-5.0, 5.0), "y": (-5.0, 5.0)}."""
-    from ...evaluation.binding import parse_constant
-    from ...evaluation.spec_text import split_top
+    from gradcli.evaluation.binding import parse_constant
+    from gradcli.evaluation.spec_text import split_top
 
     out: dict[str, tuple[float, float]] = {}
     for part in split_top(text, ","):

@@ -20,9 +20,9 @@ import re
 import sys
 from typing import Any
 
-from ...output import formats as _format_table
-from ..errors import RuntimeProblem, UsageProblem, writing_stdout
-from ..inputs import read_array
+from gradcli.output import formats as _format_table
+from gradcli.cli.errors import RuntimeProblem, UsageProblem, writing_stdout
+from gradcli.cli.inputs import read_array
 
 #: the options --formula reads; any other given a value of its own is refused (it
 #: concerns values: points, checks, digits, dtype, where to compute)
@@ -50,7 +50,7 @@ def _labels(expression: str, at: list[dict[str, Any]]) -> list[str]:
     """The names a column's derivatives may name: variables, their components, steps."""
     import numpy as np
 
-    from ...lang import Assign, parse, walk
+    from gradcli.lang import Assign, parse, walk
 
     tree = parse(expression)
     names = {v.name for v in walk(tree) if getattr(v, "name", None) and isinstance(
@@ -63,16 +63,16 @@ def _labels(expression: str, at: list[dict[str, Any]]) -> list[str]:
 
 def run_formula(what: str, form: str | None, **options: Any) -> int:
     """Print (or write) the formulas of ``what``; return the exit status."""
-    from ...evaluation import EvaluationError
-    from ...evaluation.formula import TooLarge, TooLong, formula, latex_name, whats
-    from ...evaluation.spec_text import parse_point
+    from gradcli.evaluation import EvaluationError
+    from gradcli.evaluation.formula import TooLarge, TooLong, formula, latex_name, whats
+    from gradcli.evaluation.spec_text import parse_point
 
     fmt, output = options.get("fmt", "auto"), options.get("output")
     if form is None:
         raise UsageProblem("-f latex writes formulas: add --formula")
     if what not in whats():
         raise UsageProblem(f"{what} has no --formula")
-    from ..definition import BY_NAME
+    from gradcli.cli.definition import BY_NAME
 
     for option in BY_NAME[what].options:
         value = options.get(option.name)
@@ -95,7 +95,7 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
         raise UsageProblem("--formula program prints the program as text: drop -f")
     at = [parse_point(spec, files=read_array) for spec in options.get("at") or []]
     kwargs: dict[str, Any] = {"at": at or None, "unit": bool(options.get("unit"))}
-    from ...evaluation.parameters import TABLE
+    from gradcli.evaluation.parameters import TABLE
 
     for name in ("direction", "vector"):  # read as the numeric commands read them
         if options.get(name) is not None:
@@ -131,7 +131,7 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
             text = "".join(line + "\n" for line in lines)
     from contextlib import nullcontext
 
-    from ...output import write_text
+    from gradcli.output import write_text
 
     with writing_stdout() if not output else nullcontext():  # the format table's writer
         write_text(text, fmt=fmt, path=output, stdout=sys.stdout)

@@ -4,33 +4,33 @@ from __future__ import annotations
 
 import sys
 
-from ...evaluation.graph import build_graph
-from ...evaluation.spec_text import parse_point
-from ..definition import BY_NAME
-from ..errors import (
+from gradcli.evaluation.graph import build_graph
+from gradcli.evaluation.spec_text import parse_point
+from gradcli.cli.definition import BY_NAME
+from gradcli.cli.errors import (
     ExitStatus,
     UsageProblem,
     expression_warnings,
     notes_for,
     writing_stdout,
 )
-from ..format_choice import choose_format
+from gradcli.cli.format_choice import choose_format
 
 
 def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
               output: str | None, precision: int, quiet: bool,
               units: list[str] | None = None, to: list[str] | None = None) -> int:
     """Build the graph at the single ``--at`` point and print or write it."""
-    from ...output import atomic_open, graph_view
+    from gradcli.output import atomic_open, graph_view
 
     if not at or len(at) != 1:
         raise UsageProblem('graph needs exactly one point: --at "x=3"')
     fmt = choose_format(BY_NAME[what], fmt, output)
-    from ..inputs import read_array
+    from gradcli.cli.inputs import read_array
 
     point = parse_point(at[0], files=read_array)
     with expression_warnings(quiet):
-        from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+        from gradcli.evaluation.parameters import TABLE  # --unit and --to: the table's syntax
 
         physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to))
                     if g}
@@ -51,7 +51,7 @@ def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
             else graph_view.graph_dot(expression, nodes, out, precision))
     from contextlib import nullcontext
 
-    from ...output import write_text
+    from gradcli.output import write_text
 
     with writing_stdout() if not output else nullcontext():  # the format table's writer
         write_text(text, fmt=fmt, path=output, stdout=sys.stdout)

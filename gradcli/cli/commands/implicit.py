@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...evaluation.implicit import TOL, implicit_columns
-from ...evaluation.spec_text import parse_point
-from ..errors import ExitStatus, UsageProblem, expression_warnings
-from .fields import _format, _request, _write
+from gradcli.evaluation.implicit import TOL, implicit_columns
+from gradcli.evaluation.spec_text import parse_point
+from gradcli.cli.errors import ExitStatus, UsageProblem, expression_warnings
+from gradcli.cli.commands.fields import _format, _request, _write
 
 
 def _names(text: str | list[str] | None) -> list[str] | None:
@@ -29,7 +29,7 @@ def run_implicit(what: str, expression: str, solve_for: str, at: list[str],
         raise UsageProblem("give the point on the curve with --at, e.g. --at x=0.6,y=0.8")
     points = [parse_point(spec, "at") for spec in at]
     unknown = _names(solve_for) or []
-    from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+    from gradcli.evaluation.parameters import TABLE  # --unit and --to: the table's syntax
 
     physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to)) if g}
     with expression_warnings(quiet):

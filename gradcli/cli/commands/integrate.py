@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...evaluation.integrate import TOL, integrate_columns
-from ...lang.errors import render_references
-from ..errors import ExitStatus, expression_warnings, option_words, say
-from .fields import _format, _request, _write
-from .numeric import held_values
+from gradcli.evaluation.integrate import TOL, integrate_columns
+from gradcli.lang.errors import render_references
+from gradcli.cli.errors import ExitStatus, expression_warnings, option_words, say
+from gradcli.cli.commands.fields import _format, _request, _write
+from gradcli.cli.commands.numeric import held_values
 
 
 def run_integrate(what: str, expression: str, path: str | None, disc: str | None,
@@ -22,7 +22,7 @@ def run_integrate(what: str, expression: str, path: str | None, disc: str | None
     their error estimates (exit 1 if not)."""
     _format(what, fmt, output)
     names = [n.strip() for spec in wrt or [] for n in spec.split(",") if n.strip()] or None
-    from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+    from gradcli.evaluation.parameters import TABLE  # --unit and --to: the table's syntax
 
     physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to)) if g}
     with expression_warnings(quiet):

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ...evaluation import Prepared, Request, prepare_request
-from ...evaluation.spec_text import parse_point
-from ...lang import free_variables, parse
-from ..definition import BY_NAME, check_tolerance
-from ..errors import (
+from gradcli.evaluation import Prepared, Request, prepare_request
+from gradcli.evaluation.spec_text import parse_point
+from gradcli.lang import free_variables, parse
+from gradcli.cli.definition import BY_NAME, check_tolerance
+from gradcli.cli.errors import (
     ExitStatus,
     UsageProblem,
     expression_warnings,
@@ -26,10 +26,10 @@ from ..errors import (
     notes_for,
     writing_stdout,
 )
-from ..format_choice import choose_format
-from ..grid_option import resolve_grid
-from ..inputs import read_array
-from ..progress import RunProgress, wanted
+from gradcli.cli.format_choice import choose_format
+from gradcli.cli.grid_option import resolve_grid
+from gradcli.cli.inputs import read_array
+from gradcli.cli.progress import RunProgress, wanted
 
 
 def run_numeric(what: str, **options: Any) -> int:
@@ -38,11 +38,11 @@ def run_numeric(what: str, **options: Any) -> int:
     form = options.pop("formula", None)
     coords = options.pop("coords", None)
     if coords is not None:  # curvilinear coordinates: their own module
-        from .curvilinear import run_coords
+        from gradcli.cli.commands.curvilinear import run_coords
 
         return run_coords(what, coords, form, **options)
     if form is not None or options.get("fmt") == "latex":
-        from .formula import run_formula  # --formula: formulas, not values
+        from gradcli.cli.commands.formula import run_formula  # --formula: formulas, not values
 
         return run_formula(what, form, **options)
     with expression_warnings(options.get("quiet", False)):
@@ -73,7 +73,7 @@ def held_values(specs: list[str]) -> dict[str, Any]:
 
 def _spreadsheet_safe(carried: dict[str, Any]) -> dict[str, Any]:
     """--csv-safe: carried names and cells a spreadsheet would run as formulas, escaped."""
-    from ...output.csv_writer import spreadsheet_safe
+    from gradcli.output.csv_writer import spreadsheet_safe
 
     return {spreadsheet_safe(name): np.array([spreadsheet_safe(c) for c in col.tolist()],
                                              dtype=object)
@@ -98,7 +98,7 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
         if grid:
             where["grid"] = resolve_grid(expression, grid, o.get("quiet", False), held=fixed)
         else:
-            from ..points_file import read_points  # its parser's tables: only for --points
+            from gradcli.cli.points_file import read_points  # its parser's tables: only for --points
 
             table = read_points(points or "", free_variables(parse(expression)),
                                 o["max_points"], check_carried=_carried_bound(what, o))
@@ -126,8 +126,8 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
 def read_parameters(what: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """The computation's parameters from their options' text, each read by its declaration
     (``parameters.Parameter.read``: ``--vector "1,0"``, ``--direction x=1``, ``--wrt x,y``)."""
-    from ...evaluation.computations import computation
-    from ...evaluation.parameters import TABLE
+    from gradcli.evaluation.computations import computation
+    from gradcli.evaluation.parameters import TABLE
 
     out: dict[str, Any] = {}
     for name in computation(what).parameters:
@@ -141,8 +141,8 @@ def read_parameters(what: str, options: Mapping[str, Any]) -> dict[str, Any]:
 def _carried_bound(what: str, options: Mapping[str, Any]) -> Any:
     """The output's bound on carried columns, checked from the points file's header: a
     dataset (.nc, .zarr) holds at most ``cf.MAX_CARRIED``; other formats any number."""
-    from ...evaluation.computations import computation
-    from ...output.cf import DATASET_FORMATS, check_carried
+    from gradcli.evaluation.computations import computation
+    from gradcli.output.cf import DATASET_FORMATS, check_carried
 
     if computation(what).shown is not None:  # writes its own table, not the points' rows
         return None
@@ -161,8 +161,8 @@ def build(req: Request) -> Prepared:
 
 def run_request(req: Request) -> int:
     """Run one numeric command end to end; return the exit status."""
-    from ... import output
-    from ...evaluation.budget import memory_budget
+    from gradcli import output
+    from gradcli.evaluation.budget import memory_budget
 
     budget = memory_budget(req.memory)  # a bad size is refused before any work
     prepared = build(req)
@@ -215,9 +215,9 @@ def run_shown(req: Request, prepared: Prepared, fmt: str) -> int:
     """A computation that shows its own table (its record's ``shown``: taylor's
     per-point coefficients as one row per multi-index), or (taylor's ``--polynomial``)
     the polynomial at each point as text, one line per point."""
-    from ... import output
-    from ...evaluation.taylor_table import polynomials
-    from ...lang import MAX_LENGTH
+    from gradcli import output
+    from gradcli.evaluation.taylor_table import polynomials
+    from gradcli.lang import MAX_LENGTH
 
     to_text = (fmt != "text" if req.option("output")
                else req.option("fmt") not in ("auto", "text"))
@@ -256,7 +256,7 @@ def run_shown(req: Request, prepared: Prepared, fmt: str) -> int:
 
 def _nonfinite_notes(bad: int) -> list[str]:
     """The warning said after the output when it holds nan or inf (SECURITY.md §5)."""
-    from ...evaluation.origin import nonfinite_notes
+    from gradcli.evaluation.origin import nonfinite_notes
 
     return nonfinite_notes(bad)
 
@@ -275,10 +275,10 @@ def _scheduler(scheduler: str | None, scheduler_file: str | None) -> str | None:
     if scheduler and scheduler_file:
         raise UsageProblem("use only one of --scheduler and --scheduler-file")
     if scheduler_file:  # a file an argument names: refused under --no-files like the rest
-        from ..files import check_file
+        from gradcli.cli.files import check_file
 
         check_file(f"--scheduler-file {scheduler_file}", scheduler_file)
-    from ...evaluation.addresses import scheduler_address
+    from gradcli.evaluation.addresses import scheduler_address
 
     return scheduler_address(scheduler, scheduler_file, os.environ)
 
@@ -291,7 +291,7 @@ def _cluster(scheduler: str | None, timeout: float, quiet: bool = False) -> Iter
     if not scheduler:
         yield None
         return
-    from ...evaluation.cluster import connect, dashboard_link, quiet_dask
+    from gradcli.evaluation.cluster import connect, dashboard_link, quiet_dask
 
     quiet_dask()
     client, close = connect(scheduler, timeout)
@@ -330,7 +330,7 @@ def command_line(req: Request) -> str:
 
 
 def _notes(prepared: Prepared) -> list[str]:
-    from ...evaluation.origin import shape_notes
+    from gradcli.evaluation.origin import shape_notes
 
     return shape_notes(prepared)
 
@@ -344,7 +344,7 @@ def _run_check(prepared: Prepared, columns: dict[str, Any], req: Request) -> int
     """``--check``: report the engine's largest gap to central differences; exit 1 when it
     is above the tolerance (by default the command's for its dtype) or where only one of
     the two is finite."""
-    from ...evaluation.check import finite_difference_check
+    from gradcli.evaluation.check import finite_difference_check
 
     tolerance = (req.option("check_tol") if req.option("check_tol") is not None
                  else check_tolerance(req.what, req.dtype))

@@ -14,9 +14,9 @@ import sys
 import warnings
 from typing import Any
 
-from ...lang import ExpressionWarning
-from ...lang.errors import render_references
-from ..errors import (
+from gradcli.lang import ExpressionWarning
+from gradcli.lang.errors import render_references
+from gradcli.cli.errors import (
     ExitStatus,
     RuntimeProblem,
     UsageProblem,
@@ -32,10 +32,10 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
     """Draw ``expression`` sampled on ``grid`` (bare or missing: the default grid) into
     ``output`` (``-`` or None with --preview: the terminal); return the exit status.
     ``at`` holds variables fixed, as beside any other command's --grid."""
-    from ...plot import parse_options, run_plot_request
-    from ...plot.options import check_target
-    from ..grid_option import resolve_grid
-    from .numeric import held_values
+    from gradcli.plot import parse_options, run_plot_request
+    from gradcli.plot.options import check_target
+    from gradcli.cli.grid_option import resolve_grid
+    from gradcli.cli.commands.numeric import held_values
 
     options = parse_options(**drawing)
     options.words = option_words  # the picture's captions name the command line's options

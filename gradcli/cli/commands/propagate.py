@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from ...evaluation.propagate import PropagationError, parse_estimates
-from ...evaluation.spec_text import parse_point
-from ..definition import PROPAGATE
-from ..errors import ExitStatus, UsageProblem, expression_warnings, note, writing_stdout
-from ..inputs import MAX_ARRAY_BYTES, read_array
-from .fields import _request
+from gradcli.evaluation.propagate import PropagationError, parse_estimates
+from gradcli.evaluation.spec_text import parse_point
+from gradcli.cli.definition import PROPAGATE
+from gradcli.cli.errors import ExitStatus, UsageProblem, expression_warnings, note, writing_stdout
+from gradcli.cli.inputs import MAX_ARRAY_BYTES, read_array
+from gradcli.cli.commands.fields import _request
 
 #: the option each library parameter comes from (the declaration's: one name each)
 _FLAGS = {o.name: o.flags[0] for o in PROPAGATE}
@@ -122,11 +122,11 @@ def _write_result(result: Any, req: dict[str, Any], what: str, rounded: bool,
     is the command line, then the context."""
     import json
 
-    from ... import output
-    from ...evaluation.blocks import Result
-    from ...evaluation.rounding import gum_rounded
-    from ..errors import notes_for
-    from .fields import _format
+    from gradcli import output
+    from gradcli.evaluation.blocks import Result
+    from gradcli.evaluation.rounding import gum_rounded
+    from gradcli.cli.errors import notes_for
+    from gradcli.cli.commands.fields import _format
 
     chosen = _format(what, req["fmt"], req["output"])
     context = "context: " + json.dumps(result.context)
@@ -134,7 +134,7 @@ def _write_result(result: Any, req: dict[str, Any], what: str, rounded: bool,
     if rounded and chosen == "table":  # text keeps a report's trailing zeros (0.30)
         from dataclasses import replace
 
-        from ...evaluation.blocks import TEXT, Layout
+        from gradcli.evaluation.blocks import TEXT, Layout
 
         cols = gum_rounded(result.arrays, text=True, digits=req["precision"])
         blocks = [replace(b, kind=TEXT) if np.asarray(cols[b.name]).dtype == object else b
@@ -155,8 +155,8 @@ def _samples(text: str | None) -> int | str | None:
     """--monte-carlo's N (gradcli's constant syntax: 1e6) or ``adaptive``."""
     if text is None or text.strip() == "adaptive":
         return None if text is None else "adaptive"
-    from ...evaluation.propagate import MAX_MONTE_CARLO
-    from ..values import whole
+    from gradcli.evaluation.propagate import MAX_MONTE_CARLO
+    from gradcli.cli.values import whole
 
     try:
         return whole(text, 2, MAX_MONTE_CARLO)
@@ -190,8 +190,8 @@ def read_cov(path: str, components: Mapping[str, list[str]] | None = None) -> An
     is met: the rest of the file is never read. Messages quote at most one token: a
     header name only when the header has several, a bad value only beside others on its
     line (SECURITY.md §7)."""
-    from ...evaluation.propagate import MAX_CORRELATED
-    from ..files import check_file
+    from gradcli.evaluation.propagate import MAX_CORRELATED
+    from gradcli.cli.files import check_file
 
     check_file(f"--cov {path}", path)  # refused unread under --no-files, like every file
     ext = os.path.splitext(path)[1].lower()
@@ -200,7 +200,7 @@ def read_cov(path: str, components: Mapping[str, list[str]] | None = None) -> An
     if ext not in (".csv", ".txt"):
         raise UsageProblem(f"--cov {path}: a covariance file is .csv (with a header naming "
                            f"the variables) or .npy, not '{ext or path}'")
-    from ..reading import BoundedReader
+    from gradcli.cli.reading import BoundedReader
 
     label = f"--cov {path}"
     known = dict(components or {})
@@ -268,7 +268,7 @@ def _token(text: str, limit: int = 40) -> str:
 def _header_width(names: list[str], known: Mapping[str, list[str]], where: str) -> int:
     """The components the header's names cover (a variable's name: all of them), each a
     component of an ``--at`` variable and named once; else a one-line refusal."""
-    from ...evaluation.propagate import component_of
+    from gradcli.evaluation.propagate import component_of
 
     if any(not n for n in names):
         raise UsageProblem(f"{where}: the header needs a name for every column")
@@ -313,7 +313,7 @@ def _components(estimates: Mapping[str, tuple[Any, ...]]) -> dict[str, list[str]
     """Each estimate's component labels (``x[0]``...), for checking a covariance file's
     header; a variable whose value is not an array of numbers is left to the library,
     which names what is wrong with it."""
-    from ...evaluation.propagate import component_labels
+    from gradcli.evaluation.propagate import component_labels
 
     out: dict[str, list[str]] = {}
     for name, (value, *_) in estimates.items():
@@ -335,7 +335,7 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
                   to: list[str] | None = None) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
     whether Monte Carlo agrees with the law of propagation."""
-    from ...evaluation.propagate import propagate
+    from gradcli.evaluation.propagate import propagate
 
     typed = {k: v for k, v in locals().items() if k not in ("what", "expression")}
     if not at and not readings and not inputs:
@@ -347,11 +347,11 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
             "u": _merged(u, "--u") or None, "nu": _merged(nu, "--nu") or None,
             "corr": _correlations(corr) or None, "dist": _distributions(dist) or None}
         if readings:
-            from ..calibration_files import read_readings
+            from gradcli.cli.calibration_files import read_readings
 
             kwargs["readings"] = read_readings(readings)
         if inputs:
-            from ..calibration_files import read_inputs
+            from gradcli.cli.calibration_files import read_inputs
 
             kwargs["inputs"], file_corr = read_inputs(inputs)
             kwargs["corr"] = _merge_corr(file_corr, kwargs["corr"] or {}, inputs)
@@ -359,7 +359,7 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
         # are the library's to check
         kwargs["cov"] = read_cov(cov, None if readings or inputs else
                                  _components(estimates)) if cov else None
-        from ...evaluation.parameters import TABLE  # --unit and --to: the table's syntax
+        from gradcli.evaluation.parameters import TABLE  # --unit and --to: the table's syntax
 
         for name, given in (("units", units), ("to", to)):
             if given:

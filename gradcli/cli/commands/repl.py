@@ -41,8 +41,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...lang.program import MAX_FILE
-from ..errors import ExitStatus
+from gradcli.lang.program import MAX_FILE
+from gradcli.cli.errors import ExitStatus
 
 PROMPT = "gradcli> "
 #: the longest line a session reads, in bytes (a program's statements belong in @FILE)
@@ -95,16 +95,16 @@ class _Made:
 
 
 def _names(text: str) -> list[str]:
-    from ...lang.tokens import tokenize
+    from gradcli.lang.tokens import tokenize
 
     return [t.text for t in tokenize(text) if t.kind == "name"]
 
 
 def parse_definition(line: str) -> Definition | None:
     """The definition a line makes, or None when the line is a command line."""
-    from ...lang.errors import ExpressionError
-    from ...lang.program import _kind, _statements
-    from ...lang.tokens import tokenize
+    from gradcli.lang.errors import ExpressionError
+    from gradcli.lang.program import _kind, _statements
+    from gradcli.lang.tokens import tokenize
 
     try:
         statements = _statements(tokenize(line))
@@ -122,7 +122,7 @@ def parse_definition(line: str) -> Definition | None:
 def _measure(node: Any, sizes: dict[str, _Made]) -> tuple[int, int]:
     """(operations once inlined, deepest function called) of a statement, counted as the
     compiler counts them before compiling (``lang.compile``)."""
-    from ...lang.ast import Call, Const, Num, Ref, Var, walk
+    from gradcli.lang.ast import Call, Const, Num, Ref, Var, walk
 
     total, deepest = 0, 0
     for sub in walk(node):
@@ -160,7 +160,7 @@ class Session:
 
     def used(self, expression: str) -> list[str]:
         """The definitions ``expression`` uses, and theirs, in the order they were made."""
-        from ...lang.errors import ExpressionError
+        from gradcli.lang.errors import ExpressionError
 
         try:
             todo = [n for n in _names(expression) if n in self.definitions]
@@ -180,8 +180,8 @@ class Session:
         or text that does not tokenize is left as it is: the command says what is wrong
         with it). The definitions count against the session's limit, the expression
         against an expression's."""
-        from ...lang.parser import MAX_LENGTH
-        from ...lang.program import ProgramText, parse_definitions
+        from gradcli.lang.parser import MAX_LENGTH
+        from gradcli.lang.program import ProgramText, parse_definitions
 
         if expression.startswith("@") or not self.definitions:
             return expression
@@ -203,8 +203,8 @@ class Session:
         ``calling.call`` once the options are read): no reading of standard input (it
         holds the session's own lines), no file written under --no-files, and the
         session's definitions in front of the expression."""
-        from ..errors import UsageProblem
-        from ..files import files_allowed
+        from gradcli.cli.errors import UsageProblem
+        from gradcli.cli.files import files_allowed
 
         expression = options.get("expression")
         if expression == "@-":
@@ -225,7 +225,7 @@ class Session:
             options["expression"] = self.program_for(expression)
         if self.units and any(o.name == "units" for o in command.options) and \
                 isinstance(expression, str):
-            from ...lang.errors import ExpressionError
+            from gradcli.lang.errors import ExpressionError
 
             try:
                 used = set(_names(options["expression"]))
@@ -281,7 +281,7 @@ class Session:
 
         The expression is every word between the command and its first option, so
         ``grad f(x, y) --at x=1,y=2`` needs no quotes; a quoted expression is one word."""
-        from ..definition import BY_NAME
+        from gradcli.cli.definition import BY_NAME
 
         command = BY_NAME.get(words[0])
         if command is None or len(words) < 2:
@@ -296,7 +296,7 @@ class Session:
     def _help(self, topic: list[str]) -> int:
         """``help``: the commands and the session's own words; ``help COMMAND``: its
         options (``COMMAND --help``)."""
-        from ..definition import all_commands
+        from gradcli.cli.definition import all_commands
 
         if topic:
             return self._done(self.run([topic[0], "--help"]))
@@ -323,10 +323,10 @@ class Session:
     def _define(self, definition: Definition) -> int:
         """Accept a definition, or refuse it now with the reason: it must parse after the
         definitions it may use, fit the session's limit and the compiler's."""
-        from ...lang.ast import Call, Define, Ref, Var, walk
-        from ...lang.compile import MAX_CALLS, MAX_STEPS
-        from ...lang.errors import ExpressionError
-        from ...lang.program import Head, parse_definitions
+        from gradcli.lang.ast import Call, Define, Ref, Var, walk
+        from gradcli.lang.compile import MAX_CALLS, MAX_STEPS
+        from gradcli.lang.errors import ExpressionError
+        from gradcli.lang.program import Head, parse_definitions
 
         name, text = definition.name, definition.text
         old = self.definitions.get(name)
@@ -429,9 +429,9 @@ class Session:
             for name, unit in self.units.items():
                 sys.stdout.write(f"{name} = {unit}\n")
             return self._done(ExitStatus.OK)
-        from ...evaluation.binding import EvaluationError
-        from ...evaluation.parameters import TABLE
-        from ...lang.units import UnitError, parse_unit
+        from gradcli.evaluation.binding import EvaluationError
+        from gradcli.evaluation.parameters import TABLE
+        from gradcli.lang.units import UnitError, parse_unit
 
         try:
             given = TABLE["units"].read(rest[0], None)
@@ -443,7 +443,7 @@ class Session:
         return self._done(ExitStatus.OK)
 
     def _error(self, message: str) -> int:
-        from ..errors import printable
+        from gradcli.cli.errors import printable
 
         sys.stderr.write(printable(f"gradcli: error: {message}") + "\n")
         return self._done(ExitStatus.USAGE)
@@ -626,7 +626,7 @@ def _terminal_lines() -> Iterator[str | Exception]:
 
 def _piped_lines() -> Iterator[str | Exception]:
     """Lines of standard input as they come, each within :data:`MAX_LINE` bytes."""
-    from ..reading import BoundedReader
+    from gradcli.cli.reading import BoundedReader
 
     with BoundedReader("-", label="standard input", max_line=MAX_LINE,
                        read_size=MAX_LINE) as reader:
@@ -638,9 +638,9 @@ def _piped_lines() -> Iterator[str | Exception]:
 def run_session(what: str, fmt: str = "auto", quiet: bool = False, **_: Any) -> int:
     """The ``repl`` command's body: a session whose lines run as gradcli command lines in
     this process (``what`` is the command's name, as for every command)."""
-    from ..errors import guarded
-    from ..files import files_allowed
-    from ..main import run
+    from gradcli.cli.errors import guarded
+    from gradcli.cli.files import files_allowed
+    from gradcli.cli.main import run
 
     # the session's -q and --no-files hold for every line (each line is its own command)
     extra = [*(["-q"] if quiet else []), *([] if files_allowed() else ["--no-files"])]
@@ -674,9 +674,9 @@ def run_repl(run: Callable[[list[str]], int], default_format: str | None = None,
     """Answer ``lines`` (default: standard input, interactively on a terminal) one by one
     with ``run``; the worst exit status of the lines, or the status that ended the
     session (a signal's, 1 for a closed standard output)."""
-    from ...evaluation import EvaluationError
-    from ...output import interrupt
-    from .. import calling
+    from gradcli.evaluation import EvaluationError
+    from gradcli.output import interrupt
+    from gradcli.cli import calling
 
     session = Session(run, default_format)
     if interactive is None:

@@ -56,10 +56,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...engine.grad_mode import quiet
-from ..binding import EvaluationError
-from .descend import column_norms
-from .function import FieldFunction
+from gradcli.engine.grad_mode import quiet
+from gradcli.evaluation.binding import EvaluationError
+from gradcli.evaluation.fields.descend import column_norms
+from gradcli.evaluation.fields.function import FieldFunction
 
 __all__ = ["CriticalPoints", "find_critical", "SCALAR_TYPES", "VECTOR_TYPES"]
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...engine.grad_mode import quiet
-from ...support.allocator import keep_freed_memory
-from ..binding import EvaluationError, count_text, ref
-from .function import FieldFunction
-from .optim import Settings, make_optimizer
+from gradcli.engine.grad_mode import quiet
+from gradcli.support.allocator import keep_freed_memory
+from gradcli.evaluation.binding import EvaluationError, count_text, ref
+from gradcli.evaluation.fields.function import FieldFunction
+from gradcli.evaluation.fields.optim import Settings, make_optimizer
 
 __all__ = ["Path", "descend", "STOPS", "column_norms", "row_limit"]
 

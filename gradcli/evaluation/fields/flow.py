@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.grad_mode import quiet
-from ...support.allocator import keep_freed_memory
-from ..binding import EvaluationError, ref
-from .defaults import ATOL as DEFAULT_ATOL
-from .defaults import FLOW_METHODS as METHODS
-from .defaults import RTOL as DEFAULT_RTOL
-from .descend import column_norms
-from .function import FieldFunction
+from gradcli.engine.grad_mode import quiet
+from gradcli.support.allocator import keep_freed_memory
+from gradcli.evaluation.binding import EvaluationError, ref
+from gradcli.evaluation.fields.defaults import ATOL as DEFAULT_ATOL
+from gradcli.evaluation.fields.defaults import FLOW_METHODS as METHODS
+from gradcli.evaluation.fields.defaults import RTOL as DEFAULT_RTOL
+from gradcli.evaluation.fields.descend import column_norms
+from gradcli.evaluation.fields.function import FieldFunction
 
 __all__ = ["Trajectories", "TimeGrid", "integrate", "METHODS", "MAX_TIMES",
            "DEFAULT_RTOL", "DEFAULT_ATOL", "MAX_ATTEMPTS"]

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.rules_array import stack
-from ...engine.rules_axes import take
-from ...engine.trace import Traced, trace, with_derivatives
-from ...lang import ExpressionError, Var, parse, walk
-from ..binding import EvaluationError, count_text, ref, unused_text, warn_unused
-from ..blocks import Block
-from ..evaluator import MAX_SWEEP_OPS, prepare
+from gradcli.engine.rules_array import stack
+from gradcli.engine.rules_axes import take
+from gradcli.engine.trace import Traced, trace, with_derivatives
+from gradcli.lang import ExpressionError, Var, parse, walk
+from gradcli.evaluation.binding import EvaluationError, count_text, ref, unused_text, warn_unused
+from gradcli.evaluation.blocks import Block
+from gradcli.evaluation.evaluator import MAX_SWEEP_OPS, prepare
 
 __all__ = ["FieldFunction"]
 

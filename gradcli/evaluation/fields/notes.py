@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ...lang.errors import ref
+from gradcli.lang.errors import ref
 
 __all__ = ["critical_notes", "descend_notes", "flow_notes"]
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..binding import EvaluationError, ref
-from .defaults import METHODS
+from gradcli.evaluation.binding import EvaluationError, ref
+from gradcli.evaluation.fields.defaults import METHODS
 
 __all__ = ["METHODS", "Settings", "settings", "make_optimizer", "APPLIES", "DEFAULTS",
            "parse_betas", "each_settings"]
@@ -124,7 +124,7 @@ def each_settings(methods: Sequence[str], lrs: Sequence[float] = (),
 def parse_betas(value: Any) -> tuple[float, float]:
     """``"0.9,0.999"`` (gradcli's constant syntax) or two numbers -> ``(0.9, 0.999)``."""
     if isinstance(value, str):
-        from ..spec_text import parse_vector
+        from gradcli.evaluation.spec_text import parse_vector
 
         value = parse_vector(value)
     flat = value if isinstance(value, (list, tuple)) else [value]

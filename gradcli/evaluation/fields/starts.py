@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..binding import EvaluationError, bind_points, count_text, ref
+from gradcli.evaluation.binding import EvaluationError, bind_points, count_text, ref
 
 __all__ = ["Starts", "from_points", "from_lattice", "parse_times"]
 
@@ -66,9 +66,9 @@ def from_lattice(axes: Mapping[str, tuple[float, float, int]], max_points: int) 
 def parse_times(text: str) -> tuple[float, float, int]:
     """``0:20:2001`` -> ``(0.0, 20.0, 2001)``: a time grid of at least 2 times between
     two different finite ends (constant expressions: ``0:2pi:629``)."""
-    from ..binding import parse_constant
-    from ..spec_text import split_top
-    from .flow import MAX_TIMES
+    from gradcli.evaluation.binding import parse_constant
+    from gradcli.evaluation.spec_text import split_top
+    from gradcli.evaluation.fields.flow import MAX_TIMES
 
     parts = split_top(text, ":")
     if len(parts) == 3:
