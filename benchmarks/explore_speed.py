@@ -1,6 +1,6 @@
 """The explorer (issue 37): the "explore" section of ``make bench``.
 
-A server (``gradcli.explore.server``, its worker process warm) in this process, spoken to
+A server (``gradcli.cli.explore.server``, its worker process warm) in this process, spoken to
 over HTTP as the page does; each time is from sending the request to the last byte of
 the answer, so it is the server's whole time (reading, the worker's computation, the
 base64 arrays, writing):
@@ -33,8 +33,8 @@ NAMES = {"field": "explore field 200×200 after an edit", "panel": "explore clic
 
 
 def _server() -> tuple[object, object, int]:
-    from gradcli.evaluation.budget import memory_budget
-    from gradcli.explore.server import Engine, Explorer
+    from gradcli.cli.explore.server import Engine, Explorer
+    from gradcli.request.budget import memory_budget
 
     engine = Engine(10.0, memory_budget())
     server = Explorer("127.0.0.1", 0, "bench", engine, {"expression": "x"})

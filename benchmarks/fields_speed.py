@@ -50,9 +50,9 @@ TOOLS = {
     "adam": {
         "gradcli descend": """
 import numpy as np
-from gradcli.evaluation.fields.descend import descend
-from gradcli.evaluation.fields.function import FieldFunction
-from gradcli.evaluation.fields.optim import settings
+from gradcli.fields.descend import descend
+from gradcli.fields.function import FieldFunction
+from gradcli.fields.optim import settings
 def run():
     fn = FieldFunction(EXPR, {"x": -1.2, "y": 1.0})
     return descend(fn, np.array([[-1.2, 1.0]]), settings("adam", lr=1e-3), steps=STEPS,
@@ -79,10 +79,10 @@ print(json.dumps({"times": times, "result": out}))
     "grid": {
         "gradcli descend": """
 import numpy as np
-from gradcli.evaluation.fields.descend import descend
-from gradcli.evaluation.fields.function import FieldFunction
-from gradcli.evaluation.fields.optim import settings
-from gradcli.evaluation.fields.starts import from_lattice
+from gradcli.fields.descend import descend
+from gradcli.fields.function import FieldFunction
+from gradcli.fields.optim import settings
+from gradcli.fields.starts import from_lattice
 def run():
     starts = from_lattice({"x": (-2.0, 2.0, SIDE), "y": (-1.0, 3.0, SIDE)}, 10**9)
     fn = FieldFunction(EXPR, starts.variables)

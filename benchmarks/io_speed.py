@@ -69,7 +69,7 @@ times, df = timed(lambda: pl.read_csv(PATH), REPEAT)
 print(json.dumps({"times": times, "digest": digest([df[c].to_numpy() for c in df.columns])}))
 """,
     f"baseline reader ({BASE_COMMIT})": """
-from gradcli.evaluation.spec_text import read_points_csv
+from gradcli.lang.spec_text import read_points_csv
 def f():
     with open(PATH, encoding="utf-8") as fh:
         return read_points_csv(fh.read(), PATH)

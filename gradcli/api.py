@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation import DEFAULT_MAX_POINTS, EvaluationError
+from gradcli.errors import EvaluationError, ref
+from gradcli.evaluation import DEFAULT_MAX_POINTS
 from gradcli.evaluation import evaluate as _evaluate
-from gradcli.evaluation.binding import bind_grid, ref
-from gradcli.evaluation.propagate import propagate as _propagate
 from gradcli.output.display import EvaluatedView, PropagatedView, RowTable
+from gradcli.request.binding import bind_grid
+from gradcli.uncertainty.propagation import propagate as _propagate
 
 __all__ = ["evaluate", "propagate", "critical", "descend", "flow"]
 
@@ -144,7 +145,7 @@ def critical(expression: str, grid: Mapping[str, Any] | None = None, *,
     ``im[i]``), ``vec[i][k]``, ``type``; ``track="p"`` (a parameter held by ``at``) adds
     ``dx/dp``..., how each point moves with p. ``units``/``to`` as for ``evaluate``: the
     point in its variables' units, f in its own, the eigenvalues in unit(f)/unit(x)²."""
-    from gradcli.evaluation.fields.notes import critical_notes
+    from gradcli.fields.notes import critical_notes
 
     found, columns, box = critical_points(expression, grid, points=points, at=at,
                                           max_points=max_points, track=track, units=units,
@@ -164,10 +165,10 @@ def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
     or ``points``, the search, the rows (with ``track``'s ``dx/dp`` columns), and (the
     points found, the rows, the search box or None). ``unbound`` is the hint for a
     variable left unbound (a front end's words)."""
-    from gradcli.evaluation.fields.critical import find_critical
-    from gradcli.evaluation.fields.function import FieldFunction
-    from gradcli.evaluation.fields.rows import critical_rows
-    from gradcli.evaluation.fields.starts import from_lattice
+    from gradcli.fields.critical import find_critical
+    from gradcli.fields.function import FieldFunction
+    from gradcli.fields.rows import critical_rows
+    from gradcli.fields.starts import from_lattice
 
     hint: dict[str, Any] = {} if unbound is None else {"unbound": unbound}
     hint |= {k: v for k, v in (("units", units), ("to", to)) if v}
@@ -203,27 +204,27 @@ def critical_points(expression: str, grid: Mapping[str, Any] | None = None, *,
     found = find_critical(function, seeds, box)
     columns = critical_rows(found, function.n)
     if track is not None:  # dx*/dp by the implicit function theorem
-        from gradcli.evaluation.implicit import tracking_columns
+        from gradcli.fields.implicit import tracking_columns
 
         kinds = columns.pop("type")  # the text column stays last
         columns |= tracking_columns(expression, found.kind, found.columns, found.X, held,
                                     track)
         columns["type"] = kinds
-    from gradcli.evaluation.units import critical_units
+    from gradcli.evaluation.request_units import critical_units
 
     return found, critical_units(columns, function), box
 
 
 def _said(notes: list[str]) -> list[str]:
     """The fields' notes (the command line prints the same lines) in the library's names."""
-    from gradcli.lang.errors import render_references
+    from gradcli.errors import render_references
 
     return [render_references(line) for line in notes]
 
 
 def _starts(start: Any, start_grid: Mapping[str, Any] | None, held: Mapping[str, Any],
-            max_points: int) -> Any:
-    from gradcli.evaluation.fields.starts import from_lattice, from_points
+            max_points: int, units: Mapping[str, Any] | None = None) -> Any:
+    from gradcli.fields.starts import from_lattice, from_points
 
     if (start is None) == (start_grid is None):
         raise EvaluationError(f"give one of {ref('start', python=repr({'x': 1, 'y': 1}))} "
@@ -236,7 +237,7 @@ def _starts(start: Any, start_grid: Mapping[str, Any] | None, held: Mapping[str,
         if len(points) > max_points:
             raise EvaluationError(f"{len(points):,} starts, over {ref('max_points')}")
         _held(held, points[0])
-        return from_points(points)
+        return from_points(points, units)
     assert start_grid is not None
     axes, fixed = _axes(start_grid, "start_grid", max_points)
     if fixed:  # a value alone in a lattice is an axis of one value, as on the command line
@@ -261,15 +262,15 @@ def descend(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, An
     with several starts, ``step``, the point, ``f``, ``|grad f|``); its ``notes`` say
     why the runs stopped. ``units``/``to`` as for ``evaluate``: the path in its variables'
     units, f in its own, |grad f| in unit(f)/unit(x)."""
-    from gradcli.evaluation.fields import defaults
-    from gradcli.evaluation.fields.notes import descend_notes
-    from gradcli.evaluation.fields.rows import descend_rows
-    from gradcli.evaluation.units import critical_units
+    from gradcli.evaluation.request_units import critical_units
+    from gradcli.fields import defaults
+    from gradcli.fields.notes import descend_notes
+    from gradcli.fields.rows import descend_rows
 
     held = dict(at or {})
     steps = defaults.STEPS if steps is None else _whole(steps, "steps", 0)
     every = _whole(every, "every", 1)
-    starts = _starts(start, start_grid, held, max_points)
+    starts = _starts(start, start_grid, held, max_points, units)
     path, function, chosen = descend_paths(expression, starts, held, method=method,
                                            steps=steps, tol=tol, every=every,
                                            max_points=max_points, units=units, to=to,
@@ -292,13 +293,14 @@ def descend_paths(expression: str, starts: Any, held: Mapping[str, Any], *,
     the function, the settings). ``recording(function)`` may give a callable that gets
     each recorded row as it is made (the command's stream); ``unbound`` is the hint for a
     variable left unbound (a front end's words)."""
-    from gradcli.evaluation.fields.descend import descend as run_descend
-    from gradcli.evaluation.fields.descend import row_limit
-    from gradcli.evaluation.fields.function import FieldFunction
-    from gradcli.evaluation.fields.optim import settings
+    from gradcli.fields.descend import descend as run_descend
+    from gradcli.fields.descend import row_limit
+    from gradcli.fields.function import FieldFunction
+    from gradcli.fields.optim import settings
 
     chosen = settings(method, **hyper)
     row_limit(len(starts), steps, every, max_points)
+    units = {**getattr(starts, "units", {}), **(units or {})}
     hint: dict[str, Any] = {} if unbound is None else {"unbound": unbound}
     hint |= {k: v for k, v in (("units", units), ("to", to)) if v}
     function = FieldFunction(expression, starts.variables, held, **hint)
@@ -325,9 +327,9 @@ def flow_paths(expression: str, starts: Any, held: Mapping[str, Any], grid: Any,
     units, ``.function`` and ``.time``, the time's unit, for ``units.flow_units``).
     ``unbound`` is the hint for a variable left unbound (a front end's words); ``units``
     may give the time's unit as ``t`` (unless t is a variable)."""
-    from gradcli.evaluation.fields import defaults
-    from gradcli.evaluation.fields.flow import integrate
-    from gradcli.evaluation.fields.function import FieldFunction
+    from gradcli.fields import defaults
+    from gradcli.fields.flow import integrate
+    from gradcli.fields.function import FieldFunction
 
     rows = len(starts) * ((grid.n - 1) // every + 2)
     if rows > max_points:
@@ -336,13 +338,13 @@ def flow_paths(expression: str, starts: Any, held: Mapping[str, Any], grid: Any,
                               f"fewer with {ref('every', text='K', python='K')}, or raise "
                               f"{ref('max_points')}")
     hint: dict[str, Any] = {} if unbound is None else {"unbound": unbound}
-    units = dict(units or {})
+    units = {**getattr(starts, "units", {}), **(units or {})}
     time_unit = units.pop("t", None) if "t" not in [*starts.variables, *held] else None
     hint |= {k: v for k, v in (("units", units), ("to", to)) if v}
     function = FieldFunction(expression, starts.variables, held, **hint)
     time = None
     if function.units is not None or time_unit is not None:
-        from gradcli.evaluation.units import flow_time
+        from gradcli.evaluation.request_units import flow_time
 
         if function.units is None:
             raise EvaluationError("flow: the time has a unit but the variables have none: "
@@ -373,10 +375,10 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
     the point, ``|F|``). ``units``/``to`` as for ``evaluate``, and ``units={"t": "s"}``
     the time's: each component of F must be in unit(x)/unit(t) or convertible to it
     (without t's unit, the time's unit is unit(x)/unit(F))."""
-    from gradcli.evaluation.fields import defaults
-    from gradcli.evaluation.fields.flow import TimeGrid
-    from gradcli.evaluation.fields.rows import flow_rows
-    from gradcli.evaluation.fields.starts import parse_times
+    from gradcli.fields import defaults
+    from gradcli.fields.flow import TimeGrid
+    from gradcli.fields.rows import flow_rows
+    from gradcli.fields.starts import parse_times
 
     if method != "dopri5" and (rtol is not None or atol is not None):
         raise EvaluationError(f"rtol and atol are dopri5's tolerances: add "
@@ -390,15 +392,15 @@ def flow(expression: str, start: Mapping[str, Any] | Sequence[Mapping[str, Any]]
         t = ":".join(str(v) for v in t)
     times = defaults.TIMES if t is None else parse_times(t)
     grid = TimeGrid.of(times)
-    starts = _starts(start, start_grid, held, max_points)
+    starts = _starts(start, start_grid, held, max_points, units)
     paths = flow_paths(expression, starts, held, grid, method=method, every=every, tol=tol,
                        box=dict(box) if box is not None else None, rtol=rtol, atol=atol,
                        max_points=max_points, units=units, to=to)
-    from gradcli.evaluation.fields.notes import flow_notes
+    from gradcli.fields.notes import flow_notes
 
     many = len(starts) > 1 or starts.lattice
     notes, diverged = flow_notes(paths, tol, many, method, grid.t0, grid.t1)
-    from gradcli.evaluation.units import flow_units
+    from gradcli.evaluation.request_units import flow_units
 
     return RowTable(flow_units(flow_rows(paths, many), paths.function, paths.time),
                     f"flow ({method}) of {expression}",
@@ -420,7 +422,7 @@ def implicit(expression: str, solve_for: str | Sequence[str],
     (dy/dx in unit(y)/unit(x)). Returns a :class:`RowTable`: the variables, ``|F|``,
     ``dy/dx``...
     """
-    from gradcli.evaluation.implicit import TOL, implicit_columns
+    from gradcli.fields.implicit import TOL, implicit_columns
 
     def names(value: Any) -> list[str] | None:
         if value is None:
@@ -460,7 +462,7 @@ def curvilinear(expression: str, what: str, coords: str, *,
     basis). ``at``, ``grid``, ``points`` and ``fixed`` mean what they mean for
     ``evaluate``. Returns a :class:`RowTable`: the variables, ``f`` (or ``f[i]``), then
     ``grad_r``..., ``div``, ``curl``/``curl_r``... or ``laplacian``, one row per point."""
-    from gradcli.evaluation.curvilinear import curvilinear_columns
+    from gradcli.fields.curvilinear import curvilinear_columns
 
     where = {k: v for k, v in (("at", at), ("grid", grid), ("points", points),
                                ("fixed", fixed)) if v is not None}
@@ -488,7 +490,7 @@ def integrate(expression: str, path: str | None = None, *, disc: str | None = No
     units (the result in unit(F)·unit(x), a surface's flux unit(F)·unit(x)²; the path's
     parameter is a pure number). Returns a one-row
     :class:`RowTable` with the result and its error estimate."""
-    from gradcli.evaluation.integrate import TOL, integrate_columns
+    from gradcli.fields.integrate import TOL, integrate_columns
 
     names = None if wrt is None else [n.strip() for n in (
         wrt.split(",") if isinstance(wrt, str) else wrt)]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.cli.errors import UsageProblem
+from gradcli.cli.messages import UsageProblem
 from gradcli.cli.reading import BoundedReader, MiB
 
 #: the largest readings file: 64 MiB of text (about 4·10⁶ readings of 16 characters)

@@ -9,8 +9,8 @@ import importlib
 from typing import Any
 
 from gradcli.cli.definition import Command
-from gradcli.cli.errors import UsageProblem
 from gradcli.cli.files import allow_files
+from gradcli.cli.messages import UsageProblem
 
 #: the session (``gradcli repl``) whose lines are being run, if any: it checks what each
 #: line's command is handed and puts its definitions in front of the expression

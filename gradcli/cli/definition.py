@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gradcli.evaluation.binding import DEFAULT_MAX_POINTS
-from gradcli.evaluation.budget import DEFAULT_MEMORY, size_text
-from gradcli.evaluation.fields import defaults as fields_defaults
+from gradcli.fields import defaults as fields_defaults
 from gradcli.output import formats as format_table
+from gradcli.request.binding import DEFAULT_MAX_POINTS
+from gradcli.request.budget import DEFAULT_MEMORY, size_text
 
 #: value kinds: how an option's text becomes its value (``values.py`` converts them)
 KINDS = ("flag", "text", "choice", "whole", "real")
@@ -312,7 +312,7 @@ NUMERIC = (AT, GRID, POINTS, NUMERIC_FORMAT, OUTPUT, OVERWRITE, PRECISION, STRIC
 
 # --- --check ------------------------------------------------------------------------------
 # each computation's default tolerance per dtype is its record's ``check``
-# (``gradcli.evaluation.computations``); see ``check_tolerance``
+# (``gradcli.plan.computations``); see ``check_tolerance``
 
 
 def _sci(value: float) -> str:
@@ -349,7 +349,7 @@ PAIRING = ("Components pair with the variables in the order the command line bin
            "grid order, --at order, or points-file column order; --wrt x,y,z states the "
            "pairing and takes precedence.")
 # each computation parameter's option is made from its declaration (the parameter table,
-# ``gradcli.evaluation.parameters``); a command words it for itself here
+# ``gradcli.request.parameters``); a command words it for itself here
 FIELD_WRT = dict(
     help="The variables the field's components pair with, in order (default: the bound "
     "variables in binding order; a vector or matrix variable gives its components in "
@@ -635,7 +635,7 @@ PLOT_FIELDS = (
 # --- propagate: measurement uncertainty through the formula (GUM, JCGM 101) ---------------
 def _distribution_list() -> str:
     """The distributions' usages, from their table (read when the help is shown)."""
-    from gradcli.evaluation.distributions import DISTRIBUTIONS
+    from gradcli.uncertainty.distributions import DISTRIBUTIONS
 
     return ", ".join(d.usage for d in DISTRIBUTIONS.values())
 
@@ -740,7 +740,7 @@ PROPAGATE = (
     PRECISION, QUIET,
 )
 
-RUN_FIELDS = "gradcli.cli.commands.fields"
+RUN_FIELDS = "gradcli.cli.commands.field_commands"
 
 
 def _with(options: tuple[Option, ...], *variants: Option) -> tuple[Option, ...]:
@@ -751,7 +751,7 @@ def _with(options: tuple[Option, ...], *variants: Option) -> tuple[Option, ...]:
 
 #: the function every numeric command runs: it hands the command's name to
 #: ``gradcli.evaluate`` as ``what``
-RUN_NUMERIC = "gradcli.cli.commands.numeric:run_numeric"
+RUN_NUMERIC = "gradcli.cli.commands.numeric_commands:run_numeric"
 
 #: the CLI's words for the built-in numeric commands (help with their flags, and example
 #: command lines); a computation registered elsewhere shows its record's own
@@ -937,7 +937,7 @@ _PARAMETER_KINDS = {"names": "text", "whole": "whole", "flag": "flag", "array": 
 
 def parameter_option(parameter: Any) -> Option:
     """The option of a computation parameter, made from its declaration
-    (``gradcli.evaluation.parameters.Parameter``: name, flags, help, example, bounds)."""
+    (``gradcli.request.parameters.Parameter``: name, flags, help, example, bounds)."""
     kind = _PARAMETER_KINDS[parameter.kind]
     return Option(parameter.name, parameter.flags, kind, False if kind == "flag" else None,
                   help=parameter.help, example=parameter.example, metavar=parameter.metavar,
@@ -948,20 +948,20 @@ def parameter_option(parameter: Any) -> Option:
 def _wrt(help: str, example: str) -> Option:  # noqa: A002 - the declaration's field name
     """The ``wrt`` parameter's option (its declaration) worded for a command that is not a
     computation of the table (implicit, integrate)."""
-    from gradcli.evaluation.parameters import TABLE
+    from gradcli.request.parameters import TABLE
 
     return replace(parameter_option(TABLE["wrt"]), help=help, example=example)
 
 
 def _parameter_option(command: str, parameter: str) -> Option:
-    from gradcli.evaluation.parameters import TABLE
+    from gradcli.request.parameters import TABLE
 
     return replace(parameter_option(TABLE[parameter]),
                    **COMMAND_OPTIONS.get((command, parameter), {}))
 
 
 def numeric_command(record: Any) -> Command:
-    """The CLI command of a computation (``gradcli.evaluation.computations.Computation``):
+    """The CLI command of a computation (``gradcli.plan.computations.Computation``):
     the common options, its parameters' options (wrt and order last), --check when it has
     a tolerance, then the command's own presentation options."""
     help_text, examples = NUMERIC_WORDS.get(record.name, (record.help, record.examples))
@@ -983,7 +983,7 @@ def numeric_command(record: Any) -> Command:
 
 def check_tolerance(command: str, dtype: str) -> float:
     """--check's default relative tolerance for ``command`` at ``dtype``."""
-    from gradcli.evaluation.computations import computation
+    from gradcli.plan.computations import computation
 
     return (computation(command).check or {})[dtype]
 
@@ -1013,7 +1013,7 @@ IMPLICIT = Command(
     "F(x, y) = 0 at points on the curve, dy/dx = -(dF/dy)^-1 dF/dx (a system [F1, F2] "
     "with y a vector too); columns: the variables, |F|, dy/dx per unknown and variable, "
     "and with --order K d2y/dx2 ... dKy/dxK.",
-    run="gradcli.cli.commands.implicit:run_implicit",
+    run="gradcli.cli.commands.implicit_command:run_implicit",
     options=(SOLVE_FOR, IMPLICIT_AT, IMPLICIT_WRT, IMPLICIT_ORDER, IMPLICIT_TOL, FORMAT,
              OUTPUT, PRECISION, QUIET),
     group="implicit", writes=ROWS,
@@ -1069,7 +1069,7 @@ INTEGRATE = Command(
     "space through a --surface, by adaptive Gauss-Kronrod (G7-K15); columns: work, "
     "circulation, flux or integral, error (the estimate), and with --check the other "
     "side of Green's or the divergence theorem and its estimate.",
-    run="gradcli.cli.commands.integrate:run_integrate",
+    run="gradcli.cli.commands.integrate_command:run_integrate",
     options=(PATH, DISC, BOX, SURFACE, BALL, FLUX, INTEGRATE_CHECK, INTEGRATE_TOL,
              INTEGRATE_WRT, HOLD,
              FORMAT, OUTPUT, PRECISION, QUIET),
@@ -1110,7 +1110,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
     Command(
         name="graph", help="The computation graph at one point: each node's operation, "
         "inputs, value and adjoint ∂f/∂node.",
-        run="gradcli.cli.commands.graph:run_graph",
+        run="gradcli.cli.commands.graph_command:run_graph",
         options=(GRAPH_AT, GRAPH_FORMAT, GRAPH_OUTPUT, PRECISION, QUIET), group="graph",
         writes=(format_table.GRAPH,), auto=("table", "table"),
         examples=('gradcli graph "m = x^2; y = m + x; p = 4*y" --at x=3',
@@ -1119,7 +1119,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         name="plot", help="A picture of the formula and its gradient: curves with tangent "
         "arrows (one variable), a heatmap with gradient arrows or streamlines (two), a slice "
         "or interactive cones (three), an animation, or a terminal preview.",
-        run="gradcli.cli.commands.plot:run_plot",
+        run="gradcli.cli.commands.plot_command:run_plot",
         options=(PLOT_OUTPUT, PLOT_GRID, HOLD, *PLOT_DRAWING, *PLOT_FIELDS, *PLOT_TRACED,
                  QUIET,
                  MAX_POINTS),
@@ -1164,7 +1164,8 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         "U(f) = k·u(f), k and, for a vector f, output (its name) and the correlations "
         "r(f[i],f[j]); --order 2 adds second-order terms, --budget writes the uncertainty "
         "budget, --monte-carlo N checks it by Monte Carlo (JCGM 101).",
-        run="gradcli.cli.commands.propagate:run_propagate", options=PROPAGATE, group="propagate",
+        run="gradcli.cli.commands.propagate_command:run_propagate", options=PROPAGATE,
+        group="propagate",
         writes=ROWS,
         examples=('gradcli propagate "V/I" --at "V=4.9990+-0.0032, I=19.6610e-3+-0.0095e-3" '
                   '--corr V,I=-0.36',
@@ -1211,7 +1212,7 @@ OTHER_COMMANDS: tuple[Command, ...] = (
         "prints its error and the session goes on; the exit status is the worst line's; "
         "help (or ?) lists the commands. On a terminal: line editing and history, Ctrl-C "
         "stops the line being answered; from a pipe: one answer per line, in order.",
-        run="gradcli.cli.commands.repl:run_session", options=(REPL_FORMAT, QUIET),
+        run="gradcli.cli.commands.repl_command:run_session", options=(REPL_FORMAT, QUIET),
         group="repl", takes_expression=False,
         examples=("gradcli repl",
                   "printf 'f(x, y) = sin(x)*cos(y)\\ngrad f(x, y) --at x=1,y=2\\n' | "
@@ -1226,7 +1227,7 @@ EXPLORE = Command(
     "(values, adjoints) and backward program, descent paths, flow lines and critical points, "
     "all computed by the engine, with the gradcli command that reproduces each. Serves on "
     "127.0.0.1 with a token in the printed address until Ctrl-C.",
-    run="gradcli.cli.commands.explore:run_explore", group="explore",
+    run="gradcli.cli.commands.explore_command:run_explore", group="explore",
     expression_default="sin(x)*cos(y)",
     options=(replace(PLOT_GRID, help="start:stop:count of the one or two drawn variables "
                      "(default -5:5); z=0.5 holds z fixed."), HOLD,
@@ -1322,7 +1323,7 @@ for _command in OTHER_COMMANDS:
 def all_commands() -> tuple[Command, ...]:
     """Every command: one per registered computation (in the table's order), then the
     others. Built when asked for, so a computation registered at run time is a command."""
-    from gradcli.evaluation.computations import TABLE, names
+    from gradcli.plan.computations import TABLE, names
 
     names()  # the built-ins first
     return (*(numeric_command(r) for r in TABLE.values()),
@@ -1339,7 +1340,7 @@ def _with_every(other: Command) -> Command:
     ``--to``: the parameter table's) when it is one of EVERY_PARAMETER_COMMANDS."""
     if other.name not in EVERY_PARAMETER_COMMANDS:
         return other
-    from gradcli.evaluation.parameters import every
+    from gradcli.request.parameters import every
 
     extra = tuple(_parameter_option(other.name, p) for p in every())
     return replace(other, options=(*other.options[:-1], *extra, other.options[-1])
@@ -1352,7 +1353,7 @@ def command(name: str) -> Command | None:
     other = next((c for c in OTHER_COMMANDS if c.name == name), None)
     if other is not None:
         return _with_every(other)
-    from gradcli.evaluation.computations import TABLE, names
+    from gradcli.plan.computations import TABLE, names
 
     names()
     record = TABLE.get(name)
@@ -1362,7 +1363,7 @@ def command(name: str) -> Command | None:
 def flag_of(parameter: str) -> str:
     """The option a library parameter is given with on the command line: the first flag
     of the declared option of that name (``max_points`` -> ``--max-points``)."""
-    from gradcli.evaluation.parameters import TABLE
+    from gradcli.request.parameters import TABLE
 
     if parameter in TABLE:  # a computation parameter: its declared flags
         return TABLE[parameter].flags[0]

@@ -35,7 +35,7 @@ def check_file(label: str, path: str) -> None:
     (``-``) is always allowed. ``label`` says which argument named it."""
     if path == "-" or _state["allowed"]:
         return
-    from gradcli.evaluation import EvaluationError
+    from gradcli.errors import EvaluationError
 
     raise EvaluationError(f"{label}: reading files is turned off (--no-files or {ENV}=1); "
                           "give the values on the command line or on standard input")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import sys
 
-from gradcli.output import formats as format_table
 from gradcli.cli.definition import Command
-from gradcli.cli.errors import UsageProblem
+from gradcli.cli.messages import UsageProblem
+from gradcli.output import formats as format_table
 
 
 def choose_format(command: Command, fmt: str, output: str | None) -> str:

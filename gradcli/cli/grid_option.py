@@ -1,6 +1,6 @@
 """The grid a run samples: ``--grid`` specs in, with the default range filled in.
 
-The spec syntax itself (``x=0:2pi:100``, ``x=1,y=pi/2``) is ``gradcli.evaluation.spec_text``,
+The spec syntax itself (``x=0:2pi:100``, ``x=1,y=pi/2``) is ``gradcli.lang.spec_text``,
 shared with the plot options; this adds what only the command line does: a bare ``--grid``
 or a name alone samples a variable on the default range, announced on stderr.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gradcli.evaluation.spec_text import parse_grid
-from gradcli.lang import free_variables, parse
 from gradcli.cli.definition import BARE_GRID
-from gradcli.cli.errors import UsageProblem, note
+from gradcli.cli.messages import UsageProblem, note
+from gradcli.lang import free_variables, parse
+from gradcli.lang.spec_text import parse_grid
 
 #: where a bare --grid (or a name alone) samples a variable
 DEFAULT_RANGE = (-5.0, 5.0)

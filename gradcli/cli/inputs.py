@@ -15,13 +15,13 @@ import os
 
 import numpy as np
 
-from gradcli.evaluation import EvaluationError
-from gradcli.lang import MAX_FILE, ProgramText
-from gradcli.support.allocator import keep_freed_memory
-from gradcli.support.threads import default_threads, ordered_map
 from gradcli.cli.files import check_file
 from gradcli.cli.points_file import quote_cell
 from gradcli.cli.reading import BoundedReader, size_text
+from gradcli.errors import EvaluationError
+from gradcli.lang import MAX_FILE, ProgramText
+from gradcli.support.allocator import keep_freed_memory
+from gradcli.support.threads import default_threads, ordered_map
 
 __all__ = ["MAX_ARRAY_BYTES", "read_array", "read_program"]
 

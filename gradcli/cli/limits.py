@@ -15,13 +15,17 @@ def _n(value: int) -> str:
 
 def limits() -> list[tuple[str, str, str]]:
     """(what is bounded, the bound, how to change it or what happens) for every bound."""
-    from gradcli.evaluation.binding import DEFAULT_MAX_POINTS, MAX_GRID_AXES
-    from gradcli.evaluation.budget import DEFAULT_MEMORY, ENV, FIXED_OVERHEAD, MIN_MEMORY, size_text
+    from gradcli.cli.calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
+    from gradcli.cli.commands.repl_command import HISTORY_BYTES, HISTORY_LINES, MAX_DEFINITIONS
+    from gradcli.cli.commands.repl_command import MAX_LINE as SESSION_LINE
+    from gradcli.cli.definition import BY_NAME
+    from gradcli.cli.explore.server import MAX_BODY, MAX_CONNECTIONS
+    from gradcli.cli.inputs import MAX_ARRAY_BYTES
+    from gradcli.cli.reading import MAX_LINE
     from gradcli.evaluation.cluster import WORKER_MEMORY
-    from gradcli.evaluation.fields.flow import MAX_ATTEMPTS, MAX_TIMES
-    from gradcli.evaluation.formula import LONG_RATIO, LONG_TEXT, MAX_OUTPUT
-    from gradcli.explore.server import MAX_BODY, MAX_CONNECTIONS
+    from gradcli.fields.flow import MAX_ATTEMPTS, MAX_TIMES
     from gradcli.lang.compile import MAX_CALLS, MAX_STEPS
+    from gradcli.lang.formula_printer import LONG_RATIO, LONG_TEXT, MAX_OUTPUT
     from gradcli.lang.parser import MAX_DEPTH, MAX_LENGTH
     from gradcli.lang.program import MAX_FILE
     from gradcli.lang.symbolic import MAX_TEXT, MEMO_STEPS, NODE_STEPS, STEP_BYTES, TEXT_STEP
@@ -35,12 +39,8 @@ def limits() -> list[tuple[str, str, str]]:
         PICTURE_BYTES_PER_POINT,
     )
     from gradcli.plot.traced import MAX_TRACED, PATH_SAMPLES, SURFACE_SAMPLES
-    from gradcli.cli.calibration_files import MAX_READINGS_BYTES, MAX_READINGS_COLUMNS
-    from gradcli.cli.commands.repl import HISTORY_BYTES, HISTORY_LINES, MAX_DEFINITIONS
-    from gradcli.cli.commands.repl import MAX_LINE as SESSION_LINE
-    from gradcli.cli.definition import BY_NAME
-    from gradcli.cli.inputs import MAX_ARRAY_BYTES
-    from gradcli.cli.reading import MAX_LINE
+    from gradcli.request.binding import DEFAULT_MAX_POINTS, MAX_GRID_AXES
+    from gradcli.request.budget import DEFAULT_MEMORY, ENV, FIXED_OVERHEAD, MIN_MEMORY, size_text
 
     steps = BY_NAME["descend"].option("steps").high
     return [

@@ -1,6 +1,6 @@
 """The ``gradcli`` console script: argv in, exit status out, never a traceback.
 
-Exit status (:class:`~gradcli.cli.errors.ExitStatus`): 0 success, 2 bad usage or input,
+Exit status (:class:`~gradcli.cli.messages.ExitStatus`): 0 success, 2 bad usage or input,
 1 runtime failure (I/O, --check, --strict), 128 + the signal's number when SIGINT (130),
 SIGTERM (143) or SIGHUP (129) stopped the run before its output was complete.
 ``--debug`` anywhere on the command line shows tracebacks.
@@ -12,9 +12,9 @@ import os
 import sys
 from typing import Any
 
-from gradcli.cli import errors
+from gradcli.cli import messages as errors
 from gradcli.cli.definition import command as declared_command
-from gradcli.cli.errors import ExitStatus, guarded
+from gradcli.cli.messages import ExitStatus, guarded
 
 USAGE = """\
 gradcli: derivatives, gradients, Jacobians and gradient-field pictures of a formula.

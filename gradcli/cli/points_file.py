@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation import EvaluationError
-from gradcli.evaluation.binding import count_text
 from gradcli.cli.files import check_file
 from gradcli.cli.reading import MAX_LINE, BoundedReader
+from gradcli.errors import EvaluationError
+from gradcli.request.binding import count_text
 
 __all__ = ["read_points", "PointsTable"]
 

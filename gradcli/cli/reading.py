@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 
 MiB = 1 << 20
 MAX_LINE = 32 * MiB  # the longest line of a points file: 10⁶ values of 17 digits fit

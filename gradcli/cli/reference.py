@@ -14,7 +14,7 @@ next ``<!-- generated: end -->``; everything else in a page is left as it is. Ki
 * ``columns``: every command's columns, one row per computation record (in the table's
   order, the built-ins in the CLI's words) and per other command.
 * ``distributions``: propagate's input distributions, from their table
-  (``evaluation/distributions.py``).
+  (``uncertainty/distributions.py``).
 
 So a list a user reads can never drift from the code: a test checks every page.
 """
@@ -158,7 +158,7 @@ def render_columns() -> str:
 
 def render_distributions() -> str:
     """propagate's input distributions (their table), with parameters and u."""
-    from gradcli.evaluation.distributions import DISTRIBUTIONS
+    from gradcli.uncertainty.distributions import DISTRIBUTIONS
 
     lines = ["| `--dist NAME=` | JCGM 101 | what it is, and its standard uncertainty u |",
              "|---|---|---|"]

@@ -51,7 +51,8 @@ def number(text: str) -> float | None:
         return float(text)
     except ValueError:
         pass
-    from gradcli.evaluation import EvaluationError, parse_constant
+    from gradcli.errors import EvaluationError
+    from gradcli.lang.spec_text import parse_constant
 
     try:
         value = parse_constant(text, "")

@@ -13,7 +13,7 @@ import numpy as np
 from gradcli.engine import taylor as T
 from gradcli.engine.core import raw
 from gradcli.engine.primitive import Ctx, Primitive
-from gradcli.engine.rules import linear, mul, unbroadcast, where
+from gradcli.engine.rules_elementwise import linear, mul, unbroadcast, where
 
 Dim = int | tuple[int, ...]
 

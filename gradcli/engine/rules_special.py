@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import taylor as T
-from gradcli.engine.rules import ZERO, binary, exp, unary
+from gradcli.engine.rules_elementwise import ZERO, binary, exp, unary
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 HALF_SQRT_PI = math.sqrt(math.pi) / 2.0

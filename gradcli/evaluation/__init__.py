@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradcli.evaluation.binding import DEFAULT_MAX_POINTS, EvaluationError, parse_constant
-from gradcli.evaluation.computations import Computation, register
 from gradcli.evaluation.evaluator import (
     MAX_SWEEP_OPS,
     Prepared,
@@ -19,7 +17,9 @@ from gradcli.evaluation.evaluator import (
     prepare_request,
 )
 from gradcli.evaluation.origin import Evaluated, Origin
-from gradcli.evaluation.request import Request
+from gradcli.plan.computations import Computation, register
+from gradcli.request import Request
+from gradcli.request.binding import DEFAULT_MAX_POINTS, EvaluationError, parse_constant
 
 __all__ = ["evaluate", "prepare", "EvaluationError", "DEFAULT_MAX_POINTS", "WHATS",
            "output_names", "Prepared", "parse_constant", "Origin", "Evaluated", "Computation",
@@ -30,7 +30,7 @@ def __getattr__(name: str) -> Any:
     """``WHATS``: the names of the registered computations (the table may grow at run
     time, so it is read when asked for)."""
     if name == "WHATS":
-        from gradcli.evaluation.computations import names
+        from gradcli.plan.computations import names
 
         return names()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from gradcli.evaluation.binding import EvaluationError
+from gradcli.errors import EvaluationError
 
 __all__ = ["scheduler_address", "read_scheduler_file"]
 

@@ -14,10 +14,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gradcli.evaluation.binding import EvaluationError, ref
-from gradcli.evaluation.blocks import Result
-from gradcli.evaluation.kernels import Plan
+from gradcli.errors import EvaluationError, ref
 from gradcli.evaluation.runner import ArraySink, run
+from gradcli.plan.blocks import Result
+from gradcli.plan.kernels import Plan
 
 
 class CheckResult(NamedTuple):

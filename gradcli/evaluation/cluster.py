@@ -32,11 +32,19 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.support.allocator import keep_freed_memory
+from gradcli.errors import EvaluationError, ref
 from gradcli.evaluation.addresses import read_scheduler_file, scheduler_address
-from gradcli.evaluation.binding import EvaluationError, count_text, ref
-from gradcli.evaluation.blocks import Result
-from gradcli.evaluation.runner import DEFAULT_BLOCK, ArraySink, Sink, block_values, blocks_for, own_arrays
+from gradcli.evaluation.runner import (
+    DEFAULT_BLOCK,
+    ArraySink,
+    Sink,
+    block_values,
+    blocks_for,
+    own_arrays,
+)
+from gradcli.plan.blocks import Result
+from gradcli.request.binding import count_text
+from gradcli.support.allocator import keep_freed_memory
 
 __all__ = ["Job", "block_task", "write_task", "blocks_task", "run_on_cluster",
            "lazy_result", "RETRIES", "ClusterError", "scheduler_address", "quiet_dask",
@@ -86,7 +94,7 @@ def _grid_state(job: Job) -> tuple[Any, Any, set[int], Any]:
         if job.key in _GRIDS:
             _GRIDS.move_to_end(job.key)
             return _GRIDS[job.key]
-        from gradcli.evaluation.kernels import hoist
+        from gradcli.plan.kernels import hoist
 
         prepared = job.prepare()
         binding = prepared.binding
@@ -171,9 +179,9 @@ def run_on_cluster(prepared: Any, sink: Sink, client: Any,
     each task's block fits the memory budget ``memory`` on its worker."""
     from distributed import as_completed
 
-    from gradcli.evaluation.blocks import rows_per_block
-    from gradcli.evaluation.budget import memory_budget
     from gradcli.evaluation.runner import row_ranges
+    from gradcli.plan.blocks import rows_per_block
+    from gradcli.request.budget import memory_budget
 
     binding = prepared.binding
     shape = binding.batch_shape
@@ -293,7 +301,7 @@ def _cancel_and_wait(client: Any, futures: list[Any], prefix: str,
 def _is_dask_failure(err: BaseException) -> bool:
     """An error raised by distributed itself (a lost scheduler or worker, a cancelled
     or lost future), as opposed to one of gradcli's, raised inside a task."""
-    from gradcli.output.atomic import OutputError
+    from gradcli.errors import OutputError
 
     if isinstance(err, (OutputError, MemoryError)):
         return False
@@ -339,7 +347,7 @@ def lazy_result(prepared: Any) -> Result:
     lazy = {name: (parts[0] if not shape else da.concatenate(parts, axis=0))
             for name, parts in arrays.items()}
     inputs = prepared.inputs
-    from gradcli.evaluation.blocks import Layout
+    from gradcli.plan.blocks import Layout
 
     return Result(Layout.concat(inputs.layout, layout), {**inputs.arrays, **lazy},
                   inputs.batch_shape)

@@ -17,13 +17,19 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.errors import EvaluationError, ref
+from gradcli.evaluation.origin import Evaluated, Origin, shape_notes, shown_rows
+from gradcli.evaluation.runner import ArraySink, Sink, run
 from gradcli.lang import ExpressionError, Var, parse, walk
 from gradcli.lang.compile import Program, compile_expression
-from gradcli.evaluation.assemble import input_result, result_layout
-from gradcli.evaluation.binding import (
+from gradcli.plan.assemble import input_result, result_layout
+from gradcli.plan.blocks import Block, Result
+from gradcli.plan.computations import Computation, accepting, computation
+from gradcli.plan.kernels import Plan
+from gradcli.request import Request
+from gradcli.request.binding import (
     DEFAULT_MAX_POINTS,
     Binding,
-    EvaluationError,
     bind_grid,
     bind_points,
     bind_table,
@@ -31,17 +37,10 @@ from gradcli.evaluation.binding import (
     count_text,
     hold,
     point_list,
-    ref,
     unused_text,
     warn_unused,
     wrt_names,
 )
-from gradcli.evaluation.blocks import Block, Result
-from gradcli.evaluation.computations import Computation, accepting, computation
-from gradcli.evaluation.kernels import Plan
-from gradcli.evaluation.origin import Evaluated, Origin, shape_notes, shown_rows
-from gradcli.evaluation.request import Request
-from gradcli.evaluation.runner import ArraySink, Sink, run
 
 # Sweeps x recorded operations bounds the Python-level work per point, and the values of
 # one point bound its memory: a hessian of a 20,000-vector is 4·10⁸ values per point, so
@@ -76,7 +75,7 @@ class Prepared:
         #: the request's units (``units.py``), None when no unit is in play
         self.units = units
         if units is not None:
-            from gradcli.evaluation.units import label_blocks
+            from gradcli.evaluation.request_units import label_blocks
 
             self.layout = label_blocks(self.layout, units, plan)
         results = {b.name for b in self.layout.blocks}
@@ -86,7 +85,7 @@ class Prepared:
                                   "give the variable another name")
         self.inputs = input_result(binding, self.carry)
         if units is not None:
-            from gradcli.evaluation.units import label_inputs
+            from gradcli.evaluation.request_units import label_inputs
 
             self.inputs = label_inputs(self.inputs, units)
         variables = [b for b in self.inputs.blocks if b.name not in self.carry]
@@ -120,7 +119,7 @@ class Prepared:
         working-memory budget (bytes, or a size such as ``"2G"``; ``budget.py``)."""
         sink = sink or ArraySink()
         if self.units is not None and self.units.factors:
-            from gradcli.evaluation.units import ScaledSink
+            from gradcli.evaluation.request_units import ScaledSink
 
             names = [b.name for b in self.layout.blocks]
             sink = ScaledSink(sink, {names.index(n): k for n, k in self.units.factors.items()})
@@ -183,7 +182,7 @@ def prepare(expression: str, what: str = "eval", *,
 def _parameters(function: str, given: Mapping[str, Any]) -> dict[str, Any]:
     """The keywords of ``evaluate``/``prepare`` that are parameters of the table
     (TypeError for another, as Python says of an unknown keyword)."""
-    from gradcli.evaluation.parameters import TABLE
+    from gradcli.request.parameters import TABLE
 
     unknown = next((name for name in given if name not in TABLE), None)
     if unknown is not None:
@@ -216,7 +215,7 @@ def prepare_request(request: Request) -> Prepared:
     tree = parse(expression)
     compiled_tree, units = tree, None
     if _units_in_play(r, tree):  # else the units module (and pint) is never imported
-        from gradcli.evaluation.units import apply_units
+        from gradcli.evaluation.request_units import apply_units
 
         steps = [s.name for s in getattr(tree, "statements", ())
                  if type(s).__name__ == "Assign"]
@@ -296,7 +295,7 @@ def _check_parameters(record: Computation, plan: Plan, binding: Binding,
                       request: Request) -> None:
     """Each parameter the computation takes, checked by its declaration (in the table's
     order: ``unit`` scales the ``direction`` checked before it) into ``plan.params``."""
-    from gradcli.evaluation.parameters import TABLE, Context
+    from gradcli.request.parameters import TABLE, Context
 
     context = Context(plan, binding, record.name)
     for name, p in TABLE.items():
@@ -333,7 +332,7 @@ def _check_work(plan: Plan, points: int, max_points: int) -> None:
 
 def _check_options(record: Computation, given: Mapping[str, Any]) -> None:
     """Refuse a parameter the computation does not take (the table says which do)."""
-    from gradcli.evaluation.parameters import TABLE
+    from gradcli.request.parameters import TABLE
 
     for name, value in given.items():
         p = TABLE.get(name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-from gradcli.evaluation.binding import EvaluationError, ref
+from gradcli.errors import EvaluationError, ref
 
 __all__ = ["MissingExtra", "NEEDS", "require"]
 

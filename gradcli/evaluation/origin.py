@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation.blocks import Result
+from gradcli.plan.blocks import Result
+from gradcli.request import describe_call  # noqa: F401 - a result says where it came from
 
 __all__ = ["Origin", "Evaluated", "describe_call", "shape_notes", "shown_rows", "LongRows"]
 
@@ -76,7 +77,7 @@ class LongRows:
     def __call__(self) -> Result:
         from types import SimpleNamespace
 
-        from gradcli.evaluation.taylor_table import long_table
+        from gradcli.plan.taylor_table import long_table
 
         return long_table(self.result, SimpleNamespace(spec=self.spec))  # type: ignore[arg-type]
 
@@ -113,25 +114,3 @@ def nonfinite_notes(count: int) -> list[str]:
         return []
     return [f"warning: {count:,} non-finite result value{'s' if count != 1 else ''} (nan "
             "or inf) in the output"]
-
-
-def _short(value: Any) -> str:
-    """``repr`` of an argument, with arrays summarised (history stays one short line)."""
-    if isinstance(value, type):  # dtype=numpy.float32
-        return repr(value.__name__)
-    shape = getattr(value, "shape", None)
-    if isinstance(shape, tuple) and int(getattr(value, "size", 0)) > 8:
-        return f"<array {tuple(shape)}>"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_short(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)) and len(value) > 8:
-        return f"<{len(value)} values>"
-    return repr(value)
-
-
-def describe_call(expression: str, what: str, **kwargs: Any) -> str:
-    """``gradcli.evaluate('sin(x)', 'grad', grid={'x': (0, 1, 11)})``: the library's
-    equivalent of a command line, for a file's ``history``."""
-    args = [repr(expression), repr(what)]
-    args += [f"{k}={_short(v)}" for k, v in kwargs.items() if v is not None]
-    return f"gradcli.evaluate({', '.join(args)})"

@@ -16,13 +16,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from gradcli.plan.assemble import input_result, result_layout
+from gradcli.plan.blocks import Layout, Result, rows_per_block
+from gradcli.plan.kernels import Plan, compute_block, full_size_ops, hoist
+from gradcli.request.binding import Binding
+from gradcli.request.budget import memory_budget
 from gradcli.support.allocator import keep_freed_memory
 from gradcli.support.threads import default_threads, ordered_map, run_pool
-from gradcli.evaluation.assemble import input_result, result_layout
-from gradcli.evaluation.binding import Binding
-from gradcli.evaluation.blocks import Layout, Result, rows_per_block
-from gradcli.evaluation.budget import memory_budget
-from gradcli.evaluation.kernels import Plan, compute_block, full_size_ops, hoist
 
 # 2 MiB per float64 array: a block's temporaries stay in the L2/L3 caches, and each block
 # holds enough numpy work that two threads rarely wait on the GIL (measured on W2, W3, W6:
@@ -269,7 +269,7 @@ def _hessian_by_rows(plan: Plan, binding: Binding, sink: Any, dtype: np.dtype, b
     """A one-point Hessian streamed by rows: for each target a, rows i0:i1 of every block
     (a, b), as many rows at a time as a quarter of the budget holds (a row's sweep and its
     copies take about as much again), written into the sink piece by piece."""
-    from gradcli.evaluation.kernels import compute_block
+    from gradcli.plan.kernels import compute_block
 
     sizes = [int(np.prod(s, dtype=np.int64)) for _, s in plan.targets]
     shapes = [s for _, s in plan.targets]

@@ -12,6 +12,7 @@ Every problem with user text raises :class:`ExpressionError`; nothing here ever
 evaluates user text with Python.
 """
 
+from gradcli.errors import ExpressionError, ExpressionWarning
 from gradcli.lang.ast import (
     Assign,
     Binary,
@@ -32,8 +33,14 @@ from gradcli.lang.ast import (
     walk,
 )
 from gradcli.lang.checks import check_names
-from gradcli.lang.errors import ExpressionError, ExpressionWarning
-from gradcli.lang.names import ALIASES, CONSTANTS, FUNCTIONS, FunctionSpec, resolve_function, suggest
+from gradcli.lang.names import (
+    ALIASES,
+    CONSTANTS,
+    FUNCTIONS,
+    FunctionSpec,
+    resolve_function,
+    suggest,
+)
 from gradcli.lang.parser import MAX_DEPTH, MAX_LENGTH
 from gradcli.lang.printer import to_text
 from gradcli.lang.program import MAX_FILE, ProgramText, parse

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from gradcli.errors import ExpressionError
 from gradcli.lang.ast import Node, Var, Vector, walk
-from gradcli.lang.errors import ExpressionError
 from gradcli.lang.names import CONSTANTS, suggest
 
 __all__ = ["check_names", "check_rectangular", "literal_shape", "suggest"]

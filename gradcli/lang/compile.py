@@ -31,6 +31,7 @@ import numpy as np
 
 from gradcli.engine import rules as R
 from gradcli.engine.grad_mode import quiet
+from gradcli.errors import ExpressionError
 from gradcli.lang import arrays
 from gradcli.lang.ast import (
     Assign,
@@ -50,7 +51,6 @@ from gradcli.lang.ast import (
     walk,
 )
 from gradcli.lang.ast import Program as Statements
-from gradcli.lang.errors import ExpressionError
 from gradcli.lang.names import CONSTANTS, FUNCTIONS
 
 Shape = tuple[int, ...]

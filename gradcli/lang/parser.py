@@ -19,9 +19,22 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gradcli.lang.ast import Binary, Call, Compare, Const, Index, Key, Node, Num, Slice, Unary, Var, Vector
+from gradcli.errors import ExpressionError, ExpressionWarning
+from gradcli.lang.ast import (
+    Binary,
+    Call,
+    Compare,
+    Const,
+    Index,
+    Key,
+    Node,
+    Num,
+    Slice,
+    Unary,
+    Var,
+    Vector,
+)
 from gradcli.lang.checks import check_rectangular
-from gradcli.lang.errors import ExpressionError, ExpressionWarning
 from gradcli.lang.names import (
     COMPARISONS,
     CONSTANTS,

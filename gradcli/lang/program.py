@@ -23,8 +23,8 @@ from collections import ChainMap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gradcli.errors import ExpressionError
 from gradcli.lang.ast import Assign, Define, Node, Program, Ref, Var, fold, walk, with_children
-from gradcli.lang.errors import ExpressionError
 from gradcli.lang.names import CONSTANTS, resolve_function
 from gradcli.lang.parser import MAX_LENGTH, parse_expression
 from gradcli.lang.tokens import Token, tokenize

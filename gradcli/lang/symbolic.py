@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import rules as R
+from gradcli.errors import FormulaError
 from gradcli.lang.ast import (
     Assign,
     Binary,
@@ -75,8 +76,7 @@ NO_FORMULA = ("solve", "outer", "cumsum", "log_softmax",
               "cross_entropy", "trace")
 
 
-class FormulaError(ValueError):
-    """The expression has no derivative formula here: the message names the part."""
+
 
 
 class TooLarge(FormulaError):
@@ -213,7 +213,7 @@ class Algebra:
             # positive terms first, then negative ones, the constant last (first when
             # every term is negative: 1 - x^2)
             pairs = sorted(zip(args, coefs, strict=True), key=lambda tc: tc[1] < 0)
-            pieces = [_mul_text(c, _factors(t))[0] for t, c in pairs]
+            pieces = [_mul_text(c, product_factors(t))[0] for t, c in pairs]
             if any(p is None for p in pieces):
                 return
             if const:
@@ -593,7 +593,7 @@ def _mul_text(coef: float, factors: list[tuple[Expr, float]]) -> tuple[str | Non
     return text, prec
 
 
-def _factors(t: Expr) -> list[tuple[Expr, float]]:
+def product_factors(t: Expr) -> list[tuple[Expr, float]]:
     """A sum's term as (base, exponent) factors: a product's own (its coefficient is 1)."""
     if t.kind == "mul":
         return list(zip(t.args, t.data[1], strict=True))

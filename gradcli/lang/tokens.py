@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gradcli.lang.errors import ExpressionError
+from gradcli.errors import ExpressionError
 
 __all__ = ["Token", "tokenize"]
 

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from gradcli.errors import ExpressionError, UnitError
 from gradcli.lang.ast import (
     Assign,
     Binary,
@@ -41,7 +42,6 @@ from gradcli.lang.ast import (
     fold,
     with_children,
 )
-from gradcli.lang.errors import ExpressionError
 
 __all__ = ["registry", "parse_unit", "unit_text", "cf_text", "WithUnit", "split_value",
            "infer", "Inferred", "SAME", "ROOT", "KEEP", "RATIO", "function_rule"]
@@ -78,8 +78,7 @@ def registry() -> Any:
     return _REGISTRY
 
 
-class UnitError(ValueError):
-    """A unit's text that pint cannot read, or an impossible conversion."""
+
 
 
 def parse_unit(text: Any, what: str = "unit") -> Any:

@@ -11,7 +11,7 @@ whether a file is needed, whether rows stream, the writer); ``write`` dispatches
 ``sink_for`` gives a format's streaming sink. ``FORMATS`` and ``FILE_FORMATS`` are read
 from it.
 
-What is written is a ``gradcli.evaluation.blocks.Result`` (blocks: one array per
+What is written is a ``gradcli.plan.blocks.Result`` (blocks: one array per
 derivative block, text columns carried through from a points file) or any mapping of
 column name to array. CSV, JSON and tables show one scalar column per component of a
 block (``df/dx[0]``); ``.npz`` stores each block as one array (``df/dx``, shape (..., n)).
@@ -27,8 +27,9 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
+from gradcli.errors import OutputError
 from gradcli.output._columns import count_nonfinite, row_count
-from gradcli.output.atomic import OutputError, atomic_open, atomic_path
+from gradcli.output.atomic import atomic_open, atomic_path
 
 # writers are imported when first used, so a one-point CSV does not pay for JSON/NPZ
 _LAZY = {

@@ -1,6 +1,6 @@
 """Rows of a result for the row-oriented writers (CSV, JSON, tables), chunk by chunk.
 
-Why: a result is stored as blocks (``gradcli.evaluation.blocks``), and grid variables as
+Why: a result is stored as blocks (``gradcli.plan.blocks``), and grid variables as
 broadcastable axes (shape (100, 1) and (1, 50)) to save memory. Row writers need the
 scalar columns in column order, expanded to the batch and in C order (first axis
 slowest), without ever materialising the whole grid: ``RowChunks`` hands them out in
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation.blocks import RESULT, TEXT, Block, Result, as_result
+from gradcli.plan.blocks import RESULT, TEXT, Block, Result, as_result
 
 __all__ = ["as_arrays", "grid_shape", "row_count", "take_rows", "count_nonfinite",
            "block_slab", "RowChunks", "Run", "CHUNK_ROWS", "checked"]

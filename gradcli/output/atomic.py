@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
+from gradcli.errors import OutputError
 from gradcli.output import interrupt
 
 __all__ = ["OutputError", "atomic_path", "atomic_open", "temp_prefix", "sweep_stale",
@@ -31,18 +32,7 @@ __all__ = ["OutputError", "atomic_path", "atomic_open", "temp_prefix", "sweep_st
 _DIRECT_PREFIXES = ("/dev/", "/proc/")
 
 
-class OutputError(Exception):
-    """An output file could not be written; ``str()`` names the path and why."""
 
-    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
-        self.path = os.fspath(path)
-        self.reason = reason
-        super().__init__(f"cannot write '{self.path}': {reason}")
-
-    @classmethod
-    def from_oserror(cls, path: str | os.PathLike[str], err: OSError) -> OutputError:
-        """Build from an OSError, keeping only its one-line reason."""
-        return cls(path, err.strerror or str(err))
 
 
 def _umask_mode() -> int:

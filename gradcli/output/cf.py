@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation.blocks import INPUT, TEXT, Layout, Result
 from gradcli.evaluation.origin import Origin
+from gradcli.plan.blocks import INPUT, TEXT, Layout, Result
 
 __all__ = ["Coord", "DataVar", "DatasetPlan", "cf_name", "unique_name", "plan_dataset",
            "gather", "global_attrs"]
@@ -134,7 +134,7 @@ def check_carried(count: int) -> None:
     """Refuse ``count`` carried text columns in a dataset over :data:`MAX_CARRIED` (an
     ``EvaluationError``): said from a points file's header, before its rows are read."""
     if count > MAX_CARRIED:
-        from gradcli.evaluation.binding import EvaluationError
+        from gradcli.errors import EvaluationError
 
         raise EvaluationError(f"{count:,} carried text columns: a .nc or .zarr dataset "
                               f"holds at most {MAX_CARRIED} (each is a variable of its own); "
@@ -245,7 +245,7 @@ def _result_vars(layout: Layout, origin: Origin | None, dims: tuple[str, ...],
         outs, ins = list(origin.outputs), list(origin.inputs)
         comp = [(COMPONENT, outs)] if outs != ["f"] else []
         group("f", "f", comp, lambda o="f": o)
-        from gradcli.evaluation.computations import TABLE
+        from gradcli.plan.computations import TABLE
 
         record = TABLE.get(origin.what)
         labels_of = {COMPONENT: outs, WRT: ins, WRT2: ins}

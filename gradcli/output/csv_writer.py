@@ -29,10 +29,10 @@ from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 
-from gradcli.support.allocator import keep_freed_memory
-from gradcli.support.threads import default_threads, ordered_map
 from gradcli.output._columns import CHUNK_ROWS, RowChunks
 from gradcli.output.atomic import atomic_open
+from gradcli.support.allocator import keep_freed_memory
+from gradcli.support.threads import default_threads, ordered_map
 
 __all__ = ["csv_header", "csv_cell", "spreadsheet_safe", "write_csv", "write_csv_path",
            "RowFormatter"]

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation.blocks import RESULT, Layout, Result, as_result
 from gradcli.evaluation.extras import require
 from gradcli.evaluation.origin import Origin
 from gradcli.output.cf import gather, plan_dataset
+from gradcli.plan.blocks import RESULT, Layout, Result, as_result
 
 __all__ = ["split_result", "to_dataset", "to_xarray"]
 

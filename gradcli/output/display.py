@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation.blocks import Result, as_result
 from gradcli.evaluation.extras import require
 from gradcli.evaluation.origin import Evaluated
-from gradcli.evaluation.propagate import Propagated
 from gradcli.output._columns import take_rows
 from gradcli.output.table import format_number
+from gradcli.plan.blocks import Result, as_result
+from gradcli.uncertainty.propagation import Propagated
 
 __all__ = ["Shown", "EvaluatedView", "RowTable", "PropagatedView", "html_table",
            "MAX_ROWS", "MAX_COLUMNS"]

@@ -26,11 +26,11 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, BinaryIO, TextIO
 
-from gradcli.support.allocator import keep_freed_memory
-from gradcli.support.threads import default_threads, ordered_map
 from gradcli.output._columns import CHUNK_ROWS, RowChunks
 from gradcli.output.atomic import atomic_open
 from gradcli.output.csv_writer import RowFormatter, _writer
+from gradcli.support.allocator import keep_freed_memory
+from gradcli.support.threads import default_threads, ordered_map
 
 __all__ = ["write_json", "write_json_path", "dumps_json"]
 

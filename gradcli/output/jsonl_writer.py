@@ -20,10 +20,11 @@ from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 
-from gradcli.evaluation.blocks import Layout, Result
+from gradcli.errors import OutputError
 from gradcli.output._columns import CHUNK_ROWS, RowChunks
-from gradcli.output.atomic import OutputError, atomic_path
+from gradcli.output.atomic import atomic_path
 from gradcli.output.csv_writer import _plain, _writer
+from gradcli.plan.blocks import Layout, Result
 
 __all__ = ["write_jsonl", "jsonl_lines", "JsonlSink"]
 

@@ -11,9 +11,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from gradcli.errors import OutputError
 from gradcli.evaluation.extras import require
 from gradcli.evaluation.origin import Origin
-from gradcli.output.atomic import OutputError, atomic_path
+from gradcli.output.atomic import atomic_path
 from gradcli.output.dataset import to_dataset
 
 __all__ = ["write_netcdf"]

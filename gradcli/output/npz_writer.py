@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 from numpy.lib import format as npformat
 
-from gradcli.evaluation.blocks import TEXT, Block, Result
+from gradcli.errors import OutputError
 from gradcli.output._columns import checked
-from gradcli.output.atomic import OutputError, atomic_open
+from gradcli.output.atomic import atomic_open
+from gradcli.plan.blocks import TEXT, Block, Result
 
 __all__ = ["write_npz", "NpyStream", "npz_archive", "write_block", "write_member",
            "full_array", "member_dtype"]

@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.errors import OutputError
 from gradcli.evaluation.extras import require
 from gradcli.output._columns import RowChunks
-from gradcli.output.atomic import OutputError, atomic_path
+from gradcli.output.atomic import atomic_path
 from gradcli.output.cf import global_attrs
 
 __all__ = ["write_parquet"]

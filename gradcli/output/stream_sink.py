@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation.blocks import Layout, Result
-from gradcli.output.atomic import OutputError, atomic_path
+from gradcli.errors import OutputError
+from gradcli.output.atomic import atomic_path
 from gradcli.output.npz_writer import (
     NpyStream,
     full_array,
@@ -32,6 +32,7 @@ from gradcli.output.npz_writer import (
     write_block,
     write_member,
 )
+from gradcli.plan.blocks import Layout, Result
 
 _COPY = 1 << 22  # bytes per copy from the spool into the zip
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.output.atomic import OutputError, atomic_open, atomic_path
+from gradcli.errors import OutputError
+from gradcli.output.atomic import atomic_open, atomic_path
 from gradcli.output.formats import WriteRequest
 
 ROW = "row"
@@ -185,8 +186,8 @@ def write_zarr_rows(columns: Mapping[str, Any], request: WriteRequest) -> list[s
     evaluation's result, or a table over ``row``."""
     path = _path(request)
     if not _is_plain_table(columns, request):
-        from gradcli.evaluation.blocks import as_result
         from gradcli.output.zarr_sink import write_zarr
+        from gradcli.plan.blocks import as_result
 
         return write_zarr(path, as_result(columns), request.origin, request.history,
                           overwrite=request.overwrite)

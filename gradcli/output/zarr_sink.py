@@ -24,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation.blocks import Layout, Result
+from gradcli.errors import OutputError
 from gradcli.evaluation.extras import require
 from gradcli.evaluation.origin import Origin
 from gradcli.evaluation.runner import DEFAULT_BLOCK, blocks_for, column_reader
 from gradcli.output import interrupt
-from gradcli.output.atomic import OutputError
 from gradcli.output.cf import DatasetPlan, DataVar, gather, plan_dataset
 from gradcli.output.zarr_store import ROOT, Destination, is_url, open_store
+from gradcli.plan.blocks import Layout, Result
 
 __all__ = ["ZarrSink", "ChunkWriter", "write_zarr"]
 

@@ -30,8 +30,9 @@ import os
 import shutil
 from typing import Any
 
+from gradcli.errors import OutputError
 from gradcli.output import interrupt
-from gradcli.output.atomic import OutputError, sweep_stale, temp_prefix
+from gradcli.output.atomic import sweep_stale, temp_prefix
 
 __all__ = ["Destination", "ForeignEntries", "is_url", "open_store", "local_target"]
 

@@ -16,7 +16,7 @@ import subprocess
 
 import numpy as np
 
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 from gradcli.output.atomic import atomic_path
 from gradcli.plot.arrows import plane_lattice, shown_lengths
 from gradcli.plot.colors import color_scale, heat, heat_name

@@ -7,10 +7,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradcli.evaluation.binding import ref
-from gradcli.lang.errors import Namer, render_references
+from gradcli.errors import Namer, ref, render_references
 from gradcli.plot.data import Field
-from gradcli.plot.layout import ArrowFit, clamp_every, default_every, fit_arrows, lattice, normalized
+from gradcli.plot.layout import (
+    ArrowFit,
+    clamp_every,
+    default_every,
+    fit_arrows,
+    lattice,
+    normalized,
+)
 from gradcli.plot.options import PlotOptions
 
 __all__ = ["PLANE_ARROWS", "CURVE_ARROWS", "Lattice", "plane_lattice", "fit_plane",

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine.grad_mode import quiet
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 from gradcli.plot.data import Field
 
 __all__ = ["Heat", "HEATS", "heat", "ColorScale", "color_scale", "ROUNDOFF", "short",

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation import DEFAULT_MAX_POINTS, EvaluationError, prepare
-from gradcli.evaluation.binding import ref
-from gradcli.evaluation.spec_text import split_top
+from gradcli.errors import EvaluationError, ref
+from gradcli.evaluation import DEFAULT_MAX_POINTS, prepare
 from gradcli.lang import Vector, parse
+from gradcli.lang.spec_text import split_top
 from gradcli.plot.options import COLOR_FIELDS, KERNEL_COLORS
 
 __all__ = ["Field", "compute_field", "sampled_names", "MAX_CURVES", "flat_error"]
@@ -257,8 +257,8 @@ def check_arrow_units(fl: Field) -> None:
 def _check_picture_memory(points: int) -> None:
     """Refuse a grid whose picture would not fit the memory budget (``GRADCLI_MEMORY``):
     a picture holds every grid point's values, gradient and colours at once."""
-    from gradcli.evaluation.budget import memory_budget, size_text
     from gradcli.plot.options import PICTURE_BYTES_PER_POINT
+    from gradcli.request.budget import memory_budget, size_text
 
     budget = memory_budget()
     need = points * PICTURE_BYTES_PER_POINT

@@ -24,8 +24,7 @@ from matplotlib.colors import LogNorm, Normalize, SymLogNorm
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator
 
-from gradcli.evaluation import EvaluationError
-from gradcli.evaluation.binding import ref
+from gradcli.errors import EvaluationError, ref
 from gradcli.plot import breaks
 from gradcli.plot.arrows import CURVE_ARROWS, clip_note, fit_plane, plane_lattice
 from gradcli.plot.colors import (

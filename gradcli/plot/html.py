@@ -23,14 +23,20 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine.grad_mode import quiet
-from gradcli.evaluation import EvaluationError
-from gradcli.evaluation.binding import ref
+from gradcli.errors import EvaluationError, ref
 from gradcli.output.atomic import atomic_open
 from gradcli.plot import breaks
 from gradcli.plot.arrows import clip_note, fit_plane, plane_lattice, shown_lengths
 from gradcli.plot.colors import color_scale, heat, heat_name, held_text, short, value_text
 from gradcli.plot.data import Field
-from gradcli.plot.layout import choose_aspect, clamp_every, default_every, fit_arrows, lattice, y_range
+from gradcli.plot.layout import (
+    choose_aspect,
+    clamp_every,
+    default_every,
+    fit_arrows,
+    lattice,
+    y_range,
+)
 from gradcli.plot.marks_page import add_marks
 from gradcli.plot.options import DEFAULT_FPS, MAX_CONTOUR_LEVELS, PlotOptions, contour_note
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gradcli.engine.grad_mode import quiet
-from gradcli.evaluation.binding import ref
+from gradcli.errors import ref
 
 __all__ = ["ARROW_FILL", "Box", "ArrowFit", "fit_arrows", "default_every", "lattice",
            "normalized", "place", "clamp_every", "choose_aspect", "y_range", "ASPECT_LIMIT",

@@ -1,6 +1,6 @@
 """Where the field leads, for the pictures: critical points, descent paths, flows, basins.
 
-numpy only: the numbers come from ``gradcli.evaluation.fields`` (the same code as
+numpy only: the numbers come from ``gradcli.fields`` (the same code as
 ``gradcli critical``, ``descend`` and ``flow``), computed once per picture and kept on
 the Field (``Field.marks``) for every backend to draw: the overlays of ``figures.py``
 (``marks_draw.py``) and the interactive page (``marks_page.py``).
@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation import DEFAULT_MAX_POINTS, EvaluationError
-from gradcli.evaluation.binding import ref
-from gradcli.evaluation.fields.critical import CriticalPoints, find_critical
-from gradcli.evaluation.fields.descend import Path, descend, row_limit
-from gradcli.evaluation.fields.flow import Trajectories, integrate
-from gradcli.evaluation.fields.function import FieldFunction
-from gradcli.evaluation.fields.starts import from_points
+from gradcli.errors import EvaluationError, ref
+from gradcli.evaluation import DEFAULT_MAX_POINTS
+from gradcli.fields.critical import CriticalPoints, find_critical
+from gradcli.fields.descend import Path, descend, row_limit
+from gradcli.fields.flow import Trajectories, integrate
+from gradcli.fields.function import FieldFunction
+from gradcli.fields.starts import from_points
 from gradcli.plot.data import Field
 from gradcli.plot.options import PlotOptions
 from gradcli.plot.traced import Traced, given, trace

@@ -14,13 +14,11 @@ import os
 from dataclasses import dataclass, fields
 from typing import Any
 
-from gradcli.evaluation import EvaluationError, parse_constant
-from gradcli.evaluation.binding import ref
-from gradcli.evaluation.fields import defaults as fields_defaults
-from gradcli.evaluation.fields.optim import parse_betas
-from gradcli.evaluation.fields.starts import parse_times
-from gradcli.evaluation.spec_text import parse_grid, parse_point, split_top
-from gradcli.lang.errors import Namer
+from gradcli.errors import EvaluationError, Namer, ref
+from gradcli.fields import defaults as fields_defaults
+from gradcli.fields.optim import parse_betas
+from gradcli.fields.starts import parse_times
+from gradcli.lang.spec_text import parse_constant, parse_grid, parse_point, split_top
 from gradcli.output import formats as format_table
 from gradcli.plot.traced import check_specs
 
@@ -146,7 +144,7 @@ class PlotOptions:
     def descents(self, default_method: str) -> list[Any]:
         """The optimiser settings of path_from (default gd) or basins (newton): one
         per method."""
-        from gradcli.evaluation.fields.optim import each_settings
+        from gradcli.fields.optim import each_settings
 
         return each_settings(self.method or (default_method,), self.lr,
                              **{name: getattr(self, name) for name in HYPER if name != "lr"})
@@ -325,7 +323,7 @@ def parse_options(**raw: Any) -> PlotOptions:
         values[name] = tuple(parse_point(spec, name) for spec in values[name] or ())
     for name in ("units", "to"):  # text as typed (NAME=UNIT), or a mapping from Python
         if values[name] is not None and not isinstance(values[name], dict):
-            from gradcli.evaluation.parameters import TABLE
+            from gradcli.request.parameters import TABLE
 
             values[name] = TABLE[name].read(values[name], None) or None
     for name in ("method", "lr"):  # repeatable: a list as typed, or one value from Python

@@ -19,10 +19,9 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gradcli.evaluation import DEFAULT_MAX_POINTS, EvaluationError
-from gradcli.evaluation.binding import ref
+from gradcli.errors import EvaluationError, ref, render_references
+from gradcli.evaluation import DEFAULT_MAX_POINTS
 from gradcli.lang import ExpressionWarning
-from gradcli.lang.errors import render_references
 from gradcli.plot.options import FORMATS, parse_options
 
 __all__ = ["Picture", "plot", "PICTURE_FORMATS"]

@@ -19,8 +19,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from gradcli.engine.grad_mode import quiet
-from gradcli.evaluation import DEFAULT_MAX_POINTS, EvaluationError
-from gradcli.evaluation.binding import ref
+from gradcli.errors import EvaluationError, ref
+from gradcli.evaluation import DEFAULT_MAX_POINTS
 from gradcli.plot.data import Field, compute_field, flat_error, sampled_names
 from gradcli.plot.marks import with_marks
 from gradcli.plot.options import PlotOptions, check_target, output_kind

@@ -1,7 +1,7 @@
 """Paths and surfaces drawn over the field (``path``, ``disc``, ``box``, ``surface``,
 ``ball``): the curves and surfaces ``gradcli integrate`` integrates along and through.
 
-numpy only. The specs are read by ``gradcli.evaluation.integrate``'s own parsers (the one
+numpy only. The specs are read by ``gradcli.fields.integrate``'s own parsers (the one
 grammar: ``t: [cos(t), sin(t)], t=0:2pi``, ``u,v: [x, y, z], u=0:1, v=0:1``, ``cx,cy,R``,
 ``x0:x1,y0:y1``, ``cx,cy,cz,R``), and the points are the engine's values of the spec's
 vector at evenly spaced parameters (never numpy running the user's text). The number of
@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.evaluation import EvaluationError
-from gradcli.evaluation.binding import ref
+from gradcli.errors import EvaluationError, ref
 
 __all__ = ["Traced", "trace", "check_specs", "PATH_SAMPLES", "SURFACE_SAMPLES",
            "MAX_TRACED", "PATH_KINDS", "SURFACE_KINDS"]
@@ -78,7 +77,7 @@ def given(opts: Any) -> list[tuple[str, str]]:
 def check_specs(values: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     """The options' specs as tuples (a list as typed, or one string from Python), each
     read once by its parser so a bad one fails before anything is computed."""
-    from gradcli.evaluation.integrate import ball_surface, parse_path, parse_surface, region_path
+    from gradcli.fields.integrate import ball_surface, parse_path, parse_surface, region_path
 
     out: dict[str, tuple[str, ...]] = {}
     for kind in (*PATH_KINDS, *SURFACE_KINDS):
@@ -123,7 +122,7 @@ def _components(text: str, kind: str, spec: str, params: tuple[str, ...],
 
 def _values(text: str, what: str, points: dict[str, np.ndarray], held: Mapping[str, Any],
             shape: tuple[int, ...], **kwargs: Any) -> dict[str, np.ndarray]:
-    from gradcli.evaluation.integrate import _quiet_evaluate
+    from gradcli.fields.integrate import _quiet_evaluate
 
     got = _quiet_evaluate(text, what, points=points, fixed=dict(held), **kwargs)
     return {k: np.array(np.broadcast_to(np.asarray(v, dtype=float), shape))
@@ -131,7 +130,7 @@ def _values(text: str, what: str, points: dict[str, np.ndarray], held: Mapping[s
 
 
 def _path(kind: str, spec: str, names: tuple[str, ...], held: Mapping[str, Any]) -> Traced:
-    from gradcli.evaluation.integrate import _box_boundary, parse_path, region_path
+    from gradcli.fields.integrate import _box_boundary, parse_path, region_path
 
     if kind == "path":
         param, text, lo, hi = parse_path(spec)
@@ -160,7 +159,7 @@ def _path(kind: str, spec: str, names: tuple[str, ...], held: Mapping[str, Any])
 
 def _surface(kind: str, spec: str, names: tuple[str, ...], held: Mapping[str, Any]
              ) -> Traced:
-    from gradcli.evaluation.integrate import ball_surface, parse_surface
+    from gradcli.fields.integrate import ball_surface, parse_surface
 
     if len(names) != 3:
         raise EvaluationError(f"{ref(kind)} is drawn over a field of three grid variables "

@@ -18,8 +18,8 @@ from gradcli.cli import reference
 from gradcli.cli.app import build
 from gradcli.cli.argv import rewrite
 from gradcli.cli.definition import BARE_GRID, BY_NAME, COMMANDS, NUMERIC, Command, Option
-from gradcli.cli.errors import ExitStatus
 from gradcli.cli.main import main
+from gradcli.cli.messages import ExitStatus
 from gradcli.cli.values import real, whole
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.cli import errors
-from gradcli.cli.errors import option_words
+from gradcli.cli import messages as errors
 from gradcli.cli.main import main
+from gradcli.cli.messages import option_words
+from gradcli.errors import render_references
 from gradcli.evaluation.cluster import local_worker_limit, parse_local
-from gradcli.lang.errors import render_references
 from gradcli.output.cf import MAX_CARRIED
 from gradcli.plot.layout import MAX_ARROWS_PER_AXIS, clamp_every
 from gradcli.plot.options import MAX_CONTOUR_LEVELS

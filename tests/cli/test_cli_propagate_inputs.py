@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from gradcli import propagate
-from gradcli.evaluation.propagate import PropagationError
+from gradcli.uncertainty.propagation import PropagationError
 
 H2_F = "[V/I*cos(phi), V/I*sin(phi), V/I]"
 H2_ARGS = ["--at", "V=4.9990+-0.0032;nu=4, I=19.6610e-3+-0.0095e-3;nu=4, "

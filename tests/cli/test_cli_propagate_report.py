@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from gradcli.evaluation.rounding import gum_rounded, significant, to_place
+from gradcli.uncertainty.rounding import gum_rounded, significant, to_place
 
 
 def test_gum_7_2_rounding_example():

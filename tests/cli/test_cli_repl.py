@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcli.cli.commands.repl import MAX_DEFINITIONS, Session, parse_definition
+from gradcli.cli.commands.repl_command import MAX_DEFINITIONS, Session, parse_definition
 
 SCRIPT = Path(sys.executable).with_name("gradcli")
 

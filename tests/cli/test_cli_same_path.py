@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gradcli
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 
 
 def _rows(text: str) -> list[dict[str, str]]:

@@ -74,8 +74,8 @@ def test_no_matplotlib_import():
     # everything else these commands do not use (rich, the other commands' code, the
     # JSON/NPZ writers, --check). The full --help lists every command's options, so it
     # reads the plot options' defaults from gradcli.plot.options (numpy only, no drawing)
-    unused = ("matplotlib", "rich", "gradcli.plot", "gradcli.cli.commands.graph",
-              "gradcli.cli.commands.plot", "gradcli.evaluation.check",
+    unused = ("matplotlib", "rich", "gradcli.plot", "gradcli.cli.commands.graph_command",
+              "gradcli.cli.commands.plot_command", "gradcli.evaluation.check",
               "gradcli.output.json_writer", "gradcli.output.npz_writer", "fractions")
     drawing = ("gradcli.plot.figures", "gradcli.plot.render", "gradcli.plot.html",
                "gradcli.plot.animate", "gradcli.plot.terminal")

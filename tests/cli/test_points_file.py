@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from gradcli.cli.points_file import read_points
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 
 
 @pytest.fixture(params=["pyarrow", "loadtxt"])

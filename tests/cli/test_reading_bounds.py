@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gradcli.cli.reading import BoundedReader
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pipes, /dev/zero, rlimits")
 

@@ -18,7 +18,7 @@ import pytest
 import gradcli as gc
 from gradcli import evaluate
 from gradcli.cli.main import main
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 from gradcli.lang import MAX_DEPTH, MAX_LENGTH, ExpressionError, parse
 
 N = 100_000

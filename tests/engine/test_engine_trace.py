@@ -16,7 +16,7 @@ from gradcli.engine import primitive
 from gradcli.engine.rules import FUNCTIONS
 from gradcli.engine.trace import trace, with_derivatives
 from gradcli.evaluation import evaluate
-from gradcli.evaluation.fields.function import FieldFunction
+from gradcli.fields.function import FieldFunction
 from gradcli.lang.names import FUNCTIONS as LANGUAGE
 
 # two-variable formulas around every elementwise function of the table, at points where

@@ -17,9 +17,9 @@ import pytest
 
 import gradcli
 from gradcli.cli.main import main
-from gradcli.evaluation.blocks import INPUT, TEXT, Block, Layout, Result, as_result
 from gradcli.output.csv_writer import write_csv
 from gradcli.output.json_writer import dumps_json
+from gradcli.plan.blocks import INPUT, TEXT, Block, Layout, Result, as_result
 
 EXPR = "sum(x^2)*sum(x)*y"
 

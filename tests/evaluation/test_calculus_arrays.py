@@ -13,7 +13,7 @@ import pytest
 import gradcli
 from gradcli.engine import rules as R
 from gradcli.engine.taylor import jet
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 
 ev = gradcli.evaluate
 

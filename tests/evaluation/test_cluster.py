@@ -17,8 +17,9 @@ import pytest
 import xarray as xr
 
 import gradcli
-from gradcli.evaluation import EvaluationError, prepare
+from gradcli.errors import EvaluationError
 from gradcli.evaluation import cluster as cl
+from gradcli.evaluation import prepare
 from gradcli.lang import ExpressionError
 from gradcli.output.zarr_sink import ZarrSink
 
@@ -161,7 +162,7 @@ def test_what_travels_is_text_and_numbers():
     job = cl.job_for(prepared)
     blob = pickle.dumps(job)
     assert b"sin(x)*y" in blob
-    for module in (b"gradcli.lang", b"gradcli.engine", b"gradcli.evaluation.kernels"):
+    for module in (b"gradcli.lang", b"gradcli.engine", b"gradcli.plan.kernels"):
         assert module not in blob  # no compiled program, tensor or plan travels
     values = cl.block_task(pickle.loads(blob), 2, 5)
     local = gradcli.evaluate("sin(x)*y", "grad", grid={"x": (0, 1, 10), "y": 2.0})

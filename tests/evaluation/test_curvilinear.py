@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcli.evaluation import EvaluationError
-from gradcli.evaluation.curvilinear import curvilinear_columns, curvilinear_formulas
+from gradcli.errors import EvaluationError
+from gradcli.fields.curvilinear import curvilinear_columns, curvilinear_formulas
 
 RNG = np.random.default_rng(20261128)
 N = 100

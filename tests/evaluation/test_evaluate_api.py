@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gradcli
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 from gradcli.lang import ExpressionError
 
 evaluate = gradcli.evaluate

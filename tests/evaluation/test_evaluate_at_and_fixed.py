@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import gradcli
-from gradcli.evaluation import EvaluationError, parse_constant
+from gradcli.errors import EvaluationError
 from gradcli.lang import ExpressionWarning, parse
+from gradcli.lang.spec_text import parse_constant
 
 
 def test_one_point_as_a_dict() -> None:

@@ -10,10 +10,10 @@ import pytest
 import gradcli
 from gradcli.cli.definition import BY_NAME, check_tolerance
 from gradcli.engine.core import raw
-from gradcli.evaluation import EvaluationError
-from gradcli.evaluation.blocks import Block
-from gradcli.evaluation.computations import Computation, computation, names, register, unregister
-from gradcli.evaluation.kernels import grad
+from gradcli.errors import EvaluationError
+from gradcli.plan.blocks import Block
+from gradcli.plan.computations import Computation, computation, names, register, unregister
+from gradcli.plan.kernels import grad
 
 
 def _slope_sum(plan, targets, outs, num):
@@ -158,8 +158,8 @@ def test_check_reads_the_pairing_from_the_record(pairs, cli) -> None:
 def test_formula_support_comes_from_the_records() -> None:
     """``--formula`` (and its -f formats) exist exactly where the record has ``formula``:
     vjp has it now; vᵀJ of [x*y, x^2] with v = (1, 2) is (y + 4x, x) (by hand)."""
-    from gradcli.evaluation.computations import TABLE
-    from gradcli.evaluation.formula import formula, whats
+    from gradcli.formulas.derivative_formulas import formula, whats
+    from gradcli.plan.computations import TABLE
 
     assert set(whats()) == {n for n, r in TABLE.items() if r.formula is not None}
     for name in names():

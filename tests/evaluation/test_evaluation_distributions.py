@@ -1,4 +1,4 @@
-"""The input distributions of propagate (gradcli.evaluation.distributions) against JCGM
+"""The input distributions of propagate (gradcli.uncertainty.distributions) against JCGM
 101:2008 clause 6.4: each standard uncertainty against the clause's closed-form variance,
 the pdfs' variances by numerical integration where the clause gives the pdf, and each
 standardized sampler's mean and variance within five standard errors of 0 and 1."""
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from gradcli import propagate
-from gradcli.evaluation.distributions import DISTRIBUTIONS
-from gradcli.evaluation.propagate import PropagationError
+from gradcli.uncertainty.distributions import DISTRIBUTIONS
+from gradcli.uncertainty.propagation import PropagationError
 
 # (name, parameters, the variance JCGM 101 6.4.x.3 states for them)
 CASES = [

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import gradcli as gc
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 from gradcli.lang.names import FUNCTIONS
 from gradcli.lang.symbolic import MATRIX, NO_FORMULA, REDUCTIONS
 
@@ -274,7 +274,7 @@ def test_matrix_functions_say_they_have_no_formula_yet(text: str) -> None:
 def test_backward_program_steps_are_the_graphs_adjoints() -> None:
     """Each v_bar of the backward program, evaluated at a point, is the adjoint gradcli
     graph shows for v there; the seeds' staged example prints as the issue shows it."""
-    from gradcli.evaluation.graph import build_graph
+    from gradcli.graph.nodes import build_graph
 
     staged = "m = x^2; y = m + x; p = 4*y"
     assert gc.formula(staged, form="program") == (
@@ -335,7 +335,7 @@ def test_closed_forms_are_bounded_in_length() -> None:
     """A function nested 40 deep (a closed form of astronomically many characters) is
     reported as over MAX_TEXT characters, built in bounded time and memory: text past the
     bound is never made."""
-    from gradcli.evaluation.formula import TooLong
+    from gradcli.lang.formula_printer import TooLong
     from gradcli.lang.symbolic import MAX_TEXT
 
     text = "f(a) = sin(a)*cos(a) + a^2; " + "f(" * 40 + "x" + ")" * 40

@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 import gradcli as gc
-from gradcli.evaluation.budget import FIXED_OVERHEAD
-from gradcli.evaluation.formula import MAX_OUTPUT, TooLarge, TooLong
+from gradcli.lang.formula_printer import MAX_OUTPUT, TooLarge, TooLong
 from gradcli.lang.symbolic import STEP_BYTES
+from gradcli.request.budget import FIXED_OVERHEAD
 
 ROOT = Path(__file__).resolve().parents[2]
 

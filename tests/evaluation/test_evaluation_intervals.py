@@ -1,4 +1,4 @@
-"""Coverage intervals and adaptive Monte Carlo (gradcli.evaluation.intervals, .adaptive)
+"""Coverage intervals and adaptive Monte Carlo (gradcli.uncertainty.intervals, .adaptive)
 against published results: NPL's log(x) example (shortest [-1.895, 0.095], symmetric
 [-2.080, 0.072]), JCGM 101 9.2's additive models and 9.3's mass calibration (their
 tabulated shortest intervals), the exact intervals these models have, hand-made order
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from gradcli import propagate
-from gradcli.evaluation import propagate as P
-from gradcli.evaluation.adaptive import batch_size, tolerance
-from gradcli.evaluation.intervals import order_se, shortest
+from gradcli.uncertainty import propagation as P
+from gradcli.uncertainty.adaptive import batch_size, tolerance
+from gradcli.uncertainty.intervals import order_se, shortest
 
 N = 10**6
 

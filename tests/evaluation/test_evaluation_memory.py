@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 
 import gradcli
-from gradcli.evaluation import EvaluationError, prepare
-from gradcli.evaluation.blocks import rows_per_block
-from gradcli.evaluation.budget import (
+from gradcli.errors import EvaluationError
+from gradcli.evaluation import prepare
+from gradcli.plan.blocks import rows_per_block
+from gradcli.request.budget import (
     DEFAULT_MEMORY,
     FIXED_OVERHEAD,
     memory_budget,
@@ -217,7 +218,7 @@ def test_probes_that_show_no_growth_give_an_upper_bound_not_the_cap(monkeypatch)
     block grew to the 2^18-point cap whatever the budget (seen as a Zarr store chunked at
     262,144 rows under --memory 4M). Probes that all peak at 10 MB (no growth at all)
     now give 10 MB / 256 points per point: 4 MiB holds about a hundred rows."""
-    from gradcli.evaluation import kernels
+    from gradcli.plan import kernels
 
     monkeypatch.setattr(kernels, "peak_bytes", lambda plan, values: 10_000_000)
     grid = {"x": (0.0, 1.0, 1_000_000)}

@@ -10,10 +10,10 @@ import pytest
 
 import gradcli
 from gradcli.cli.main import main
-from gradcli.evaluation import EvaluationError
-from gradcli.evaluation import binding as binding_module
-from gradcli.evaluation.spec_text import parse_grid
+from gradcli.errors import EvaluationError
 from gradcli.lang import ExpressionError
+from gradcli.lang.spec_text import parse_grid
+from gradcli.request import binding as binding_module
 
 
 def cli_error(capsys, *argv: str) -> str:

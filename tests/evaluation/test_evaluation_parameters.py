@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 import gradcli
-from gradcli.evaluation import EvaluationError
-from gradcli.evaluation import parameters as P
-from gradcli.evaluation.computations import Computation, register, unregister
-from gradcli.evaluation.kernels import blocks_jvp, jvp
+from gradcli.errors import EvaluationError
+from gradcli.plan.computations import Computation, register, unregister
+from gradcli.plan.kernels import blocks_jvp, jvp
+from gradcli.request import parameters as P
 
 
 def _dirderiv(plan, targets, outs, num):
@@ -73,7 +73,7 @@ def test_a_new_parameter_is_a_cli_option(dirderiv, cli) -> None:
 def test_every_computation_parameter_is_declared() -> None:
     """Each record names only declared parameters, and a record with an undeclared one is
     refused at registration."""
-    from gradcli.evaluation.computations import TABLE, names
+    from gradcli.plan.computations import TABLE, names
 
     names()
     assert {p for r in TABLE.values() for p in r.parameters} <= set(P.TABLE)

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from gradcli import propagate
-from gradcli.evaluation import propagate as P
-from gradcli.evaluation.propagate import PropagationError, split_uncertainty
+from gradcli.uncertainty import propagation as P
+from gradcli.uncertainty.propagation import PropagationError, split_uncertainty
 
 HERE = os.path.dirname(os.path.dirname(__file__))  # tests/
 REFS = json.load(open(os.path.join(HERE, "reference", "propagate_refs.json"),

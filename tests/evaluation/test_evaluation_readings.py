@@ -1,4 +1,4 @@
-"""Type A evaluation from readings (gradcli.evaluation.readings, propagate(readings=),
+"""Type A evaluation from readings (gradcli.uncertainty.readings, propagate(readings=),
 --readings FILE) against GUM H.2: the five simultaneous readings of Table H.2 give the
 published R, X, Z, their uncertainties and correlations; the inputs' means, s/√n, n − 1
 and eq. 17's correlations against hand computation."""
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from gradcli import propagate
-from gradcli.evaluation.propagate import PropagationError
-from gradcli.evaluation.readings import type_a
+from gradcli.uncertainty.propagation import PropagationError
+from gradcli.uncertainty.readings import type_a
 
 # GUM H.2, Table H.2: five simultaneous observations of V (V), I (A) and phi (rad)
 H2 = {"V": [5.007, 4.994, 5.005, 4.990, 4.999],

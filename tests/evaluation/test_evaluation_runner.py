@@ -11,8 +11,8 @@ import pytest
 
 import gradcli
 from gradcli.evaluation import prepare
-from gradcli.evaluation.kernels import full_size_ops
 from gradcli.evaluation.runner import _output_bound
+from gradcli.plan.kernels import full_size_ops
 from gradcli.support.allocator import keep_freed_memory
 
 GX, GY = (0.0, 2 * np.pi, 37), (-1.0, 3.0, 29)

@@ -1,4 +1,4 @@
-"""Degrees of freedom (gradcli.evaluation.welch): Student's t quantiles against mpmath
+"""Degrees of freedom (gradcli.uncertainty.welch): Student's t quantiles against mpmath
 (values made by tests/reference/make_student_t.py, mpmath 1.4.1) and GUM Table G.2;
 Welch–Satterthwaite against hand-computed cases and GUM H.1's published ν_eff and U₉₉."""
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from gradcli import propagate
-from gradcli.evaluation.propagate import PropagationError
-from gradcli.evaluation.welch import coverage_factor, effective_dof, t_cdf, t_quantile
+from gradcli.uncertainty.propagation import PropagationError
+from gradcli.uncertainty.welch import coverage_factor, effective_dof, t_cdf, t_quantile
 
 T_QUANTILES = [
     (0.5, 0.6, 0.39797542678479069),

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from gradcli.cli.main import main
-from gradcli.evaluation.fields.descend import descend
-from gradcli.evaluation.fields.function import FieldFunction
-from gradcli.evaluation.fields.optim import settings
+from gradcli.fields.descend import descend
+from gradcli.fields.function import FieldFunction
+from gradcli.fields.optim import settings
 
 
 def run(cli, *argv: str) -> tuple[int, list[str], list[list[float]], str]:

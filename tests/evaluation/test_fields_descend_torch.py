@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from gradcli.cli.main import main
-from gradcli.evaluation.fields.descend import descend
-from gradcli.evaluation.fields.function import FieldFunction
-from gradcli.evaluation.fields.optim import settings
+from gradcli.fields.descend import descend
+from gradcli.fields.function import FieldFunction
+from gradcli.fields.optim import settings
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "reference" / "optim_paths.json").read_text())
 CASES = REFERENCE["cases"]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import gradcli as gc
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "reference" /
                         "implicit_sympy.json").read_text())

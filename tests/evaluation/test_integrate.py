@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import gradcli as gc
-from gradcli.evaluation import EvaluationError
-from gradcli.evaluation.integrate import GAUSS, KRONROD, NODES, adaptive, adaptive2
+from gradcli.errors import EvaluationError
+from gradcli.fields.integrate import GAUSS, KRONROD, NODES, adaptive, adaptive2
 
 
 def test_the_rule_integrates_the_degrees_it_should_exactly() -> None:

@@ -418,7 +418,7 @@ def test_flow_in_the_library_with_units_and_its_refusal(cli):
 
 
 def test_graph_values_and_adjoints_with_units(cli):
-    from gradcli.evaluation.graph import build_graph
+    from gradcli.graph.nodes import build_graph
 
     # f = 4*(x^2 + x*1 cm) in cm^2 at x = 3 cm (hand): f = 48 cm^2, df/dx = 4(2x + 1 cm)
     # = 28 cm; the step m = x^2 is computed in m^2 (9e-4 m^2), and df/dm = 4 cm^2/m^2...
@@ -471,8 +471,8 @@ def test_jsonl_units_key_steps_aside_for_a_column_named_units():
     import io
     import json
 
-    from gradcli.evaluation.blocks import Block, Layout, Result
     from gradcli.output.jsonl_writer import write_jsonl
+    from gradcli.plan.blocks import Block, Layout, Result
 
     columns = Result(Layout([Block("units"), Block("f", unit="m")]),
                      {"units": np.array([1.0]), "f": np.array([2.0])}, (1,))
@@ -600,8 +600,8 @@ def test_line_and_surface_integrals_units(cli):
 def test_explore_computes_in_the_command_lines_units():
     import json
 
-    from gradcli.explore.compute import field, panel
-    from gradcli.explore.server import Engine
+    from gradcli.cli.explore.compute import field, panel
+    from gradcli.cli.explore.server import Engine
 
     # R = V/I at V = 5 V, I = 20 mA, in ohm (hand): R = 250 Ω, dR/dV = 1/I = 50 Ω/V,
     # dR/dI = -V/I² = -12.5 Ω/mA; the server adds the command line's units to every request
@@ -636,3 +636,52 @@ def test_explore_refuses_a_unit_mistake_before_serving(cli):
                            "--no-browser")
     assert status == 2 and out == ""
     assert "f is in V/mA, which cannot be converted to kg" in err
+
+
+def test_descent_starts_given_with_units_are_converted(cli):
+    # 200 cm = 2 m (SI brochure: c = 10^-2); the start row is the start itself
+    status, out, err = cli(["descend", "x^2+y^2", "--from", "x=1 m,y=200 cm", "--unit",
+                            "x=m,y=m", "--steps", "1", "-f", "csv"])
+    assert status == 0, err
+    header, first = out.splitlines()[:2]
+    assert header == "step,x [m],y [m],f [m^2],|grad f| [m]"
+    step, x, y, f, g = map(float, first.split(","))
+    assert (x, y, f) == (1.0, 2.0, 5.0) and g == pytest.approx(2 * math.sqrt(5), rel=1e-15)
+
+
+def test_a_start_unit_declares_an_undeclared_variable(cli):
+    status, out, _ = cli(["descend", "x^2", "--from", "x=3 km", "--steps", "0", "-f", "csv"])
+    assert status == 0
+    assert out.splitlines()[:2] == ["step,x [km],f [km^2],|grad f| [km]", "0,3.0,9.0,6.0"]
+
+
+def test_a_start_in_the_wrong_dimension_is_one_line(cli):
+    status, out, err = cli(["descend", "x^2+y^2", "--from", "x=1 m,y=2 s", "--unit",
+                            "x=m,y=m", "--steps", "1"])
+    assert (status, out) == (2, "")
+    assert err.strip().splitlines() == [
+        "gradcli: error: 'y' is given in s but declared in m: they cannot be converted"]
+
+
+def test_library_starts_take_quantities():
+    import pint
+
+    u = pint.UnitRegistry()
+    path = gradcli.descend("x^2", start={"x": 150 * u.cm}, units={"x": "m"}, steps=0)
+    assert path["x"][0] == pytest.approx(1.5, rel=1e-15)  # 150 cm in m
+
+
+def test_flow_from_starts_with_units_is_the_circle(cli):
+    # x' = -y/s, y' = x/s from (1 m, 0 m): x = cos t, y = sin t (t in s); RK4 with
+    # h = 0.01 s errs by about h^4 = 1e-8; a start in cm keeps x in cm (x = 100 cos t)
+    for start, scale, header in (("x=1 m,y=0 m", 1.0, "t [s],x [m],y [m],|F| [m/s]"),
+                                 ("x=100 cm,y=0 m", 100.0, "t [s],x [cm],y [m],")):
+        status, out, err = cli(["flow", "[-y/(1 's'), x/(1 's')]", "--from", start,
+                                "--t", "0:1:101", "--unit", "t=s", "-f", "csv"])
+        assert status == 0, err
+        lines = out.splitlines()
+        assert lines[0].startswith(header)
+        t, x, y, _ = map(float, lines[-1].split(","))
+        assert t == 1.0
+        assert x == pytest.approx(scale * math.cos(1.0), abs=scale * 1e-8)
+        assert y == pytest.approx(math.sin(1.0), abs=1e-8)

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from gradcli.evaluation.budget import FIXED_OVERHEAD
-from gradcli.explore.server import MAX_BODY, Engine, Explorer
+from gradcli.cli.explore.server import MAX_BODY, Engine, Explorer
+from gradcli.request.budget import FIXED_OVERHEAD
 
 TIMEOUT = 1.5  # the server's --request-timeout in these tests (seconds)
 BUDGET = 128 << 20

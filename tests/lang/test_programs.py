@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import gradcli
-from gradcli.evaluation import EvaluationError
-from gradcli.evaluation.graph import build_graph
+from gradcli.errors import EvaluationError
+from gradcli.graph.nodes import build_graph
 from gradcli.lang import Assign, Define, ExpressionError, Program, Ref, Var, parse
 
 SEED = "m = x^2; y = m + x; p = 4*y"

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import gradcli
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -229,8 +229,8 @@ def test_names_and_text_cells_are_escaped() -> None:
 def test_a_lazy_result_is_described_not_computed() -> None:
     """Dask arrays: the display names the columns and computes nothing."""
     da = importlib.import_module("dask.array")
-    from gradcli.evaluation.blocks import Block, Layout, Result
     from gradcli.output.display import html_table
+    from gradcli.plan.blocks import Block, Layout, Result
 
     def boom(block: np.ndarray) -> np.ndarray:
         raise AssertionError("computed")

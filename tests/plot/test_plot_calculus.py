@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gradcli.cli.main import main
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 from gradcli.plot import PlotOptions, build_figure, compute_field, parse_options
 
 GRID = {"x": (-2.0, 2.0, 41), "y": (-1.5, 1.5, 31)}

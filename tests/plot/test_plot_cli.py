@@ -144,7 +144,7 @@ def test_failed_save_leaves_nothing_behind(tmp_path, monkeypatch):
 
 
 def test_matplotlib_is_not_imported_by_the_cli_until_plot_runs():
-    code = ("import sys, gradcli, gradcli.cli.app, gradcli.cli.commands.plot; "
+    code = ("import sys, gradcli, gradcli.cli.app, gradcli.cli.commands.plot_command; "
             "gradcli.cli.app.build(); print('matplotlib' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)

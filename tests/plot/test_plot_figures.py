@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcli.cli.errors import option_words, usage_words
-from gradcli.evaluation import EvaluationError
-from gradcli.lang.errors import render_references
+from gradcli.cli.messages import option_words, usage_words
+from gradcli.errors import EvaluationError, render_references
 from gradcli.plot import PlotOptions, build_figure, compute_field, lattice
 from gradcli.plot.layout import ARROW_FILL
 

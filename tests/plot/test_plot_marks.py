@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.cli.errors import usage_words
 from gradcli.cli.main import main
-from gradcli.evaluation import EvaluationError
+from gradcli.cli.messages import usage_words
+from gradcli.errors import EvaluationError
 from gradcli.plot import PlotOptions, build_figure, compute_field, parse_options
 from gradcli.plot.marks import with_marks
 

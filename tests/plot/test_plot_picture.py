@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import gradcli
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 
 ROOT = Path(__file__).resolve().parents[2]
 GRID = {"x": (-2, 2, 21), "y": (-2, 2, 21)}

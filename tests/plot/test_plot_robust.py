@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcli.cli.errors import option_words
-from gradcli.lang.errors import render_references
+from gradcli.cli.messages import option_words
+from gradcli.errors import render_references
 from gradcli.plot import PlotOptions, build_figure, compute_field
 from gradcli.plot.layout import ARROW_FILL
 

@@ -19,7 +19,7 @@ import pytest
 
 import gradcli
 from gradcli.cli.main import main
-from gradcli.evaluation import EvaluationError
+from gradcli.errors import EvaluationError
 from gradcli.plot import build_figure, compute_field, parse_options
 from gradcli.plot.marks import with_marks
 from gradcli.plot.traced import MAX_TRACED, PATH_SAMPLES, SURFACE_SAMPLES

@@ -1,0 +1,55 @@
+"""``gradcli integrate``: a line integral, circulation or flux along a path
+(``gradcli.fields.integrate``), with Green's theorem's other side by ``--check green``;
+one row, written like the field commands'."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gradcli.cli.commands.field_commands import _format, _request, _write
+from gradcli.cli.commands.numeric_commands import held_values
+from gradcli.cli.messages import ExitStatus, expression_warnings, option_words, say
+from gradcli.errors import render_references
+from gradcli.fields.integrate import TOL, integrate_columns
+
+
+def run_integrate(what: str, expression: str, path: str | None, disc: str | None,
+                  box: str | None, surface: str | None, ball: str | None, flux: bool,
+                  check: str | None, tol: float | None, wrt: list[str] | None, at: list[str],
+                  fmt: str, output: str | None, precision: int, quiet: bool,
+                  units: list[str] | None = None, to: list[str] | None = None) -> int:
+    """Integrate; write the row; with --check green, say whether both sides agree within
+    their error estimates (exit 1 if not)."""
+    _format(what, fmt, output)
+    names = [n.strip() for spec in wrt or [] for n in spec.split(",") if n.strip()] or None
+    from gradcli.request.parameters import TABLE  # --unit and --to: the table's syntax
+
+    physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to)) if g}
+    with expression_warnings(quiet):
+        columns, notes = integrate_columns(expression, path, disc=disc, box=box,
+                                           surface=surface, ball=ball, flux=flux,
+                                           check=check, tol=TOL if tol is None else tol,
+                                           wrt=names, fixed=held_values(at), **physical)
+    _write(columns, _request(expression, fmt, output, precision, quiet, []), what)
+    if not quiet:
+        for note in notes:
+            say(render_references(note, option_words))
+    if check is None:
+        return ExitStatus.OK
+    first = next(iter(columns))
+    other = check
+    a, ea = float(columns[first][0]), float(columns["error"][0])
+    b, eb = float(columns[other][0]), float(columns[f"{other}_error"][0])
+    gap = abs(a - b)
+    allowed = ea + eb + 8 * np.finfo(float).eps * max(abs(a), abs(b))
+    theorem, side = {"green": ("Green's theorem", "area integral"),
+                     "divergence": ("the divergence theorem", "volume integral"),
+                     "stokes": ("Stokes' theorem", "flux of the curl")}[check]
+    if gap <= allowed:
+        if not quiet:
+            say(f"check: {theorem} holds: the two sides differ by {gap:.3g}, within their "
+                f"error estimates ({ea:.3g} + {eb:.3g})")
+        return ExitStatus.OK
+    say(f"check: FAILED: the {first} and the {side} differ by {gap:.3g}, more than their "
+        f"error estimates ({ea:.3g} + {eb:.3g})")
+    return ExitStatus.FAIL

@@ -1,0 +1,173 @@
+"""The computation table: one record per thing ``gradcli.evaluate`` can compute.
+
+A :class:`Computation` says everything the rest of gradcli needs to know about a
+computation, in one place: its name (``what=``, and the CLI command of that name), the
+parameters it accepts besides the points (names of the parameter table,
+``parameters.py``), whether it needs a scalar-valued expression, how it checks a
+request and fills ``Plan.spec`` (``specify``), its result blocks, its cost in sweeps, its
+column order, its kernel, whether a grid must be cut into blocks, its ``check``
+tolerance per dtype and difference step, and its help text.
+
+Everything that used to switch on the string ``what`` reads this table instead:
+``Plan.blocks/order/sweeps`` and ``compute_block`` (``kernels.py``), the whole-grid
+decision (``runner.py``), the option and scalar checks of ``prepare``, ``check.py``'s
+step, the CLI's numeric commands and their check options (``cli/definition.py``), and
+the plot's colour quantities that are derivatives (``div``, ``curl``, ``laplacian``).
+
+Adding a computation is one :func:`register` call with its kernel (see docs/DESIGN.md,
+"How to add a computation"); it is then a ``what=`` value, a CLI command with its help,
+and (scalar kernels only) nothing more to wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from gradcli.errors import EvaluationError
+
+
+class Axes:
+    """One data variable of a gridded file made of a computation's blocks: ``name``,
+    its ``long_name`` (for a scalar f, and for a vector f: templates naming the axes in
+    braces), its axes (of ``component``: f's components, dropped for a scalar f; ``wrt``
+    and ``wrt2``: the variables), and ``column(component=, wrt=, wrt2=)`` the scalar column
+    at one label of each. (A plain class: cheaper to define at start-up than a
+    NamedTuple.)"""
+
+    __slots__ = ("name", "long_name", "dims", "column")
+
+    def __init__(self, name: str, long_name: tuple[str, str], dims: tuple[str, ...],
+                 column: Callable[..., str]) -> None:
+        self.name, self.long_name, self.dims, self.column = name, long_name, dims, column
+
+
+def _one_sweep(plan: Any) -> int:
+    return 1
+
+
+class Computation(NamedTuple):
+    """One computation.
+
+    ``blocks(plan, outs)`` gives every result block, ``outs`` being the value's own blocks
+    (most computations return ``outs`` followed by their derivative blocks). ``kernel(plan,
+    targets, outs, num)`` computes one block's derivative blocks (those after the value's
+    when ``blocks`` keeps them first), one array, scalar or None (identically zero) each;
+    ``None`` for a computation that only evaluates (no graph is recorded then).
+    ``sweeps(plan)`` is its cost in passes over the recorded graph (bounds the work per
+    point); ``order(plan)`` the column order as (block, component) pairs when it is not
+    block by block. ``specify(plan, wrt=, order=)`` checks a request and returns the
+    ``Plan.spec`` the kernel reads; without it, ``wrt`` (when accepted) selects the
+    variables or named steps derivatives are taken by (``Plan.wrt``). ``scalar``: the
+    expression must be scalar-valued (``scalar_hint`` follows the refusal). ``blocked``:
+    never run a grid as one whole-grid block (many sweeps per point). ``check``: the
+    relative tolerance of a finite-difference check per dtype name (None: no check),
+    ``check_step`` its relative difference step and ``check_differences`` the computation
+    whose results are differenced (``eval`` for first derivatives, ``grad`` for second:
+    the engine's own gradient, as PyTorch's gradgradcheck). ``rows(plan)``: how many table
+    rows one point's results make when more than one, and what they are (taylor: one per
+    multi-index, "coefficients"), bounded with the points by ``max_points``. ``help`` and
+    ``examples`` describe it (the CLI shows them; the CLI's own words for the built-in
+    commands take precedence). ``formula(columns, asked)``: its derivatives as formulas
+    (``gradcli.formula`` and the CLI's formula option; ``lang/formula_printer.py``), None:
+    it has none. ``shown(result, plan)``: the table a front end shows instead of the
+    blocks' columns (taylor's long table, one row per multi-index). ``axes``: what the
+    component axes of its blocks mean, for gridded files (:class:`Axes`; read by the
+    NetCDF/Zarr plan). ``streams``: its column order is made only when asked (one entry
+    per scalar column: the Hessian's rows are streamed). ``pairs(plan)``: for the
+    derivative check (``check.py``), (derivative block, differenced block, variable) per
+    derivative block, the block differenced being one of ``check_differences``' own and
+    the variable an index of ``plan.targets`` (default: one derivative block per
+    (differenced block, variable), in that order).
+    A NamedTuple: immutable, and cheap to define at start-up.
+    """
+
+    name: str
+    help: str
+    blocks: Callable[[Any, list], list]
+    kernel: Callable[[Any, list, list, type], list] | None = None
+    parameters: tuple[str, ...] = ()
+    scalar: bool = False
+    scalar_hint: str = ""
+    sweeps: Callable[[Any], int] = _one_sweep
+    order: Callable[[Any], list[tuple[int, int]] | None] | None = None
+    specify: Callable[..., Any] | None = None
+    blocked: bool = False
+    check: dict[str, float] | None = None
+    check_step: float = 1e-6
+    check_differences: str = "eval"
+    rows: Callable[[Any], tuple[int, str]] | None = None
+    examples: tuple[str, ...] = ()
+    formula: Callable[[Any, Any], list] | None = None
+    shown: Callable[[Any, Any], Any] | None = None
+    axes: tuple[Axes, ...] = ()
+    streams: bool = False
+    pairs: Callable[[Any], list[tuple[int, int, int]]] | None = None
+
+    @property
+    def records(self) -> bool:
+        """Whether a run records the graph (every computation that takes derivatives)."""
+        return self.kernel is not None
+
+
+#: every registered computation, by name, in registration order
+TABLE: dict[str, Computation] = {}
+
+
+def register(computation: Computation) -> Computation:
+    """Add (or replace) a computation: it becomes a ``what=`` of ``gradcli.evaluate`` and,
+    in a process whose CLI is built after this call, a command."""
+    from gradcli.request.parameters import TABLE as PARAMETERS
+
+    unknown = [p for p in computation.parameters if p not in PARAMETERS]
+    if unknown:
+        raise ValueError(f"computation '{computation.name}': unknown parameter "
+                         f"'{unknown[0]}' (known: {', '.join(PARAMETERS)}; declare a new one "
+                         "with parameters.declare)")
+    _builtins()
+    extra = tuple(p for p, d in PARAMETERS.items() if d.every and p not in computation.parameters)
+    if extra:  # units and to: every computation takes them
+
+        computation = computation._replace(
+                                          parameters=(*computation.parameters, *extra))
+    TABLE[computation.name] = computation
+    return computation
+
+
+def unregister(name: str) -> None:
+    """Remove a computation registered at run time (tests)."""
+    TABLE.pop(name, None)
+
+
+def names() -> tuple[str, ...]:
+    """The registered computations' names, in registration order."""
+    _builtins()
+    return tuple(TABLE)
+
+
+def computation(name: str) -> Computation:
+    """The record of ``name``; EvaluationError naming the choices for an unknown one."""
+    _builtins()
+    found = TABLE.get(name)
+    if found is None:
+        raise EvaluationError(f"unknown computation '{name}': choose one of "
+                              f"{', '.join(TABLE)}")
+    return found
+
+
+def accepting(parameter: str) -> tuple[str, ...]:
+    """The computations that accept ``parameter``."""
+    _builtins()
+    return tuple(c.name for c in TABLE.values() if parameter in c.parameters)
+
+
+_loaded = False
+
+
+def _builtins() -> None:
+    """Register the built-in computations on first use (their kernels' modules import the
+    engine: only a run that computes pays for them)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        from gradcli.plan import builtin  # noqa: F401 - registers on import
