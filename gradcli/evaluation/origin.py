@@ -67,43 +67,37 @@ class Evaluated(dict):  # type: ignore[type-arg]
 
 @dataclass(frozen=True)
 class LongRows:
-    """taylor's rows as its command writes them (``taylor_table.long_table``: one row per
-    point and multi-index), made when asked for; it keeps only the result and the spec,
-    so a result that holds it still pickles."""
+    """The rows a computation's command writes instead of its blocks' columns (its
+    record's ``shown``: taylor's long table, one row per point and multi-index), made when
+    asked for; it keeps only the result, the plan's spec and the record's function (a
+    module-level one), so a result that holds it still pickles."""
 
     result: Result
     spec: Any
+    shown: Any
 
     def __call__(self) -> Result:
         from types import SimpleNamespace
 
-        from gradcli.plan.taylor_table import long_table
-
-        return long_table(self.result, SimpleNamespace(spec=self.spec))  # type: ignore[arg-type]
+        return self.shown(self.result, SimpleNamespace(spec=self.spec))
 
 
 def shown_rows(prepared: Any, result: Result) -> LongRows | None:
     """What makes the rows the command line shows for this result, when they are not its
     own columns (taylor's long table); None otherwise, and for lazy (Dask) arrays."""
-    if prepared.plan.what != "taylor":
+    if prepared.plan.computation.shown is None:
         return None
     if any(not isinstance(a, np.ndarray) and hasattr(a, "dask")
            for a in result.arrays.values()):
         return None
-    return LongRows(result, prepared.plan.spec)
+    return LongRows(result, prepared.plan.spec, prepared.plan.computation.shown)
 
 
 def shape_notes(prepared: Any) -> list[str]:
     """What a table of the result says under it (a vjp's shapes: v, J and vᵀJ per point);
     the command line prints the same lines."""
-    plan = prepared.plan
-    if plan.what != "vjp":
-        return []
-    m = int(np.prod(prepared.program.shape))
-    n = sum(int(np.prod(shape)) for _, shape in plan.targets)
-    v_shape = prepared.program.shape or "()"
-    return [f"shapes per point: v {v_shape} (like f), J ({m}, {n}) = outputs × inputs, "
-            f"vᵀJ ({n},): one vjp/d column per input"]
+    notes = prepared.plan.computation.notes
+    return [] if notes is None else notes(prepared)
 
 
 def nonfinite_notes(count: int) -> list[str]:

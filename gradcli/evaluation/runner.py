@@ -256,9 +256,10 @@ def run(plan: Plan, binding: Binding, sink: Sink, *, dtype: np.dtype,
 
 
 def _by_rows(plan: Plan, binding: Binding, sink: Sink, dtype: np.dtype, budget: int) -> bool:
-    """Whether to compute a one-point Hessian row by row into the sink: its result is
-    more than a quarter of the budget and the sink takes pieces of a block."""
-    if plan.what != "hessian" or binding.size != 1 or not getattr(sink, "parts", False):
+    """Whether to compute a one-point Hessian row by row into the sink (a computation
+    whose record ``streams``): its result is more than a quarter of the budget and the
+    sink takes pieces of a block."""
+    if not plan.computation.streams or binding.size != 1 or not getattr(sink, "parts", False):
         return False
     n = sum(int(np.prod(s, dtype=np.int64)) for _, s in plan.targets)
     return n * n * np.dtype(dtype).itemsize > budget // 4

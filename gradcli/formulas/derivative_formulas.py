@@ -74,8 +74,10 @@ def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "e
                               f"{', '.join(whats())}")
     if form not in FORMS:
         raise EvaluationError(f"form={form!r}: use one of {', '.join(FORMS)}")
-    if form == "program" and what != "grad":
-        raise EvaluationError(f"form='program' is the backward program of grad, not of {what}")
+    if form == "program" and not record.backward_program:
+        having = [n for n, r in TABLE.items() if r.backward_program]
+        raise EvaluationError(f"form='program' is the backward program of "
+                              f"{', '.join(having)}, not of {what}")
     tree = parse(expression)
     point = _point(at)
     names = free_variables(tree)

@@ -19,6 +19,17 @@ def _formulas() -> Any:
     return formula
 
 
+def _vjp_shapes(prepared: Any) -> list[str]:
+    """vjp's note under a table: the shapes of v, J and vᵀJ per point."""
+    import numpy as np
+
+    m = int(np.prod(prepared.program.shape))
+    n = sum(int(np.prod(shape)) for _, shape in prepared.plan.targets)
+    v_shape = prepared.program.shape or "()"
+    return [f"shapes per point: v {v_shape} (like f), J ({m}, {n}) = outputs × inputs, "
+            f"vᵀJ ({n},): one vjp/d column per input"]
+
+
 def _long_table(result: Any, plan: Any) -> Any:
     from gradcli.plan.taylor_table import long_table
 
@@ -36,7 +47,7 @@ register(Computation(
 register(Computation(
     "grad", "Gradient of a scalar formula: f, then df/dx for each variable.",
     blocks=k.blocks_grad, kernel=k.grad, parameters=("norm", "wrt"), scalar=True,
-    scalar_hint=_NOT_SCALAR, check=_FIRST, check_step=1e-6,
+    scalar_hint=_NOT_SCALAR, check=_FIRST, check_step=1e-6, backward_program=True,
     formula=lambda c, asked: _formulas().grad_columns(c, asked)))
 register(Computation(
     "jacobian", "Every derivative: the values, then df[i]/dx per component and variable.",
@@ -48,7 +59,7 @@ register(Computation(
 register(Computation(
     "vjp", "Vector-Jacobian product vᵀJ (PyTorch's backward(gradient=v)): vjp/dx per "
     "variable.", blocks=k.blocks_vjp, kernel=k.vjp, parameters=("vector", "wrt"),
-    formula=lambda c, asked: _formulas().vjp_columns(c, asked)))
+    formula=lambda c, asked: _formulas().vjp_columns(c, asked), notes=lambda p: _vjp_shapes(p)))
 register(Computation(
     "jvp", "Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a vector f).",
     blocks=k.blocks_jvp, kernel=k.jvp, parameters=("direction", "unit"),

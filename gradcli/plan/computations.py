@@ -78,7 +78,9 @@ class Computation(NamedTuple):
     derivative check (``check.py``), (derivative block, differenced block, variable) per
     derivative block, the block differenced being one of ``check_differences``' own and
     the variable an index of ``plan.targets`` (default: one derivative block per
-    (differenced block, variable), in that order).
+    (differenced block, variable), in that order). ``notes(prepared)``: the lines a table
+    of its result says under it (vjp: the shapes of v, J and vᵀJ). ``backward_program``:
+    its formula also has the backward program's form (``form="program"``).
     A NamedTuple: immutable, and cheap to define at start-up.
     """
 
@@ -103,6 +105,8 @@ class Computation(NamedTuple):
     axes: tuple[Axes, ...] = ()
     streams: bool = False
     pairs: Callable[[Any], list[tuple[int, int, int]]] | None = None
+    notes: Callable[[Any], list[str]] | None = None
+    backward_program: bool = False
 
     @property
     def records(self) -> bool:

@@ -225,7 +225,8 @@ def _kernel_color(expression: str, grid: Mapping[str, Any], fixed: Mapping[str, 
     across the plane). The Laplacian adds its pure second partials (``d2f/dx2``), the
     scale its round-off is measured against."""
     what = KERNEL_COLORS[color]
-    wrt = sampled if slice_ is not None and what != "laplacian" else names[:2]
+    # a slice's field pairs with every sampled variable; the Laplacian sums over the drawn two
+    wrt = sampled if slice_ is not None and color != "laplacian" else names[:2]
     got = prepare(expression, what, grid=grid, fixed=fixed, wrt=wrt,
                   max_points=max_points).run()
     if color == "curl" and len(wrt) == 3:

@@ -1,11 +1,16 @@
 """One request: what was asked, as one value that flows from the front end to the workers.
 
-``gradcli.evaluate(...)`` and ``prepare(...)`` build a :class:`Request` from their keyword
-arguments; the CLI builds one from the command line (``cli/commands/numeric_commands.py``). The same
-object is prepared (``prepare_request``), travels to Dask workers (``cluster.Job``), and
-describes itself for a file's ``history`` (:meth:`Request.call`). Its fields are the
-library's parameter names; the front end's own options (a command's output format, file,
-precision...) travel in ``options``, as given, so that a command line can be written back.
+Every command builds one (the numeric commands, ``graph``, ``critical``, ``descend``,
+``flow``, ``propagate``, ``plot``, ``implicit``, ``integrate``, the curvilinear
+operators, ``--formula``), and so does every library function (``gradcli.evaluate``,
+``gradcli.critical``...): ``what`` names a computation of the table or an application
+(``execute.APPLICATIONS``), and ``gradcli.execute.execute`` runs it, whoever built it.
+The same object is prepared (``prepare_request``), travels to Dask workers
+(``cluster.Job``), and describes itself for a file's ``history`` (:meth:`Request.call`).
+Its fields are the library's parameter names. Its :class:`Output` part says where and how
+the result is written (format, path, precision, overwrite, history): the writers read it,
+a computation never does. A front end's own options travel in ``options``, as given, so
+that a command line can be written back.
 """
 
 from __future__ import annotations
@@ -15,22 +20,40 @@ from typing import Any, NamedTuple
 
 from gradcli.request.binding import DEFAULT_MAX_POINTS
 
-__all__ = ["Request", "WHERE"]
+__all__ = ["Request", "Output", "WHERE", "describe_call"]
 
 #: the parameters that say where to evaluate (exactly one of them), and ``fixed`` beside
 WHERE = ("at", "grid", "points")
 
 
+class Output(NamedTuple):
+    """The request's output part: where and how its result is written, read by the writers
+    only (a computation never sees it). ``format`` is a name of the format table (``auto``:
+    from the path's extension, else the terminal's table); ``path`` None is standard
+    output; ``history`` is the line a file records about how it was made."""
+
+    format: str = "auto"
+    path: str | None = None
+    precision: int = 6
+    overwrite: bool = False
+    history: str = ""
+    quiet: bool = False
+
+    def replace(self, **changes: Any) -> Output:
+        """This output part with some fields changed."""
+        return self._replace(**changes)
+
+
 class Request(NamedTuple):
-    """Everything one evaluation was asked: the expression, the computation (``what``, a
-    name of the computation table), where (``at``, ``grid`` or ``points``; ``fixed`` holds
-    more variables; ``carry`` passes a points file's text columns through), the
+    """Everything one command or library call asked: the expression, ``what`` (a name of
+    the computation table, or an application's), where (``at``, ``grid`` or ``points``;
+    ``fixed`` holds more variables; ``carry`` passes a points file's text columns through), the
     computation's ``parameters`` by name (the parameter table, ``parameters.py``: ``wrt``,
     ``vector``, ``direction``...; :meth:`get` reads one), the numbers (``dtype``,
     ``max_points``), how to run (``threads``, ``block_size``, ``scheduler``,
-    ``scheduler_timeout``, ``memory``: they never change a value) and the front end's
-    ``options``. Immutable (a NamedTuple, cheap to define at start-up): change one with
-    :meth:`replace`."""
+    ``scheduler_timeout``, ``memory``: they never change a value), the front end's
+    ``options`` and the :class:`Output` part. Immutable (a NamedTuple, cheap to define at
+    start-up): change one with :meth:`replace`."""
 
     expression: str
     what: str = "eval"
@@ -48,6 +71,7 @@ class Request(NamedTuple):
     scheduler_timeout: float = 10.0
     memory: Any = None
     options: Mapping[str, Any] | None = None
+    output: Output = Output()
 
     def replace(self, **changes: Any) -> Request:
         """This request with some fields changed."""
@@ -65,7 +89,8 @@ class Request(NamedTuple):
     def for_worker(self) -> Request:
         """The request as a Dask worker receives it: without the points (they travel per
         block), the carried text columns and the front end's options."""
-        return self._replace(at=None, points=None, carry=None, options=None, scheduler=None)
+        return self._replace(at=None, points=None, carry=None, options=None, scheduler=None,
+                             output=Output())
 
     def call(self) -> str:
         """``gradcli.evaluate('sin(x)', 'grad', grid={'x': (0, 1, 11)})``: the library's
