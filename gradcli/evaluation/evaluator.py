@@ -442,16 +442,23 @@ def evaluate(expression: str, what: str = "eval", *,
         scheduler_timeout=scheduler_timeout, memory=memory))
 
 
-def evaluate_request(request: Request) -> dict[str, Any]:
-    """Evaluate one :class:`Request` (what :func:`evaluate` does with its arguments)."""
-    prepared = prepare_request(request)
-    if request.scheduler is not None:  # checked and compiled above: errors come before any task
-        from gradcli.evaluation.cluster import lazy_result, shared_client
+def evaluate_request(request: Request, *, prepared: Prepared | None = None,
+                     sink: Sink | None = None, progress: Any = None,
+                     client: Any = None) -> Evaluated:
+    """Evaluate one :class:`Request` (what :func:`evaluate` does with its arguments; the
+    executor runs every computation of the table here). A front end may give the request
+    already ``prepared`` (it chose its writer from the plan), a ``sink`` the rows stream
+    into as they are computed, ``progress`` and a Dask ``client``; none changes a value.
+    Without a client, a ``scheduler`` makes the result lazy Dask arrays."""
+    prepared = prepared if prepared is not None else prepare_request(request)
+    if request.scheduler is not None and client is None:  # checked and compiled above:
+        from gradcli.evaluation.cluster import lazy_result, shared_client  # errors first
 
         shared_client(request.scheduler, request.scheduler_timeout)
         result = lazy_result(prepared)
     else:
-        result = prepared.run(threads=request.threads, block_size=request.block_size,
-                              memory=request.memory)
-    return Evaluated(result.arrays, result, prepared.origin(request.call()),
+        result = prepared.run(sink, threads=request.threads, block_size=request.block_size,
+                              progress=progress, client=client, memory=request.memory)
+    history = request.output.history or request.call()
+    return Evaluated(result.arrays, result, prepared.origin(history),
                      shape_notes(prepared), shown_rows(prepared, result))

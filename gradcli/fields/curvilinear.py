@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.errors import EvaluationError, ref
+from gradcli.request import Outcome, Request
 
 
 @dataclass(frozen=True)
@@ -351,3 +352,19 @@ OPERATORS: dict[str, Operator] = {
     "curl": Operator(False, _curl_columns, _curl_formulas),
     "laplacian": Operator(True, _laplacian_columns, _laplacian_formulas),
 }
+
+
+def curvilinear_request(request: Request, **_: Any) -> Outcome:
+    """The curvilinear operators (``gradcli.execute``): ``parameters`` ``operator``
+    (grad, div, curl or laplacian) and ``coords``; ``at``, ``grid``, ``points`` and
+    ``fixed`` as for ``evaluate``. ``facts["variables"]``: the coordinates' columns."""
+    p = dict(request.parameters or {})
+    operator, coords = p.get("operator"), p.get("coords")
+    where = {k: v for k, v in (("at", request.at), ("grid", request.grid),
+                               ("points", request.points), ("fixed", request.fixed))
+             if v is not None}
+    columns = curvilinear_columns(request.expression, operator, coords, where)
+    first = next((i for i, c in enumerate(columns) if c == "f" or c.startswith("f[")),
+                 len(columns))
+    return Outcome(columns, f"{operator} of {request.expression} in {coords} coordinates",
+                   facts={"variables": list(columns)[:first]})

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.errors import EvaluationError, ref
+from gradcli.request import Outcome, Request
 from gradcli.request.binding import DEFAULT_MAX_POINTS
 
 #: the default tolerance on |F| at the point (the point's own rounding leaves ~1e-16·scale)
@@ -305,3 +306,40 @@ def tracking_columns(expression: str, kind: str, columns: Sequence[str], X: np.n
             for j, c in enumerate(names):
                 out[f"d{c}/d{track}"][ok] = d[:, j]
     return out
+
+
+def implicit_request(request: Request, **_: Any) -> Outcome:
+    """``implicit`` (``gradcli.execute``): ``at`` a point on the curve giving every
+    variable (or a list of points, or a mapping of equal-length arrays); ``parameters``
+    ``solve_for`` (the unknowns), ``wrt``, ``order``, ``tol``, ``units``, ``to``."""
+    p = dict(request.parameters or {})
+
+    def names(value: Any) -> list[str] | None:
+        if value is None:
+            return None
+        items = [value] if isinstance(value, str) else list(value)
+        return [n.strip() for item in items for n in str(item).split(",") if n.strip()]
+
+    at, max_points = request.at, request.max_points
+    if isinstance(at, Mapping):
+        sizes = {np.size(v) for v in at.values()}
+        if any(np.ndim(v) > 1 for v in at.values()) or len(sizes) > 1:
+            raise EvaluationError(f"{ref('at')}: one number per variable, or arrays of one "
+                                  "length (one point each)")
+        count = sizes.pop() if sizes else 1
+        if count > max_points:
+            raise EvaluationError(f"{count:,} points, over the limit of {max_points:,} "
+                                  f"({ref('max_points')})")
+        points = [{n: np.ravel(v)[i] if np.ndim(v) else v for n, v in at.items()}
+                  for i in range(count if any(np.ndim(v) for v in at.values()) else 1)]
+    else:
+        points = [dict(point) for point in at or []]
+    unknown = names(p.get("solve_for")) or []
+    tol = p.get("tol")
+    columns = implicit_columns(request.expression, unknown, points,
+                               order=p.get("order", 1), tol=TOL if tol is None else tol,
+                               wrt=names(p.get("wrt")), max_points=max_points,
+                               units=p.get("units"), to=p.get("to"))
+    variables = [c for c in columns if points and c in points[0]]
+    return Outcome(columns, f"implicit derivatives of {', '.join(unknown)} in "
+                   f"{request.expression}", facts={"variables": variables})

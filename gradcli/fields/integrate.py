@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.errors import EvaluationError, ref
+from gradcli.request import Outcome, Request
 
 #: the fields a surface integral evaluates: computation -> (its columns' name, takes wrt)
 _SURFACE_FIELDS = {"eval": ("f", False), "curl": ("curl", True)}
@@ -630,3 +631,21 @@ def _stokes(box: tuple[float, float, float, float], frame: Callable, field_at: C
         notes.append(f"note: the flux of the curl's estimate {other_error:.3g} is above "
                      f"{ref('tol', text=f'{tol:g}')} of its value {other:.3g}")
     return out, notes
+
+
+def integrate_request(request: Request, **_: Any) -> Outcome:
+    """``integrate`` (``gradcli.execute``): ``parameters`` ``path``, ``disc``, ``box``,
+    ``surface``, ``ball``, ``flux``, ``check``, ``tol``, ``wrt`` (names, or text
+    ``"x,y"``), ``units``, ``to``; ``fixed`` held. One row: the result, its error
+    estimate (and with ``check`` the other side's)."""
+    p = dict(request.parameters or {})
+    wrt = p.get("wrt")
+    names = None if wrt is None else [n.strip() for part in (
+        [wrt] if isinstance(wrt, str) else wrt) for n in str(part).split(",") if n.strip()]
+    tol = p.get("tol")
+    columns, notes = integrate_columns(
+        request.expression, p.get("path"), disc=p.get("disc"), box=p.get("box"),
+        surface=p.get("surface"), ball=p.get("ball"), flux=bool(p.get("flux")),
+        check=p.get("check"), tol=TOL if tol is None else tol, wrt=names or None,
+        fixed=request.fixed, units=p.get("units"), to=p.get("to"))
+    return Outcome(columns, f"integral of {request.expression}", notes)

@@ -17,10 +17,9 @@ from typing import Any
 import numpy as np
 
 from gradcli.errors import EvaluationError, ref
-from gradcli.evaluation.request_units import has_unit, split_units
 from gradcli.request.binding import bind_points, count_text
 
-__all__ = ["Starts", "from_points", "from_lattice", "parse_times"]
+__all__ = ["Starts", "from_points", "from_lattice"]
 
 
 @dataclass
@@ -43,6 +42,8 @@ def from_points(points: Sequence[Mapping[str, Any]],
     """Starts from a list of points (each a mapping of variables to numbers or vectors). A
     value given with a unit (``x=1 m``, a pint Quantity) is converted to its variable's
     unit in ``units``; a variable with none takes the value's unit (``Starts.units``)."""
+    from gradcli.evaluation.request_units import has_unit, split_units
+
     found: dict[str, str] = {}
     if any(has_unit(value) for point in points for value in point.values()):
         from gradcli.lang.units import parse_unit
@@ -77,24 +78,3 @@ def from_lattice(axes: Mapping[str, tuple[float, float, int]], max_points: int) 
     X = np.stack([g.reshape(-1) for g in np.meshgrid(*lines, indexing="ij")], axis=1)
     return Starts({name: float(line[0]) for name, line in zip(axes, lines, strict=True)},
                   X, lattice=True)
-
-
-def parse_times(text: str) -> tuple[float, float, int]:
-    """``0:20:2001`` -> ``(0.0, 20.0, 2001)``: a time grid of at least 2 times between
-    two different finite ends (constant expressions: ``0:2pi:629``)."""
-    from gradcli.fields.flow import MAX_TIMES
-    from gradcli.lang.spec_text import parse_constant, split_top
-
-    parts = split_top(text, ":")
-    if len(parts) == 3:
-        a, b, n = (parse_constant(p, f"{ref('t')} {what}")
-                   for p, what in zip(parts, ("start", "stop", "count"), strict=True))
-        numbers = all(isinstance(v, float) and np.isfinite(v) for v in (a, b, n))
-        if numbers and float(n).is_integer() and n >= 2 and a != b:
-            if n > MAX_TIMES:
-                raise EvaluationError(f"times '{text}': {int(n):,} is over the limit of "
-                                      f"{MAX_TIMES:,} (10^9 steps, as for descend)")
-            return float(a), float(b), int(n)
-    raise EvaluationError(f"{ref('t', text=repr(text))}: expected start:stop:count with two "
-                          "different finite ends and a whole count >= 2, e.g. "
-                          f"{ref('t', text='0:20:2001', python=repr('0:20:2001'))}")

@@ -195,3 +195,63 @@ def split_uncertainty(text: str) -> tuple[str, str | None]:
 
 
 _SEPARATORS = ("+-", "±")
+
+
+def parse_times(text: str, limit: int) -> tuple[float, float, int]:
+    """``0:20:2001`` -> ``(0.0, 20.0, 2001)``: a time grid (``t``) of at least 2 times
+    between two different finite ends (constant expressions: ``0:2pi:629``), at most
+    ``limit`` times."""
+    parts = split_top(text, ":")
+    if len(parts) == 3:
+        a, b, n = (parse_constant(p, f"{ref('t')} {what}")
+                   for p, what in zip(parts, ("start", "stop", "count"), strict=True))
+        numbers = all(isinstance(v, float) and np.isfinite(v) for v in (a, b, n))
+        if numbers and float(n).is_integer() and n >= 2 and a != b:
+            if n > limit:
+                raise EvaluationError(f"times '{text}': {int(n):,} is over the limit of "
+                                      f"{limit:,} (10^9 steps, as for descend)")
+            return float(a), float(b), int(n)
+    raise EvaluationError(f"{ref('t', text=repr(text))}: expected start:stop:count with two "
+                          "different finite ends and a whole count >= 2, e.g. "
+                          f"{ref('t', text='0:20:2001', python=repr('0:20:2001'))}")
+
+
+def parse_box(text: str, parameter: str = "box") -> dict[str, tuple[float, float]]:
+    """``x=-5:5,y=-5:5`` -> ``{"x": (-5.0, 5.0), "y": (-5.0, 5.0)}``: a box, two finite
+    bounds per variable, the lower first."""
+    out: dict[str, tuple[float, float]] = {}
+    for part in split_top(text, ","):
+        name, eq, rest = part.partition("=")
+        name = name.strip()
+        ends = split_top(rest, ":") if eq else []
+        if not name or len(ends) != 2:
+            raise EvaluationError(f"{ref(parameter, text=repr(text))}: expected "
+                                  "NAME=LOW:HIGH per variable, e.g. "
+                                  f"{ref(parameter, text='x=-5:5,y=-5:5')}")
+        low, high = (parse_constant(e, f"{ref(parameter)} {name}") for e in ends)
+        if not all(isinstance(v, float) and np.isfinite(v) for v in (low, high)) or \
+                low >= high:
+            raise EvaluationError(f"{ref(parameter)} {name}={rest}: two finite bounds, "
+                                  "the lower first")
+        if name in out:
+            raise EvaluationError(f"{ref(parameter)} names '{name}' twice")
+        out[name] = (low, high)
+    return out
+
+
+_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_BYTES = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
+
+
+def parse_bytes(text: Any, what: str = "memory") -> int:
+    """``"2G"`` -> 2147483648: a number of bytes, with an optional binary unit K, M, G or
+    T (``KB``/``KiB`` alike); an int is taken as bytes."""
+    if isinstance(text, bool):
+        raise EvaluationError(f"{what}: expected a size such as 512M or 2G, not {text!r}")
+    if isinstance(text, int):
+        return text
+    match = _BYTES.fullmatch(str(text))
+    if match is None:
+        raise EvaluationError(f"{what} '{text}': expected a size such as 512M or 2G "
+                              "(bytes, or K, M, G, T: powers of 1024)")
+    return int(float(match.group(1)) * _BYTE_UNITS[match.group(2).lower()])

@@ -17,7 +17,6 @@ from typing import Any
 from gradcli.errors import EvaluationError, Namer, ref
 from gradcli.fields import defaults as fields_defaults
 from gradcli.fields.optim import parse_betas
-from gradcli.fields.starts import parse_times
 from gradcli.lang.spec_text import parse_constant, parse_grid, parse_point, split_top
 from gradcli.output import formats as format_table
 from gradcli.plot.traced import check_specs
@@ -334,7 +333,10 @@ def parse_options(**raw: Any) -> PlotOptions:
     if values["betas"] is not None:
         values["betas"] = parse_betas(values["betas"])
     if values["t"] is not None and not isinstance(values["t"], tuple):
-        values["t"] = parse_times(values["t"])
+        from gradcli.fields.flow import MAX_TIMES
+        from gradcli.lang.spec_text import parse_times
+
+        values["t"] = parse_times(values["t"], MAX_TIMES)
     options = PlotOptions(**values)
     options.check()
     return options

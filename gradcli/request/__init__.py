@@ -16,11 +16,12 @@ that a command line can be written back.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from gradcli.request.binding import DEFAULT_MAX_POINTS
 
-__all__ = ["Request", "Output", "WHERE", "describe_call"]
+__all__ = ["Request", "Output", "Outcome", "WHERE", "describe_call"]
 
 #: the parameters that say where to evaluate (exactly one of them), and ``fixed`` beside
 WHERE = ("at", "grid", "points")
@@ -42,6 +43,22 @@ class Output(NamedTuple):
     def replace(self, **changes: Any) -> Output:
         """This output part with some fields changed."""
         return self._replace(**changes)
+
+
+@dataclass
+class Outcome:
+    """What an application returns for a request (``gradcli.execute``): its rows (a
+    mapping of columns) or ``text``, a ``title``, its ``notes`` (parameter references
+    in them, named by each front end in its own words), whether a run failed (``failed``:
+    a descent or trajectory that stopped being finite; the command exits 1) and
+    ``facts`` a writer may need (the columns' ``variables``)."""
+
+    columns: Any = None
+    title: str = ""
+    notes: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    text: str | None = None
 
 
 class Request(NamedTuple):

@@ -13,7 +13,6 @@ outputs are streamed by blocks instead).
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 __all__ = ["DEFAULT_MEMORY", "FIXED_OVERHEAD", "MIN_MEMORY", "ENV", "parse_size",
@@ -29,25 +28,15 @@ FIXED_OVERHEAD = 256 << 20
 #: the environment variable that sets the budget when ``memory=`` is not given
 ENV = "GRADCLI_MEMORY"
 
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
 
 
 def parse_size(text: Any, what: str = "memory") -> int:
     """``"2G"`` -> 2147483648: a number of bytes, with an optional binary unit K, M, G or
     T (``KB``/``KiB`` alike); an int is taken as bytes. At least :data:`MIN_MEMORY`."""
     from gradcli.errors import EvaluationError
+    from gradcli.lang.spec_text import parse_bytes  # the size's grammar
 
-    if isinstance(text, bool):
-        raise EvaluationError(f"{what}: expected a size such as 512M or 2G, not {text!r}")
-    if isinstance(text, int):
-        value = text
-    else:
-        match = _SIZE.fullmatch(str(text))
-        if match is None:
-            raise EvaluationError(f"{what} '{text}': expected a size such as 512M or 2G "
-                                  "(bytes, or K, M, G, T: powers of 1024)")
-        value = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    value = parse_bytes(text, what)
     if value < MIN_MEMORY:
         raise EvaluationError(f"{what} '{text}': at least {size_text(MIN_MEMORY)} is needed")
     return value

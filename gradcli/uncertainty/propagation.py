@@ -43,6 +43,7 @@ from gradcli.lang.spec_text import (
     split_uncertainty,
 )
 from gradcli.plan.blocks import INPUT, RESULT, TEXT, Block, Layout, Result
+from gradcli.request import Request
 from gradcli.request.binding import Binding
 from gradcli.uncertainty.adaptive import Adaptive, run_adaptive
 from gradcli.uncertainty.distributions import DISTRIBUTIONS, parse_params
@@ -1601,3 +1602,11 @@ def _flat_notes(first: FirstOrder, inputs: Inputs) -> list[str]:
     return [f"note: {which}: every first-order sensitivity is 0 at the estimates, so the "
             "law of propagation gives u(f) = 0 whatever the inputs' uncertainties; the "
             "second order (GUM eq. 14) or Monte Carlo shows the uncertainty"]
+
+
+def propagate_request(request: Request, **_: Any) -> Propagated:
+    """``propagate`` (``gradcli.execute``): ``at`` the estimates, the other parameters by
+    :func:`propagate`'s names (``u``, ``corr``, ``cov``, ``order``, ``k``, ``budget``,
+    ``monte_carlo``, ``dist``, ``coverage``, ``seed``, ``nu``, ``readings``, ``inputs``,
+    ``interval``, ``digits``, ``units``, ``to``)."""
+    return propagate(request.expression, at=request.at, **dict(request.parameters or {}))

@@ -6,7 +6,7 @@ The order is the pipeline's (docs/DESIGN.md draws it): the error classes at the 
 then the engine, the language, a request's stages (``request/``: what was asked and
 where; ``plan/``: the computation table and its kernels; ``evaluation/``: running a plan
 into results), the applications (formulas, uncertainty, graph, fields), output, plot, the
-library's entry points, the front ends and the demo that runs them. A lazy import (inside
+the one executor, the library's entry points, the front ends and the demo that runs them. A lazy import (inside
 a function) counts for the order too: it still makes the importer depend on the imported
 room.
 """
@@ -23,7 +23,8 @@ PACKAGE = Path(gradcli.__file__).parent
 
 #: bottom to top; a module may import its own room and the rooms before it
 ROOMS = ["_version", "support", "errors", "engine", "lang", "request", "plan", "evaluation",
-         "formulas", "uncertainty", "graph", "fields", "output", "plot", "api", "cli", "demo",
+         "formulas", "uncertainty", "graph", "fields", "output", "plot", "execute", "api", "cli",
+         "demo",
          "__main__", "__init__"]
 
 

@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.cli.commands.field_commands import _request, _write
 from gradcli.cli.messages import ExitStatus, UsageProblem, expression_warnings, say
-from gradcli.fields.curvilinear import curvilinear_columns, parse_coords
+from gradcli.cli.row_writing import chosen_format, write_rows
+from gradcli.execute import execute
+from gradcli.fields.curvilinear import parse_coords
+from gradcli.request import Output, Request
 
 #: numeric options that change how the Cartesian computation runs, not taken here
 _NOT_WITH_COORDS = {"check": "--check", "scheduler": "--scheduler",
@@ -32,15 +34,16 @@ def run_coords(what: str, coords: str, form: str | None, **options: Any) -> int:
         return _formulas(what, coords, form, options)
     with expression_warnings(options.get("quiet", False)):
         req = build_request(what, options)
-        where = {k: v for k, v in (("at", req.at), ("grid", req.grid),
-                                   ("points", req.points), ("fixed", req.fixed))
-                 if v is not None}
-        columns = curvilinear_columns(req.expression, what, coords, where)
-    first = next(i for i, c in enumerate(columns) if c == "f" or c.startswith("f["))
-    variables = list(columns)[:first]
-    _write(columns, _request(req.expression, options["fmt"], options.get("output"),
-                             options["precision"], options.get("quiet", False), variables),
-           what)
+        request = Request(req.expression, "curvilinear", at=req.at, grid=req.grid,
+                          points=req.points, fixed=req.fixed, max_points=req.max_points,
+                          parameters={"operator": what, "coords": coords},
+                          output=Output(chosen_format(what, options["fmt"],
+                                                      options.get("output")),
+                                        options.get("output"), options["precision"],
+                                        quiet=options.get("quiet", False)))
+        out = execute(request)
+    columns, variables = out.columns, out.facts["variables"]
+    write_rows(columns, request, variables)
     bad = sum(int((~np.isfinite(v)).sum()) for k, v in columns.items() if k not in variables
               and k != "f" and not k.startswith("f["))
     if bad and (not options.get("quiet") or options.get("strict")):

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradcli.cli.commands.field_commands import _format, _request, _write
 from gradcli.cli.commands.numeric_commands import held_values
-from gradcli.cli.messages import ExitStatus, expression_warnings, option_words, say
-from gradcli.errors import render_references
-from gradcli.fields.integrate import TOL, integrate_columns
+from gradcli.cli.messages import ExitStatus, expression_warnings, say
+from gradcli.cli.row_writing import chosen_format, read_parameters, said, write_rows
+from gradcli.execute import execute
+from gradcli.request import Output, Request
 
 
 def run_integrate(what: str, expression: str, path: str | None, disc: str | None,
@@ -20,20 +20,21 @@ def run_integrate(what: str, expression: str, path: str | None, disc: str | None
                   units: list[str] | None = None, to: list[str] | None = None) -> int:
     """Integrate; write the row; with --check green, say whether both sides agree within
     their error estimates (exit 1 if not)."""
-    _format(what, fmt, output)
+    fmt = chosen_format(what, fmt, output)
     names = [n.strip() for spec in wrt or [] for n in spec.split(",") if n.strip()] or None
-    from gradcli.request.parameters import TABLE  # --unit and --to: the table's syntax
-
-    physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to)) if g}
+    request = Request(expression, what, fixed=held_values(at),
+                      parameters=read_parameters(
+                          {"path": path, "disc": disc, "box": box, "surface": surface,
+                           "ball": ball, "flux": flux or None, "check": check, "tol": tol,
+                           "wrt": names}, units, to),
+                      output=Output(fmt, output, precision, quiet=quiet))
     with expression_warnings(quiet):
-        columns, notes = integrate_columns(expression, path, disc=disc, box=box,
-                                           surface=surface, ball=ball, flux=flux,
-                                           check=check, tol=TOL if tol is None else tol,
-                                           wrt=names, fixed=held_values(at), **physical)
-    _write(columns, _request(expression, fmt, output, precision, quiet, []), what)
+        out = execute(request)
+    columns = out.columns
+    write_rows(columns, request)
     if not quiet:
-        for note in notes:
-            say(render_references(note, option_words))
+        for line in said(out.notes):
+            say(line)
     if check is None:
         return ExitStatus.OK
     first = next(iter(columns))

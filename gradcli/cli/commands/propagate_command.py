@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.cli.commands.field_commands import _request
 from gradcli.cli.definition import PROPAGATE
 from gradcli.cli.inputs import MAX_ARRAY_BYTES, read_array
 from gradcli.cli.messages import ExitStatus, UsageProblem, expression_warnings, note, writing_stdout
+from gradcli.cli.row_writing import chosen_format
+from gradcli.execute import execute
 from gradcli.lang.spec_text import parse_point
+from gradcli.request import Output, Request
 from gradcli.uncertainty.propagation import PropagationError, parse_estimates
 
 #: the option each library parameter comes from (the declaration's: one name each)
@@ -113,8 +115,7 @@ def _command_line(expression: str, typed: dict[str, Any]) -> str:
     return shlex.join(words)
 
 
-def _write_result(result: Any, req: dict[str, Any], what: str, rounded: bool,
-                  notes: list[str]) -> None:
+def _write_result(result: Any, request: Request, rounded: bool, notes: list[str]) -> None:
     """Write the table; with ``--round`` a table or CSV is rounded as GUM 7.2.6 says
     (files for machines keep the exact numbers). Files keep the context: a JSON
     document's ``notes`` start with it (the table's own note, as a vjp's shapes are; the
@@ -123,12 +124,14 @@ def _write_result(result: Any, req: dict[str, Any], what: str, rounded: bool,
     import json
 
     from gradcli import output
-    from gradcli.cli.commands.field_commands import _format
     from gradcli.cli.messages import notes_for
     from gradcli.plan.blocks import Result
     from gradcli.uncertainty.rounding import gum_rounded
 
-    chosen = _format(what, req["fmt"], req["output"])
+    o = request.output
+    chosen = o.format
+    names = [*(request.at or {}), *(request.get("readings") or ()),
+             *(request.get("inputs") or ())]
     context = "context: " + json.dumps(result.context)
     own = [context] if chosen == "json" else []  # a table or CSV shows its own: not this
     if rounded and chosen == "table":  # text keeps a report's trailing zeros (0.30)
@@ -136,19 +139,19 @@ def _write_result(result: Any, req: dict[str, Any], what: str, rounded: bool,
 
         from gradcli.plan.blocks import TEXT, Layout
 
-        cols = gum_rounded(result.arrays, text=True, digits=req["precision"])
+        cols = gum_rounded(result.arrays, text=True, digits=o.precision)
         blocks = [replace(b, kind=TEXT) if np.asarray(cols[b.name]).dtype == object else b
                   for b in result.layout.blocks]
         result = Result(Layout(blocks), cols, result.batch_shape)
     elif rounded and chosen == "csv":  # numbers: a CSV is read by programs (0.3 for 0.30)
         result = Result(result.layout, gum_rounded(result.arrays), result.batch_shape)
     with writing_stdout():
-        shown = output.write(result, fmt=chosen, path=req["output"],
-                             expression=req["expression"], variables=req["variables"],
-                             notes=notes_for(chosen, own, notes), precision=req["precision"],
-                             stdout=sys.stdout, history=f"{req['history']}\n{context}")
+        shown = output.write(result, fmt=chosen, path=o.path,
+                             expression=request.expression, variables=names,
+                             notes=notes_for(chosen, own, notes), precision=o.precision,
+                             stdout=sys.stdout, history=f"{o.history}\n{context}")
     for line in shown:
-        note(line, req["quiet"])
+        note(line, o.quiet)
 
 
 def _samples(text: str | None) -> int | str | None:
@@ -335,8 +338,6 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
                   to: list[str] | None = None) -> int:
     """Propagate the uncertainties; write the result rows (or the budget); say on stderr
     whether Monte Carlo agrees with the law of propagation."""
-    from gradcli.uncertainty.propagation import propagate
-
     typed = {k: v for k, v in locals().items() if k not in ("what", "expression")}
     if not at and not readings and not inputs:
         raise UsageProblem('no estimates given: add --at "x=1+-0.1" (NAME=VALUE+-U, one per '
@@ -364,19 +365,21 @@ def run_propagate(what: str, expression: str, at: list[str], u: list[str], nu: l
         for name, given in (("units", units), ("to", to)):
             if given:
                 kwargs[name] = TABLE[name].read(given, None)
+        parameters = {name: value for name, value in kwargs.items() if value is not None}
+        parameters |= {"order": order, "k": k, "budget": budget,
+                       "monte_carlo": _samples(monte_carlo), "coverage": coverage,
+                       "seed": seed, "interval": interval, "digits": digits}
+        request = Request(expression, what, at=estimates, parameters=parameters,
+                          output=Output(chosen_format(what, fmt, output), output, precision,
+                                        history=_command_line(expression, typed),
+                                        quiet=quiet))
         try:
-            result = propagate(expression, at=estimates, order=order, k=k, budget=budget,
-                               monte_carlo=_samples(monte_carlo), coverage=coverage,
-                               seed=seed, interval=interval, digits=digits, **kwargs)
+            result = execute(request)
         except PropagationError as exc:
             raise _flag_error(exc, cov, readings, inputs) from None
-    names = [n for n in estimates] + list(kwargs.get("readings") or ()) + \
-        list(kwargs.get("inputs") or ())
     # the library's notes (Monte Carlo's verdict, its non-finite values, the result's) are
     # the command's: in a JSON output's notes, and on stderr once the output is written
-    req = _request(expression, fmt, output, precision, quiet, names)
-    req["history"] = _command_line(expression, typed)
-    _write_result(result, req, what, round, result.notes)
+    _write_result(result, request, round, result.notes)
     for line in result.notes:
         note(line, quiet)
     sys.stdout.flush()

@@ -337,9 +337,9 @@ def flow(payload: Mapping[str, Any]) -> dict[str, Any]:
     start = _point(payload, "start")
     held = _held(_texts(payload, "at"))
     t = _text(payload, "t", "0:10:1001")
-    from gradcli.fields.starts import parse_times
+    from gradcli.lang.spec_text import parse_times
 
-    times = parse_times(t)
+    times = parse_times(t, MAX_TIMES)
     if times[2] > MAX_TIMES:
         raise EvaluationError(f"--t {t}: at most {MAX_TIMES:,} times on the page")
     box: dict[str, Any] = {}
