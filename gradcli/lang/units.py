@@ -50,33 +50,84 @@ _REGISTRY: Any = None
 
 
 def registry() -> Any:
-    """pint's unit registry, made once per process (its definitions cached on disk where
-    pint allows: ``cache_folder=":auto:"``)."""
+    """pint's unit registry, made once per process (its definitions cached on disk in the
+    user's cache directory, :func:`_cache_folder`)."""
     global _REGISTRY
     if _REGISTRY is None:
-        import sys
-
-        # pint imports dask, scipy, babel and uncertainties when they are installed (0.3 s
-        # with dask); gradcli converts plain numbers and arrays only, so pint is loaded
-        # with them hidden unless the process has already imported them
-        hidden = [m for m in ("dask", "scipy", "babel", "uncertainties")
-                  if m not in sys.modules]
-        sys.modules.update(dict.fromkeys(hidden))
-        try:
-            import pint
-        except ImportError:
-            raise UnitError("units need pint: pip install 'gradcli[units]'") from None
-        finally:
-            for name in hidden:
-                if sys.modules.get(name, 0) is None:
-                    del sys.modules[name]
-
+        pint = _import_pint()
         folder = _cache_folder(pint)
         try:
             _REGISTRY = pint.UnitRegistry(cache_folder=folder)
         except Exception:  # an unwritable or damaged cache: the registry without it
             _REGISTRY = pint.UnitRegistry()
     return _REGISTRY
+
+
+def _import_pint() -> Any:
+    """pint, imported without what gradcli does not use.
+
+    pint imports dask, scipy, babel and uncertainties when they are installed (0.3 s with
+    dask); gradcli converts plain numbers and arrays only, so they are hidden unless the
+    process has already imported them. pint, flexcache and flexparser each ask
+    ``importlib.metadata`` for their own version, and importing it takes 15-20 ms (a tenth
+    of a command's start with units): while they load, that module is a stand-in that
+    reads the version from the ``NAME-VERSION.dist-info`` folder and hands anything else
+    (or a version it cannot find) to the real module."""
+    import sys
+    import types
+
+    hidden = [m for m in ("dask", "scipy", "babel", "uncertainties") if m not in sys.modules]
+    sys.modules.update(dict.fromkeys(hidden))
+    stand_in = None
+    if "importlib.metadata" not in sys.modules:
+        stand_in = types.ModuleType("importlib.metadata")
+
+        def real(attr: str) -> Any:
+            if attr.startswith("__"):  # the import system's probes (__path__, __spec__)
+                raise AttributeError(attr)
+            if sys.modules.get("importlib.metadata") is stand_in:
+                del sys.modules["importlib.metadata"]
+            import importlib
+
+            return getattr(importlib.import_module("importlib.metadata"), attr)
+
+        def version(name: str) -> str:
+            return _dist_version(name) or real("version")(name)
+
+        stand_in.__getattr__ = real  # type: ignore[attr-defined]  # PEP 562
+        stand_in.version = version  # type: ignore[attr-defined]
+        sys.modules["importlib.metadata"] = stand_in
+    try:
+        import pint
+    except ImportError:
+        raise UnitError("units need pint: pip install 'gradcli[units]'") from None
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+        if stand_in is not None and sys.modules.get("importlib.metadata") is stand_in:
+            del sys.modules["importlib.metadata"]
+    return pint
+
+
+def _dist_version(name: str) -> str | None:
+    """The version of the installed distribution ``name`` from the name of its
+    ``NAME-VERSION.dist-info`` folder, the first on ``sys.path`` (as
+    ``importlib.metadata`` finds it); None when there is none."""
+    import os
+    import sys
+
+    wanted = re.sub(r"[-_.]+", "_", name).lower()
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for folder in names:
+            project, _, rest = folder.partition("-")
+            if rest.endswith(".dist-info") and re.sub(r"[-_.]+", "_", project).lower() == wanted:
+                return rest[:-len(".dist-info")]
+    return None
 
 
 def _cache_folder(pint: Any) -> Any:
