@@ -58,9 +58,25 @@ def registry() -> Any:
         folder = _cache_folder(pint)
         try:
             _REGISTRY = pint.UnitRegistry(cache_folder=folder)
-        except Exception:  # an unwritable or damaged cache: the registry without it
-            _REGISTRY = pint.UnitRegistry()
+        except Exception:
+            _REGISTRY = _registry_anew(pint, folder)
     return _REGISTRY
+
+
+def _registry_anew(pint: Any, folder: Any) -> Any:
+    """The registry when its cache could not be read: pint writes its cache files in
+    place, so two first runs at once (or a full disk) can leave one cut short, and every
+    later run would parse the definitions again. The folder is emptied and written anew;
+    failing that, the registry goes without a cache."""
+    if folder is not None:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            return pint.UnitRegistry(cache_folder=_cache_folder(pint))
+        except Exception:
+            pass
+    return pint.UnitRegistry()
 
 
 def _import_pint() -> Any:

@@ -686,6 +686,21 @@ def test_the_registry_cache_survives_another_environments_entries(tmp_path):
         assert any(Path(folder).glob("*.pickle"))
 
 
+def test_a_registry_cache_cut_short_is_written_anew(tmp_path):
+    # pint writes its cache files in place: two first runs at once can leave one cut
+    # short, and every later run then parsed pint's definitions again (no cache)
+    code = ("import json\nfrom gradcli.lang.units import registry\nr = registry()\n"
+            "print(json.dumps([str(r.cache_folder), r.Quantity(2.5, 'ms').to('s').m]))")
+    folder = Path(_fresh(code, XDG_CACHE_HOME=str(tmp_path))[0])
+    for entry in folder.glob("*.pickle"):
+        entry.write_bytes(entry.read_bytes()[:100])
+    for _ in range(2):  # the first repairs the cache, the second reads it
+        # 2.5 ms = 0.0025 s (one product by 1e-3)
+        assert _fresh(code, XDG_CACHE_HOME=str(tmp_path)) == [
+            str(folder), pytest.approx(0.0025, rel=1e-15)]
+        assert all(e.stat().st_size > 100 for e in folder.glob("*.pickle"))
+
+
 def test_the_registry_without_a_writable_cache_folder(tmp_path):
     blocked = tmp_path / "a-file"
     blocked.write_text("")  # the cache directory would be under a file: it cannot be made
