@@ -107,8 +107,10 @@ def _import_pint() -> Any:
 
             return getattr(importlib.import_module("importlib.metadata"), attr)
 
+        listings: dict[str, list[str]] = {}
+
         def version(name: str) -> str:
-            return _dist_version(name) or real("version")(name)
+            return _dist_version(name, listings) or real("version")(name)
 
         stand_in.__getattr__ = real  # type: ignore[attr-defined]  # PEP 562
         stand_in.version = version  # type: ignore[attr-defined]
@@ -126,20 +128,24 @@ def _import_pint() -> Any:
     return pint
 
 
-def _dist_version(name: str) -> str | None:
+def _dist_version(name: str, listings: dict[str, list[str]] | None = None) -> str | None:
     """The version of the installed distribution ``name`` from the name of its
     ``NAME-VERSION.dist-info`` folder, the first on ``sys.path`` (as
-    ``importlib.metadata`` finds it); None when there is none."""
+    ``importlib.metadata`` finds it); None when there is none. ``listings`` keeps the
+    folders' listings from one call to the next."""
     import os
     import sys
 
+    listings = {} if listings is None else listings
     wanted = re.sub(r"[-_.]+", "_", name).lower()
     for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for folder in names:
+        if entry not in listings:
+            try:
+                listings[entry] = [n for n in os.listdir(entry or ".")
+                                   if n.endswith(".dist-info")]
+            except OSError:
+                listings[entry] = []
+        for folder in listings[entry]:
             project, _, rest = folder.partition("-")
             if rest.endswith(".dist-info") and re.sub(r"[-_.]+", "_", project).lower() == wanted:
                 return rest[:-len(".dist-info")]

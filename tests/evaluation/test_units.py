@@ -723,3 +723,14 @@ def test_pint_loads_without_importlib_metadata_and_keeps_its_versions():
         "                  flexparser.__version__ == m.version('flexparser'),\n"
         "                  m.__file__ != '', callable(m.entry_points)]))")
     assert got == [False, True, True, True, True, True]
+
+
+def test_dist_versions_as_importlib_metadata_reads_them():
+    import importlib.metadata
+
+    from gradcli.lang.units import _dist_version
+
+    for name in ("pint", "flexcache", "flexparser", "numpy", "typing-extensions",
+                 "Platformdirs"):
+        assert _dist_version(name) == importlib.metadata.version(name), name
+    assert _dist_version("no-such-distribution") is None
