@@ -50,35 +50,128 @@ _REGISTRY: Any = None
 
 
 def registry() -> Any:
-    """pint's unit registry, made once per process (its definitions cached on disk where
-    pint allows: ``cache_folder=":auto:"``)."""
+    """pint's unit registry, made once per process (its definitions cached on disk in the
+    user's cache directory, :func:`_cache_folder`)."""
     global _REGISTRY
     if _REGISTRY is None:
-        import sys
-
-        # pint imports dask, scipy, babel and uncertainties when they are installed (0.3 s
-        # with dask); gradcli converts plain numbers and arrays only, so pint is loaded
-        # with them hidden unless the process has already imported them
-        hidden = [m for m in ("dask", "scipy", "babel", "uncertainties")
-                  if m not in sys.modules]
-        sys.modules.update(dict.fromkeys(hidden))
+        pint = _import_pint()
+        folder = _cache_folder(pint)
         try:
-            import pint
-        except ImportError:
-            raise UnitError("units need pint: pip install 'gradcli[units]'") from None
-        finally:
-            for name in hidden:
-                if sys.modules.get(name, 0) is None:
-                    del sys.modules[name]
-
-        try:
-            _REGISTRY = pint.UnitRegistry(cache_folder=":auto:")
-        except Exception:  # a read-only cache folder: the registry without the cache
-            _REGISTRY = pint.UnitRegistry()
+            _REGISTRY = pint.UnitRegistry(cache_folder=folder)
+        except Exception:
+            _REGISTRY = _registry_anew(pint, folder)
     return _REGISTRY
 
 
+def _registry_anew(pint: Any, folder: Any) -> Any:
+    """The registry when its cache could not be read: pint writes its cache files in
+    place, so two first runs at once (or a full disk) can leave one cut short, and every
+    later run would parse the definitions again. The folder is emptied and written anew;
+    failing that, the registry goes without a cache."""
+    if folder is not None:
+        import shutil
 
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            return pint.UnitRegistry(cache_folder=_cache_folder(pint))
+        except Exception:
+            pass
+    return pint.UnitRegistry()
+
+
+def _import_pint() -> Any:
+    """pint, imported without what gradcli does not use.
+
+    pint imports dask, scipy, babel and uncertainties when they are installed (0.3 s with
+    dask); gradcli converts plain numbers and arrays only, so they are hidden unless the
+    process has already imported them. pint, flexcache and flexparser each ask
+    ``importlib.metadata`` for their own version, and importing it takes 15-20 ms (a tenth
+    of a command's start with units): while they load, that module is a stand-in that
+    reads the version from the ``NAME-VERSION.dist-info`` folder and hands anything else
+    (or a version it cannot find) to the real module."""
+    import sys
+    import types
+
+    hidden = [m for m in ("dask", "scipy", "babel", "uncertainties") if m not in sys.modules]
+    sys.modules.update(dict.fromkeys(hidden))
+    stand_in = None
+    if "importlib.metadata" not in sys.modules:
+        stand_in = types.ModuleType("importlib.metadata")
+
+        def real(attr: str) -> Any:
+            if attr.startswith("__"):  # the import system's probes (__path__, __spec__)
+                raise AttributeError(attr)
+            if sys.modules.get("importlib.metadata") is stand_in:
+                del sys.modules["importlib.metadata"]
+            import importlib
+
+            return getattr(importlib.import_module("importlib.metadata"), attr)
+
+        listings: dict[str, list[str]] = {}
+
+        def version(name: str) -> str:
+            return _dist_version(name, listings) or real("version")(name)
+
+        stand_in.__getattr__ = real  # type: ignore[attr-defined]  # PEP 562
+        stand_in.version = version  # type: ignore[attr-defined]
+        sys.modules["importlib.metadata"] = stand_in
+    try:
+        import pint
+    except ImportError:
+        raise UnitError("units need pint: pip install 'gradcli[units]'") from None
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+        if stand_in is not None and sys.modules.get("importlib.metadata") is stand_in:
+            del sys.modules["importlib.metadata"]
+    return pint
+
+
+def _dist_version(name: str, listings: dict[str, list[str]] | None = None) -> str | None:
+    """The version of the installed distribution ``name`` from the name of its
+    ``NAME-VERSION.dist-info`` folder, the first on ``sys.path`` (as
+    ``importlib.metadata`` finds it); None when there is none. ``listings`` keeps the
+    folders' listings from one call to the next."""
+    import os
+    import sys
+
+    listings = {} if listings is None else listings
+    wanted = re.sub(r"[-_.]+", "_", name).lower()
+    for entry in sys.path:
+        if entry not in listings:
+            try:
+                listings[entry] = [n for n in os.listdir(entry or ".")
+                                   if n.endswith(".dist-info")]
+            except OSError:
+                listings[entry] = []
+        for folder in listings[entry]:
+            project, _, rest = folder.partition("-")
+            if rest.endswith(".dist-info") and re.sub(r"[-_.]+", "_", project).lower() == wanted:
+                return rest[:-len(".dist-info")]
+    return None
+
+
+def _cache_folder(pint: Any) -> Any:
+    """Where pint caches its parsed definitions (a 0.15 s parse becomes a 0.02 s load):
+    the user's cache directory, one folder per pint installation, or None when it cannot
+    be made (the registry is then parsed each time). pint's own ``:auto:`` folder is shared
+    by every installation, and its entries are found by the definitions' content but name
+    the files that wrote them: a removed environment's entry then breaks every other
+    environment's registry (a missing ``constants_en.txt``)."""
+    import hashlib
+    import os
+
+    try:
+        import platformdirs  # a dependency of pint
+
+        where = os.path.dirname(os.path.abspath(pint.__file__))
+        key = hashlib.sha1(f"{getattr(pint, '__version__', '')}|{where}".encode()).hexdigest()
+        folder = platformdirs.user_cache_path("gradcli", appauthor=False) / f"pint-{key[:12]}"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder if os.access(folder, os.W_OK) else None
+    except Exception:  # no home, a read-only disk: no cache
+        return None
 
 
 def parse_unit(text: Any, what: str = "unit") -> Any:

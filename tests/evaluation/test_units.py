@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -685,3 +686,98 @@ def test_flow_from_starts_with_units_is_the_circle(cli):
         assert t == 1.0
         assert x == pytest.approx(scale * math.cos(1.0), abs=scale * 1e-8)
         assert y == pytest.approx(math.sin(1.0), abs=1e-8)
+# --- what loading pint costs (the "Speed" goals: pint only with units, its registry cached) --
+
+def _fresh(code: str, **env: str) -> list:
+    """What ``code`` prints (one JSON line) in a fresh interpreter with ``env`` added."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **env})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_request_without_units_never_imports_pint():
+    got = _fresh("import json, sys, gradcli\n"
+                 "r = gradcli.evaluate('V/I', 'grad', at={'V': 4.999, 'I': 19.661})\n"
+                 "print(json.dumps(['pint' in sys.modules, float(r['df/dV'][0])]))")
+    assert got == [False, pytest.approx(1 / 19.661, rel=1e-15)]  # one division
+
+
+def test_the_registry_cache_survives_another_environments_entries(tmp_path):
+    # pint's own shared cache folder (cache_folder=":auto:") finds entries by the
+    # definitions' content, but they name the files that wrote them: an environment
+    # removed after writing them made every other one's cache fail (a missing
+    # .../default_en.txt/constants_en.txt), and units parsed pint's definitions anew
+    # each time. gradcli's folder is its own per pint installation.
+    import shutil
+
+    import pint
+
+    cache, other = tmp_path / "cache", tmp_path / "other"
+    shutil.copytree(Path(pint.__file__).parent, other / "pint")
+    _fresh(f"import json, pint\nassert pint.__file__.startswith({str(other)!r})\n"
+           "print(json.dumps(str(pint.UnitRegistry(cache_folder=':auto:').cache_folder)))",
+           PYTHONPATH=str(other), XDG_CACHE_HOME=str(cache))
+    shutil.rmtree(other)  # that environment is gone; its cache entries stay
+    code = ("import json\nfrom gradcli.lang.units import registry\nr = registry()\n"
+            "print(json.dumps([str(r.cache_folder), r.Quantity(19.661, 'mA').to('A').m]))")
+    for _ in range(2):  # the first run writes the cache, the second reads it
+        folder, amperes = _fresh(code, XDG_CACHE_HOME=str(cache))
+        assert Path(folder).parent == cache / "gradcli" and amperes == pytest.approx(
+            0.019661, rel=1e-15)  # one product by 1e-3
+        assert any(Path(folder).glob("*.pickle"))
+
+
+def test_a_registry_cache_cut_short_is_written_anew(tmp_path):
+    # pint writes its cache files in place: two first runs at once can leave one cut
+    # short, and every later run then parsed pint's definitions again (no cache)
+    code = ("import json\nfrom gradcli.lang.units import registry\nr = registry()\n"
+            "print(json.dumps([str(r.cache_folder), r.Quantity(2.5, 'ms').to('s').m]))")
+    folder = Path(_fresh(code, XDG_CACHE_HOME=str(tmp_path))[0])
+    for entry in folder.glob("*.pickle"):
+        entry.write_bytes(entry.read_bytes()[:100])
+    for _ in range(2):  # the first repairs the cache, the second reads it
+        # 2.5 ms = 0.0025 s (one product by 1e-3)
+        assert _fresh(code, XDG_CACHE_HOME=str(tmp_path)) == [
+            str(folder), pytest.approx(0.0025, rel=1e-15)]
+        assert all(e.stat().st_size > 100 for e in folder.glob("*.pickle"))
+
+
+def test_the_registry_without_a_writable_cache_folder(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")  # the cache directory would be under a file: it cannot be made
+    code = ("import json\nfrom gradcli.lang.units import registry\nr = registry()\n"
+            "print(json.dumps([r.cache_folder and str(r.cache_folder),\n"
+            "                  r.Quantity(1, 'km/h').to('m/s').m]))")
+    # 1 km/h = 1/3.6 m/s (NIST SP 811, B.8)
+    assert _fresh(code, XDG_CACHE_HOME=str(blocked)) == [None, pytest.approx(1 / 3.6,
+                                                                             rel=1e-15)]
+
+
+def test_pint_loads_without_importlib_metadata_and_keeps_its_versions():
+    got = _fresh(
+        "import json, sys\nfrom gradcli.lang.units import registry\nregistry()\n"
+        "import flexcache, flexparser, pint\n"
+        "loaded = 'importlib.metadata' in sys.modules\n"
+        "import importlib.metadata as m\n"
+        "print(json.dumps([loaded, pint.__version__ == m.version('pint'),\n"
+        "                  flexcache.__version__ == m.version('flexcache'),\n"
+        "                  flexparser.__version__ == m.version('flexparser'),\n"
+        "                  m.__file__ != '', callable(m.entry_points)]))")
+    assert got == [False, True, True, True, True, True]
+
+
+def test_dist_versions_as_importlib_metadata_reads_them():
+    import importlib.metadata
+
+    from gradcli.lang.units import _dist_version
+
+    for name in ("pint", "flexcache", "flexparser", "numpy", "typing-extensions",
+                 "Platformdirs"):
+        assert _dist_version(name) == importlib.metadata.version(name), name
+    assert _dist_version("no-such-distribution") is None
