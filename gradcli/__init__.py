@@ -34,8 +34,8 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module(".plot", __name__)
-    if name == "formula":  # derivative formulas (gradcli/formulas/derivative_formulas.py)
-        from gradcli.formulas.derivative_formulas import formula
+    if name == "formula":  # derivative formulas, a request run by the executor (api.py)
+        from gradcli.api import formula
 
         return formula
     if name == "to_xarray":  # needs the data extra (xarray): imported on first use

@@ -27,7 +27,8 @@ from gradcli.output.display import EvaluatedView, PropagatedView, RowTable
 from gradcli.request import Request
 from gradcli.uncertainty.propagation import propagate as _propagate
 
-__all__ = ["evaluate", "propagate", "critical", "descend", "flow"]
+__all__ = ["evaluate", "propagate", "formula", "critical", "descend", "flow", "implicit",
+           "curvilinear", "integrate"]
 
 
 @contextmanager
@@ -78,11 +79,28 @@ evaluate.__doc__ = (_evaluate.__doc__ or "") + """
 
 @functools.wraps(_propagate)
 def propagate(*args: Any, **kwargs: Any) -> PropagatedView:
-    expression = args[0] if args else kwargs.get("expression", "")
+    import inspect
+
+    given = inspect.signature(_propagate).bind(*args, **kwargs).arguments
+    expression, at = given.pop("expression"), given.pop("at", None)
     with _warnings_kept() as kept:
-        propagated = _propagate(*args, **kwargs)
+        propagated = execute(Request(expression, "propagate", at=at, parameters=given))
     propagated.notes[:0] = kept  # said first on the command line too
     return PropagatedView(propagated, f"propagate {expression}")
+
+
+def formula(expression: str, what: str = "grad", wrt: Any = None, form: str = "expr", *,
+            at: Any = None, direction: Any = None, order: int | None = None,
+            unit: bool = False, vector: Any = None, memory: Any = None) -> Any:
+    """The derivatives ``what`` computes, as text in gradcli's language: ``{column name:
+    formula}`` (``form="latex"``: LaTeX; ``form="program"``: grad's backward program as
+    one text). The parameters are those of
+    :func:`gradcli.formulas.derivative_formulas.formula`; the request runs through the
+    executor, as ``--formula`` does (the symbolic algebra is imported only then)."""
+    return execute(Request(expression, "formula", at=at, memory=memory,
+                           parameters=_given(computation=what, wrt=wrt, form=form,
+                                             direction=direction, order=order, unit=unit,
+                                             vector=vector)))
 
 
 @_with_warnings

@@ -22,6 +22,7 @@ from gradcli.lang.formula_printer import (
     split_names,
 )
 from gradcli.lang.symbolic import Symbolic
+from gradcli.request import Request
 from gradcli.request.budget import memory_budget, size_text
 
 __all__ = ["FORMS", "formula", "whats"]
@@ -107,3 +108,13 @@ def _point(at: Any) -> dict[str, Any]:
         return dict(at)
     points = list(at)
     return dict(points[0]) if points else {}
+
+
+def formula_request(request: Request, **_: Any) -> dict[str, str] | str:
+    """``formula`` (``gradcli.execute``): ``parameters`` ``computation`` (whose
+    derivatives), ``form``, ``wrt``, ``direction``, ``order``, ``unit``, ``vector``;
+    ``at`` gives vector variables their length; the request's ``memory`` bounds the
+    work."""
+    p = dict(request.parameters or {})
+    return formula(request.expression, p.pop("computation", "grad"), p.pop("wrt", None),
+                   p.pop("form", "expr"), at=request.at, memory=request.memory, **p)

@@ -10,6 +10,7 @@ or matrix node's value and adjoint are lists.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +19,9 @@ import numpy as np
 from gradcli.engine.core import Tensor, raw
 from gradcli.engine.forward import graph_nodes
 from gradcli.engine.grad_mode import enable_grad, quiet
-from gradcli.errors import EvaluationError
+from gradcli.errors import EvaluationError, ref
 from gradcli.evaluation.evaluator import prepare
+from gradcli.request import Outcome, Request
 
 Value = float | list[Any]
 
@@ -144,3 +146,19 @@ def _graph(prepared: Any) -> tuple[list[GraphNode], str]:
 
 def _adjoint(t: Tensor) -> Value:
     return _value(np.zeros_like(t.arr)) if t.grad is None else _value(t.grad.arr)
+
+
+def graph_request(request: Request, **_: Any) -> Outcome:
+    """``graph`` (``gradcli.execute``): the graph at the one point ``at`` (a point, or a
+    list of one), ``parameters`` ``units`` and ``to``. The Outcome's ``columns`` are the
+    nodes in evaluation order; ``facts``: ``output`` (the output node's id) and ``point``."""
+    at = request.at
+    points = [at] if isinstance(at, Mapping) else list(at or [])
+    if len(points) != 1:
+        raise EvaluationError(f"graph needs exactly one point: "
+                              f"{ref('at', text='x=3', python=repr({'x': 3}))}")
+    p = request.parameters or {}
+    nodes, output = build_graph(request.expression, dict(points[0]), units=p.get("units"),
+                                to=p.get("to"))
+    return Outcome(nodes, f"graph of {request.expression}",
+                   facts={"output": output, "point": dict(points[0])})

@@ -108,7 +108,8 @@ def plot(expression: str, grid: Mapping[str, Any] | None = None,
     ``title="..."``, ``size="7x5"``, ``animate="t=0:2pi:48"``, ``path_from=["x=1,y=1"]``);
     an unknown name is a TypeError. Returns a :class:`Picture`.
     """
-    from gradcli.plot.pipeline import run_plot_request
+    from gradcli.execute import execute
+    from gradcli.request import Output, Request
 
     if format not in PICTURE_FORMATS:
         raise EvaluationError(f"{ref('format', text=str(format), python=repr(format))}: a "
@@ -120,7 +121,7 @@ def plot(expression: str, grid: Mapping[str, Any] | None = None,
     if options.get("preview"):
         raise EvaluationError(f"{ref('preview')} draws in a terminal; a picture from Python "
                               "is shown by the notebook")
-    parsed = parse_options(**options)
+    parse_options(**options)  # a bad option is said before anything is drawn
     grid, fixed = dict(grid), dict(at or {})
 
     def draw(fmt: str) -> tuple[bytes, Any]:
@@ -131,8 +132,9 @@ def plot(expression: str, grid: Mapping[str, Any] | None = None,
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore")
                 warnings.filterwarnings("always", category=ExpressionWarning)
-                done = run_plot_request(expression, dict(grid), path, parsed,
-                                        max_points=max_points, fixed=dict(fixed))
+                done = execute(Request(expression, "plot", grid=dict(grid),
+                                       fixed=dict(fixed), max_points=max_points,
+                                       parameters=dict(options), output=Output(path=path)))
             with open(path, "rb") as fh:
                 return fh.read(), done
 

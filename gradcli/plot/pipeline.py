@@ -24,8 +24,9 @@ from gradcli.evaluation import DEFAULT_MAX_POINTS
 from gradcli.plot.data import Field, compute_field, flat_error, sampled_names
 from gradcli.plot.marks import with_marks
 from gradcli.plot.options import PlotOptions, check_target, output_kind
+from gradcli.request import Request
 
-__all__ = ["PlotResult", "run_plot_request", "nonfinite_count"]
+__all__ = ["PlotResult", "run_plot_request", "plot_request", "nonfinite_count"]
 
 
 @dataclass
@@ -142,3 +143,20 @@ def run_plot_request(expression: str, grid: Mapping[str, Any], output: str | Non
 
             show(fl if fl.frames is None else fl.frame(0), options, stdout or sys.stdout)
     return result
+
+
+def plot_request(request: Request, *, stdout: TextIO | None = None, words: Any = None,
+                 **_: Any) -> PlotResult:
+    """``plot`` (``gradcli.execute``): the field on ``grid`` with ``fixed`` held, drawn
+    to the request's output path (``-`` or None with ``preview``: the terminal); the
+    drawing options are its ``parameters``, by their declared names, as typed
+    (``color="magnitude"``, ``size="7x5"``). ``words`` names parameters in a front end's
+    words on the picture (the command line's flags)."""
+    from gradcli.plot.options import parse_options
+
+    options = parse_options(**dict(request.parameters or {}))
+    if words is not None:
+        options.words = words
+    return run_plot_request(request.expression, dict(request.grid or {}),
+                            request.output.path, options, max_points=request.max_points,
+                            stdout=stdout, fixed=dict(request.fixed or {}))

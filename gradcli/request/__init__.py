@@ -2,7 +2,7 @@
 
 Every command builds one (the numeric commands, ``graph``, ``critical``, ``descend``,
 ``flow``, ``propagate``, ``plot``, ``implicit``, ``integrate``, the curvilinear
-operators, ``--formula``), and so does every library function (``gradcli.evaluate``,
+operators, the formulas), and so does every library function (``gradcli.evaluate``,
 ``gradcli.critical``...): ``what`` names a computation of the table or an application
 (``execute.APPLICATIONS``), and ``gradcli.execute.execute`` runs it, whoever built it.
 The same object is prepared (``prepare_request``), travels to Dask workers

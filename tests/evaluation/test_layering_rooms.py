@@ -5,10 +5,11 @@ modules share a name.
 The order is the pipeline's (docs/DESIGN.md draws it): the error classes at the base,
 then the engine, the language, a request's stages (``request/``: what was asked and
 where; ``plan/``: the computation table and its kernels; ``evaluation/``: running a plan
-into results), the applications (formulas, uncertainty, graph, fields), output, plot, the
-the one executor, the library's entry points, the front ends and the demo that runs them. A lazy import (inside
-a function) counts for the order too: it still makes the importer depend on the imported
-room.
+into results), the one executor (it names the applications in its table and imports one
+when a request asks for it, as the CLI's declaration names its command bodies), the
+applications (formulas, uncertainty, graph, fields), output, plot, the library's entry
+points, the front ends and the demo that runs them. A lazy import (inside a function)
+counts for the order too: it still makes the importer depend on the imported room.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ PACKAGE = Path(gradcli.__file__).parent
 
 #: bottom to top; a module may import its own room and the rooms before it
 ROOMS = ["_version", "support", "errors", "engine", "lang", "request", "plan", "evaluation",
-         "formulas", "uncertainty", "graph", "fields", "output", "plot", "execute", "api", "cli",
+         "execute", "formulas", "uncertainty", "graph", "fields", "output", "plot", "api", "cli",
          "demo",
          "__main__", "__init__"]
 

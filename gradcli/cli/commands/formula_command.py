@@ -64,9 +64,11 @@ def _labels(expression: str, at: list[dict[str, Any]]) -> list[str]:
 def run_formula(what: str, form: str | None, **options: Any) -> int:
     """Print (or write) the formulas of ``what``; return the exit status."""
     from gradcli.errors import EvaluationError
-    from gradcli.formulas.derivative_formulas import formula, whats
+    from gradcli.execute import execute
+    from gradcli.formulas.derivative_formulas import whats
     from gradcli.lang.formula_printer import TooLarge, TooLong, latex_name
     from gradcli.lang.spec_text import parse_point
+    from gradcli.request import Output, Request
 
     fmt, output = options.get("fmt", "auto"), options.get("output")
     if form is None:
@@ -95,19 +97,21 @@ def run_formula(what: str, form: str | None, **options: Any) -> int:
     if form == "program" and fmt != "text":
         raise UsageProblem("--formula program prints the program as text: drop -f")
     at = [parse_point(spec, files=read_array) for spec in options.get("at") or []]
-    kwargs: dict[str, Any] = {"at": at or None, "unit": bool(options.get("unit"))}
+    parameters: dict[str, Any] = {"computation": what,
+                                  "form": "latex" if fmt == "latex" else form,
+                                  "wrt": options.get("wrt") or None,
+                                  "unit": bool(options.get("unit"))}
     from gradcli.request.parameters import TABLE
 
     for name in ("direction", "vector"):  # read as the numeric commands read them
         if options.get(name) is not None:
-            kwargs[name] = TABLE[name].read(options[name], read_array)
+            parameters[name] = TABLE[name].read(options[name], read_array)
     if options.get("order") is not None:
-        kwargs["order"] = options["order"]
-    wrt = options.get("wrt")
+        parameters["order"] = options["order"]
+    request = Request(options["expression"], "formula", at=at or None, parameters=parameters,
+                      memory=options.get("memory"), output=Output(fmt, output))
     try:
-        result = formula(options["expression"], what, wrt or None,
-                         "latex" if fmt == "latex" else form, memory=options.get("memory"),
-                         **kwargs)
+        result = execute(request)
     except TooLarge as exc:
         raise RuntimeProblem(_flags(str(exc))) from None
     except EvaluationError as exc:

@@ -13,46 +13,48 @@ from gradcli.cli.messages import (
     notes_for,
     writing_stdout,
 )
-from gradcli.graph.nodes import build_graph
+from gradcli.cli.row_writing import read_parameters
+from gradcli.execute import execute
 from gradcli.lang.spec_text import parse_point
+from gradcli.request import Output, Request
 
 
 def run_graph(what: str, expression: str, at: list[str] | None, fmt: str,
               output: str | None, precision: int, quiet: bool,
               units: list[str] | None = None, to: list[str] | None = None) -> int:
-    """Build the graph at the single ``--at`` point and print or write it."""
-    from gradcli.output import atomic_open, graph_view
+    """Build the graph at the single ``--at`` point (one Request, run by the executor:
+    ``graph.nodes.graph_request``) and write it with the request's output part."""
+    from gradcli import output as writers
+    from gradcli.output import graph_view
 
     if not at or len(at) != 1:
         raise UsageProblem('graph needs exactly one point: --at "x=3"')
     fmt = choose_format(BY_NAME[what], fmt, output)
     from gradcli.cli.inputs import read_array
 
-    point = parse_point(at[0], files=read_array)
+    request = Request(expression, what, at=[parse_point(at[0], files=read_array)],
+                      parameters=read_parameters({}, units, to),
+                      output=Output(fmt, output, precision, quiet=quiet))
     with expression_warnings(quiet):
-        from gradcli.request.parameters import TABLE  # --unit and --to: the table's syntax
-
-        physical = {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to))
-                    if g}
-        nodes, out = build_graph(expression, point, **physical)
-    if fmt == "table":
+        out = execute(request)
+    nodes, root, point = out.columns, out.facts["output"], out.facts["point"]
+    o = request.output
+    if o.format == "table":
         from rich.console import Console
 
-        table = graph_view.graph_table(expression, nodes, out, precision)
-        if output:
-            with atomic_open(output, "w", encoding="utf-8") as fh:
+        table = graph_view.graph_table(expression, nodes, root, o.precision)
+        if o.path:
+            with writers.atomic_open(o.path, "w", encoding="utf-8") as fh:
                 Console(file=fh, width=10_000, no_color=True, force_terminal=False).print(table)
             return ExitStatus.OK
         with writing_stdout():
             Console().print(table)
         return ExitStatus.OK
-    text = (graph_view.graph_json(expression, point, nodes, out, notes_for(fmt))
-            if fmt == "json"
-            else graph_view.graph_dot(expression, nodes, out, precision))
+    text = (graph_view.graph_json(expression, point, nodes, root, notes_for(o.format))
+            if o.format == "json"
+            else graph_view.graph_dot(expression, nodes, root, o.precision))
     from contextlib import nullcontext
 
-    from gradcli.output import write_text
-
-    with writing_stdout() if not output else nullcontext():  # the format table's writer
-        write_text(text, fmt=fmt, path=output, stdout=sys.stdout)
+    with writing_stdout() if not o.path else nullcontext():  # the format table's writer
+        writers.write_text(text, fmt=o.format, path=o.path, stdout=sys.stdout)
     return ExitStatus.OK

@@ -30,6 +30,7 @@ from gradcli.cli.progress import RunProgress, wanted
 from gradcli.evaluation import Prepared, Request, prepare_request
 from gradcli.lang import free_variables, parse
 from gradcli.lang.spec_text import parse_point
+from gradcli.request import Output
 
 
 def run_numeric(what: str, **options: Any) -> int:
@@ -121,10 +122,14 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
         where["at"] = [{}]  # a constant needs no point: evaluate it once
     parameters = read_parameters(what, o)
     scheduler = _scheduler(o.get("scheduler"), o.get("scheduler_file"))
-    return Request(expression, what, dtype=o.get("dtype"), max_points=o["max_points"],
-                   parameters=parameters, scheduler=scheduler,
-                   scheduler_timeout=o.get("scheduler_timeout", 10.0), threads=o.get("threads"),
-                   memory=o.get("memory"), options={"expression": expression, **o}, **where)
+    request = Request(expression, what, dtype=o.get("dtype"), max_points=o["max_points"],
+                      parameters=parameters, scheduler=scheduler,
+                      scheduler_timeout=o.get("scheduler_timeout", 10.0),
+                      threads=o.get("threads"), memory=o.get("memory"),
+                      options={"expression": expression, **o}, **where)
+    return request.replace(output=Output(
+        o.get("fmt") or "auto", o.get("output"), o.get("precision", 6),
+        bool(o.get("overwrite")), command_line(request), bool(o.get("quiet"))))
 
 
 def read_parameters(what: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -164,97 +169,100 @@ def build(req: Request) -> Prepared:
 
 
 def run_request(req: Request) -> int:
-    """Run one numeric command end to end; return the exit status."""
+    """Run one numeric command end to end (prepared, then run by the executor into the
+    format's sink or written whole with the request's output part); return the exit
+    status."""
     from gradcli import output
+    from gradcli.execute import execute
     from gradcli.request.budget import memory_budget
 
-    budget = memory_budget(req.memory)  # a bad size is refused before any work
+    memory_budget(req.memory)  # a bad size is refused before any work
     prepared = build(req)
-    fmt = choose_format(BY_NAME[req.what], req.option("fmt"), req.option("output"))
+    fmt = choose_format(BY_NAME[req.what], req.output.format, req.output.path)
+    req = req.replace(output=req.output.replace(format=fmt))
+    o = req.output
     if prepared.plan.computation.shown is not None:  # its own table (taylor's long one)
-        return run_shown(req, prepared, fmt)
+        return run_shown(req, prepared)
     output.require_format(fmt)  # a missing extra is said now, not after the evaluation
-    scheduler = req.scheduler
-    if scheduler and req.option("check"):
+    if req.scheduler and req.option("check"):
         raise UsageProblem("--check computes central differences in this process: drop "
                            "--check, or --scheduler (and GRADCLI_SCHEDULER)")
-    history = command_line(req)
     values = prepared.binding.size * max(1, prepared.layout.size())
-    to_file = bool(req.option("output")) or not sys.stdout.isatty()
-    with RunProgress(wanted(req.option("quiet"), values,
-                            fmt in ("csv", "json") and to_file)) as bar, \
-            _cluster(scheduler, req.scheduler_timeout, req.option("quiet")) as client:
+    to_file = bool(o.path) or not sys.stdout.isatty()
+    with RunProgress(wanted(o.quiet, values, fmt in ("csv", "json") and to_file)) as bar, \
+            _cluster(req.scheduler, req.scheduler_timeout, o.quiet) as client:
         # a streaming format gets the rows as they are computed (--check needs them all)
         stream = None if req.option("check") else output.sink_for(
-            fmt, req.option("output"), stdout=sys.stdout, origin=prepared.origin(history),
-            history=history, overwrite=req.option("overwrite", False))
-        to_stdout = stream is not None and not req.option("output")
+            fmt, o.path, stdout=sys.stdout, origin=prepared.origin(o.history),
+            history=o.history, overwrite=o.overwrite)
+        to_stdout = stream is not None and not o.path
         with writing_stdout() if to_stdout else nullcontext():
-            columns = prepared.run(stream, progress=bar.stage("computing"), client=client,
-                                   threads=req.threads, block_size=req.block_size,
-                                   memory=budget)
+            columns = execute(req, prepared=prepared, sink=stream,
+                              progress=bar.stage("computing"), client=client).result
         status = _run_check(prepared, columns, req) if req.option("check") else ExitStatus.OK
         if stream is not None:
             bad = stream.nonfinite
             for line in getattr(stream, "notes", []):
-                note(line, req.option("quiet"))
+                note(line, o.quiet)
         else:
             bad = output.count_nonfinite(columns, results_only=True)
             after = _nonfinite_notes(bad)
             with writing_stdout():
                 notes = output.write(
-                    columns, fmt=fmt, path=req.option("output"), expression=req.expression,
+                    columns, fmt=fmt, path=o.path, expression=req.expression,
                     variables=list(prepared.binding.names),
                     notes=notes_for(fmt, _notes(prepared), after),
-                    precision=req.option("precision"), stdout=sys.stdout,
-                    progress=bar.stage(f"writing {req.option('output') or 'standard output'}"),
-                    origin=prepared.origin(history), history=history,
-                    overwrite=req.option("overwrite", False))
+                    precision=o.precision, stdout=sys.stdout,
+                    progress=bar.stage(f"writing {o.path or 'standard output'}"),
+                    origin=prepared.origin(o.history), history=o.history,
+                    overwrite=o.overwrite)
             for line in notes:
-                note(line, req.option("quiet"))
+                note(line, o.quiet)
     return _nonfinite_status(bad, req) or status
 
 
-def run_shown(req: Request, prepared: Prepared, fmt: str) -> int:
+def run_shown(req: Request, prepared: Prepared) -> int:
     """A computation that shows its own table (its record's ``shown``: taylor's
     per-point coefficients as one row per multi-index), or (taylor's ``--polynomial``)
     the polynomial at each point as text, one line per point."""
     from gradcli import output
+    from gradcli.execute import execute
     from gradcli.lang import MAX_LENGTH
     from gradcli.plan.taylor_table import polynomials
 
-    to_text = (fmt != "text" if req.option("output")
+    o = req.output
+    to_text = (o.format != "text" if o.path
                else req.option("fmt") not in ("auto", "text"))
     if req.option("polynomial") and to_text:
         raise UsageProblem("--polynomial writes text: leave out -f, or write to -o FILE.txt")
-    if fmt == "text" and not req.option("polynomial"):
+    if o.format == "text" and not req.option("polynomial"):
         raise UsageProblem("a .txt file holds the Taylor polynomial: add --polynomial")
-    output.require_format(fmt)  # a missing extra is said now, not after the evaluation
-    with _cluster(req.scheduler, req.scheduler_timeout, req.option("quiet")) as client:
-        result = prepared.run(client=client, memory=req.memory, threads=req.threads,
-                                    block_size=req.block_size)
+    output.require_format(o.format)  # a missing extra is said now, not after the evaluation
+    with _cluster(req.scheduler, req.scheduler_timeout, o.quiet) as client:
+        evaluated = execute(req, prepared=prepared, client=client)
+    result = evaluated.result
     bad = output.count_nonfinite(result, results_only=True)
     after = _nonfinite_notes(bad)
     if req.option("polynomial"):
         lines = polynomials(result, prepared.plan)
         text = "".join(line + "\n" for line in lines)
-        with writing_stdout() if not req.option("output") else nullcontext():
-            output.write_text(text, fmt="text", path=req.option("output"), stdout=sys.stdout)
+        with writing_stdout() if not o.path else nullcontext():
+            output.write_text(text, fmt="text", path=o.path, stdout=sys.stdout)
         longest = max((len(line) for line in lines), default=0)
         if longest > MAX_LENGTH:
             note(f"note: the polynomial is {longest:,} characters long, over the "
-                 f"{MAX_LENGTH:,} gradcli reads back as an expression", req.option("quiet"))
+                 f"{MAX_LENGTH:,} gradcli reads back as an expression", o.quiet)
     else:
-        table = prepared.plan.computation.shown(result, prepared.plan)
+        table = evaluated.rows()
         with writing_stdout():
-            notes = output.write(table, fmt=fmt, path=req.option("output"),
+            notes = output.write(table, fmt=o.format, path=o.path,
                                  expression=req.expression,
                                  variables=list(prepared.binding.names),
-                                 notes=notes_for(fmt, (), after),
-                                 precision=req.option("precision"), stdout=sys.stdout,
-                                 history=command_line(req))
+                                 notes=notes_for(o.format, (), after),
+                                 precision=o.precision, stdout=sys.stdout,
+                                 history=o.history)
         for line in notes:
-            note(line, req.option("quiet"))
+            note(line, o.quiet)
     return _nonfinite_status(bad, req)
 
 

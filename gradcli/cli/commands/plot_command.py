@@ -34,8 +34,10 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
     ``at`` holds variables fixed, as beside any other command's --grid."""
     from gradcli.cli.commands.numeric_commands import held_values
     from gradcli.cli.grid_option import resolve_grid
-    from gradcli.plot import parse_options, run_plot_request
+    from gradcli.execute import execute
+    from gradcli.plot import parse_options
     from gradcli.plot.options import check_target
+    from gradcli.request import Output, Request
 
     options = parse_options(**drawing)
     options.words = option_words  # the picture's captions name the command line's options
@@ -56,9 +58,11 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
         fixed = held_values(at or [])
         grid_dict = resolve_grid(expression, grid or [], quiet, force_default=not grid,
                                  held=fixed)
+        request = Request(expression, what, grid=grid_dict, fixed=fixed,
+                          max_points=max_points, parameters=drawing,
+                          output=Output(path=output, quiet=quiet))
         try:
-            result = run_plot_request(expression, grid_dict, output, options,
-                                      max_points=max_points, stdout=sys.stdout, fixed=fixed)
+            result = execute(request, stdout=sys.stdout, words=option_words)
         except OSError as exc:
             raise RuntimeProblem(_cannot_write(output or "-", exc)) from None
     if not quiet:
