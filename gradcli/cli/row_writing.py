@@ -54,11 +54,18 @@ def said(notes: list[str]) -> list[str]:
 
 
 def read_parameters(given: dict[str, Any], units: list[str] | None = None,
-                    to: list[str] | None = None) -> dict[str, Any]:
-    """A request's parameters from a command's options: those given (None is "not
-    given"), ``units`` and ``to`` read by the parameter table's syntax (``--unit x=m``)."""
+                    to: list[str] | None = None, command: str | None = None
+                    ) -> dict[str, Any]:
+    """A request's parameters from a command's options: those given (None, an empty list
+    of a repeated option, or with
+    ``command`` the option's declared default, is "not given": the library's default is
+    the same), ``units`` and ``to`` read by the parameter table's syntax (``--unit x=m``)."""
     from gradcli.request.parameters import TABLE
 
-    out = {name: value for name, value in given.items() if value is not None}
+    defaults = {} if command is None else {
+        option.name: option.default_value for option in BY_NAME[command].options}
+    out = {name: value for name, value in given.items() if value is not None
+           and not (isinstance(value, list) and not value)
+           and not (name in defaults and value == defaults[name])}
     out |= {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to)) if g}
     return out

@@ -131,7 +131,8 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
         streaming = chosen_fmt == "jsonl" and not output and not many
         request = Request(expression, what, fixed=held, max_points=max_points,
                           parameters=read_parameters({**starts, "method": method, "steps": steps,
-                                            "tol": tol, "every": every, **hyper}, units, to),
+                                            "tol": tol, "every": every, **hyper}, units, to,
+                                                     what),
                           output=Output(chosen_fmt, output, precision, quiet=quiet))
         with RunProgress(wanted(quiet, count * steps * 4, False)) as bar, \
                 writing_stdout() if streaming else nullcontext():

@@ -34,6 +34,7 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
     ``at`` holds variables fixed, as beside any other command's --grid."""
     from gradcli.cli.commands.numeric_commands import held_values
     from gradcli.cli.grid_option import resolve_grid
+    from gradcli.cli.row_writing import read_parameters
     from gradcli.execute import execute
     from gradcli.plot import parse_options
     from gradcli.plot.options import check_target
@@ -59,7 +60,8 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
         grid_dict = resolve_grid(expression, grid or [], quiet, force_default=not grid,
                                  held=fixed)
         request = Request(expression, what, grid=grid_dict, fixed=fixed,
-                          max_points=max_points, parameters=drawing,
+                          max_points=max_points,
+                          parameters=read_parameters(drawing, command=what),
                           output=Output(path=output, quiet=quiet))
         try:
             result = execute(request, stdout=sys.stdout, words=option_words)
