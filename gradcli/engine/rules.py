@@ -13,63 +13,21 @@ Adding a function is one entry in a half plus its test: ``kind="function"`` make
 ``gc.NAME``, ``Tensor.NAME`` and a function of the expression language.
 """
 
+from gradcli.engine import rules_array, rules_axes, rules_elementwise, rules_linalg, rules_special
 from gradcli.engine.primitive import Primitive
-from gradcli.engine.rules_array import (  # the shape and reduction half of the table
-    broadcast_to,
-    cat,
-    index,
-    index_put,
-    matmul,
-    matrix_transpose,
-    mean,
-    norm,
-    permute,
-    prod,
-    reshape,
-    squeeze,
-    stack,
-    sum,  # noqa: A004 - mirrors torch.sum
-    sum_to,
-    unsqueeze,
-)
-from gradcli.engine.rules_axes import (  # along trailing axes: shapes, stable reductions
-    amax,
-    amin,
-    cross_entropy,
-    cumsum,
-    log_softmax,
-    logsumexp,
-    put,
-    softmax,
-    take,
-    vector_norm,
-)
-from gradcli.engine.rules_elementwise import *  # noqa: F403 - the elementwise half, whole
+from gradcli.engine.rules_array import *  # noqa: F403 - shapes and reductions
+from gradcli.engine.rules_axes import *  # noqa: F403 - along trailing axes
+from gradcli.engine.rules_elementwise import *  # noqa: F403 - arithmetic and the functions
 from gradcli.engine.rules_elementwise import ZERO, binary, unary  # noqa: F401 - helpers beside
-from gradcli.engine.rules_linalg import cofactor, det, inv, solve  # matrices
-from gradcli.engine.rules_special import (  # erf, Γ and their family (scipy.special, lazily)
-    beta,
-    digamma,
-    erf,
-    erfc,
-    erfinv,
-    gamma,
-    gauss,
-    lbeta,
-    lgamma,
-    ncdf,
-    npdf,
-    polygamma,
-)
+from gradcli.engine.rules_linalg import *  # noqa: F403 - matrices
+from gradcli.engine.rules_special import *  # noqa: F403 - erf, Γ and their family
 
-__all__ = ["amax", "amin", "beta", "broadcast_to", "cat", "cofactor", "cross_entropy", "cumsum",
-           "det", "digamma", "erf", "erfc", "erfinv", "gamma", "gauss", "index", "index_put",
-           "inv", "lbeta", "lgamma", "log_softmax", "logsumexp", "matmul", "matrix_transpose",
-           "mean", "ncdf", "norm", "npdf", "permute", "polygamma", "prod", "put", "reshape",
-           "softmax", "solve", "squeeze", "stack", "sum", "sum_to", "take", "unsqueeze",
-           "vector_norm"]
-
+#: the five halves: an entry written in any of them is in the table, nothing else to edit
+HALVES = (rules_elementwise, rules_array, rules_axes, rules_linalg, rules_special)
+#: every primitive, by name
 PRIMITIVES: dict[str, Primitive] = {
-    p.name: p for p in globals().values() if isinstance(p, Primitive)}
+    p.name: p for half in HALVES for p in vars(half).values() if isinstance(p, Primitive)}
+__all__ = sorted(name for name, value in globals().items()
+                 if isinstance(value, Primitive) and not name.startswith("_"))
 #: the elementwise functions: gc.NAME, Tensor.NAME and the expression language's NAME(...)
 FUNCTIONS: dict[str, Primitive] = {n: p for n, p in PRIMITIVES.items() if p.kind == "function"}
