@@ -685,3 +685,68 @@ def test_flow_from_starts_with_units_is_the_circle(cli):
         assert t == 1.0
         assert x == pytest.approx(scale * math.cos(1.0), abs=scale * 1e-8)
         assert y == pytest.approx(math.sin(1.0), abs=1e-8)
+
+
+def test_flow_speed_of_compatible_units_is_in_the_first_ones(cli):
+    # x' = -y/s, y' = x/s from x = 100 cm, y = 0 m: F = (-y, x)/s, so |F| = r/s with r the
+    # radius in the first variable's unit (hand): r² = x² + (100·y)² in cm², row by row
+    status, out, err = cli(["flow", "[-y/(1 's'), x/(1 's')]", "--from", "x=100 cm,y=0 m",
+                            "--t", "0:1:11", "--unit", "t=s", "-f", "csv"])
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "t [s],x [cm],y [m],|F| [cm/s]"
+    for line in lines[1:]:
+        _, x, y, speed = map(float, line.split(","))
+        # rel 1e-13: one hypot of two values rounded once each
+        assert speed == pytest.approx(math.hypot(x, 100.0 * y), rel=1e-13)
+    assert float(lines[1].split(",")[3]) == 100.0  # the start: r = 100 cm exactly
+    # x in m and y in s (x' = y·1 m/s² in m/s, y' = x/1 m in s/s): no common unit, so
+    # |F| keeps none (as before)
+    status, out, err = cli(["flow", "[y*1 'm/s^2', x/(1 'm')]", "--from", "x=1 m,y=0 s",
+                            "--t", "0:1:3", "--unit", "t=s", "-f", "csv"])
+    assert status == 0, err
+    assert out.splitlines()[0] == "t [s],x [m],y [s],|F|"
+
+
+def test_gradient_norm_of_compatible_units_is_in_the_first_ones(cli):
+    # f = x² + y² at x = 100 cm, y = 1 m (hand): ∂f/∂x = 200 cm, ∂f/∂y = 2 m in cm²/m is
+    # 20000 cm²/m = 200 cm, so |grad f| = 200·√2 cm (not the 20000.99 of mixed numbers)
+    status, out, err = cli(["descend", "x^2 + y^2", "--from", "x=100 cm,y=1 m",
+                            "--steps", "0", "-f", "csv"])
+    assert status == 0, err
+    head, row = out.splitlines()[:2]
+    assert head == "step,x [cm],y [m],f [cm^2],|grad f| [cm]"
+    # rel 1e-15: one conversion factor (10⁻², exact in pint's rationals) and a hypot
+    assert float(row.split(",")[4]) == pytest.approx(200 * math.sqrt(2), rel=1e-15)
+    t = gradcli.descend("x^2 + y^2", start={"x": 100.0, "y": 1.0},
+                        units={"x": "cm", "y": "m"}, steps=0)
+    assert {b.name: b.unit for b in t.blocks}["|grad f|"] == "cm"
+    # a field F = [x - 1 m, y] over x in cm, y in m (hand): |F| at (0 cm, 1 m) is
+    # |(-100 cm, 100 cm)| = 100·√2 cm; the eigenvalues keep no unit (x and y differ)
+    found = gradcli.critical("[x - 1 'm', y - 1 'm']", grid={"x": (0, 200, 3),
+                             "y": (0, 2, 3)}, units={"x": "cm", "y": "m"})
+    shown = {b.name: b.unit for b in found.blocks}
+    assert shown["|F|"] == "cm" and shown["x"] == "cm" and shown["y"] == "m"
+    assert not shown.get("re[0]")
+    assert float(found["x"][0]) == pytest.approx(100.0, rel=1e-12)
+    assert float(found["y"][0]) == pytest.approx(1.0, rel=1e-12)
+    # dimensions that differ (x in m, t in s): |grad f| keeps no unit, as the eigenvalues
+    status, out, _ = cli(["descend", "x*t", "--from", "x=1 m,t=2 s", "--steps", "0",
+                          "-f", "csv"])
+    assert status == 0
+    assert out.splitlines()[0] == "step,x [m],t [s],f [m*s],|grad f|"
+
+
+def test_plot_magnitude_of_compatible_units_is_in_the_first_ones():
+    from gradcli.plot.colors import heat
+    from gradcli.plot.data import compute_field
+
+    # |∇f| of x² + y² at x = 100 cm, y = 1 m (hand, as above): 200·√2 cm
+    fl = compute_field("x^2 + y^2", {"x": (0, 100, 3), "y": (0, 1, 3)},
+                       units={"x": "cm", "y": "m"})
+    assert fl.magnitude()[2, 2] == pytest.approx(200 * math.sqrt(2), rel=1e-15)
+    assert fl.magnitude_unit() == "cm"
+    assert heat(fl, "magnitude").label.endswith("[cm]")
+    # x in m and t in s: no unit for |∇f|; arrows are refused (one length scale)
+    fl = compute_field("x*t", {"x": (0, 1, 3), "t": (0, 1, 3)}, units={"x": "m", "t": "s"})
+    assert fl.magnitude_unit() == ""
