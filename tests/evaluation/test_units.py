@@ -631,6 +631,71 @@ def test_explore_computes_in_the_command_lines_units():
                                  "at": []})
 
 
+def _explored(kind, payload):
+    """The explorer's answer to one request (as its worker computes it), the columns
+    decoded."""
+    import base64
+
+    from gradcli.cli.explore.compute import handle
+
+    status, body = handle(kind, payload)
+    assert status == 200, body
+    columns = {k: (v if k == "type" else np.frombuffer(base64.b64decode(v), "<f8"))
+               for k, v in body["columns"].items()}
+    return columns, body.get("units", {})
+
+
+def test_explore_paths_and_critical_points_carry_units():
+    # descend f = x² from x = 2 m, gd with lr 0.25 (hand): x1 = x0 - 0.25·2·x0 = 1 m,
+    # f = 4 then 1 m², |grad f| = 2x = 4 then 2 m
+    columns, units = _explored("descend", {"expression": "x^2", "start": {"x": 2.0},
+                                           "at": [], "method": "gd", "lr": 0.25,
+                                           "steps": 1, "units": {"x": "m"}})
+    assert units == {"x": "m", "f": "m^2", "|grad f|": "m"}
+    assert list(columns["x"]) == [2.0, 1.0] and list(columns["f"]) == [4.0, 1.0]
+    assert list(columns["|grad f|"]) == [4.0, 2.0]
+    # |grad f| over x in cm and y in m is in cm: at (100 cm, 1 m) 200·√2 cm (hand)
+    columns, units = _explored("descend", {"expression": "x^2 + y^2", "at": [],
+                                           "start": {"x": 100.0, "y": 1.0}, "steps": 0,
+                                           "units": {"x": "cm", "y": "m"}})
+    assert units["|grad f|"] == "cm"
+    assert columns["|grad f|"][0] == pytest.approx(200 * math.sqrt(2), rel=1e-15)
+    # flow of x' = -y/s, y' = x/s with the time in s (the command line's --unit t=s):
+    # |F| = r/s, r² = x² + (100 y)² in cm² (hand), row by row
+    columns, units = _explored("flow", {
+        "expression": "[-y/(1 's'), x/(1 's')]", "start": {"x": 100.0, "y": 0.0},
+        "at": [], "t": "0:1:11", "units": {"x": "cm", "y": "m", "t": "s"}})
+    assert units == {"t": "s", "x": "cm", "y": "m", "|F|": "cm/s"}
+    # rel 1e-13: one hypot of two values rounded once each
+    assert columns["|F|"] == pytest.approx(np.hypot(columns["x"], 100 * columns["y"]),
+                                           rel=1e-13)
+    # a curve: the gradient flow of f = x² (x' = -2x, the time a pure number: m over
+    # m²/m) drawn on f, in m²: x = 2e^(-2t); RK4 with h = 0.01 errs by ~1e-9 relative
+    columns, units = _explored("flow", {"expression": "x^2", "start": {"x": 2.0}, "at": [],
+                                        "t": "0:1:101", "units": {"x": "m"}})
+    assert units == {"x": "m", "|F|": "m", "f": "m^2"}
+    assert columns["x"][-1] == pytest.approx(2 * math.exp(-2), rel=1e-8)
+    assert columns["f"][-1] == pytest.approx(columns["x"][-1] ** 2, rel=1e-15)
+    # critical points of f = k((x - 1 km)² + y²), k = 3 J/m² (hand): the minimum at
+    # (1000 m, 0 m), f = 0 J, the Hessian's eigenvalues 2k = 6 J/m²
+    columns, units = _explored("critical", {
+        "expression": "k*((x - 1 'km')^2 + y^2)", "grid": ["x=-2000:2000:5", "y=-2:2:5"],
+        "at": ["k=3 J/m^2"], "units": {"x": "m", "y": "m"}})
+    assert units["x"] == "m" and units["f"] == "J" and units["eig[0]"] == "J/m^2"
+    assert columns["type"] == ["minimum"]
+    # abs 1e-9 m: Newton's last step leaves rounding of the 1e3 m coordinate
+    assert columns["x"][0] == pytest.approx(1000.0, abs=1e-9)
+    assert columns["eig[0]"][0] == pytest.approx(6.0, rel=1e-12)
+    assert columns["eig[1]"][0] == pytest.approx(6.0, rel=1e-12)
+    # the time's unit is flow's alone: the field of the same session leaves it out
+    _, units = _explored("descend", {"expression": "x^2", "start": {"x": 2.0}, "at": [],
+                                     "steps": 0, "units": {"x": "m", "t": "s"}})
+    assert units["x"] == "m"
+    # without units nothing says one
+    _, units = _explored("critical", {"expression": "x^2", "grid": ["x=-1:1:5"], "at": []})
+    assert units == {}
+
+
 def test_explore_refuses_a_unit_mistake_before_serving(cli):
     status, out, err = cli("explore", "V/I", "--unit", "V=V,I=mA", "--to", "f=kg",
                            "--no-browser")
@@ -750,3 +815,15 @@ def test_plot_magnitude_of_compatible_units_is_in_the_first_ones():
     # x in m and t in s: no unit for |∇f|; arrows are refused (one length scale)
     fl = compute_field("x*t", {"x": (0, 1, 3), "t": (0, 1, 3)}, units={"x": "m", "t": "s"})
     assert fl.magnitude_unit() == ""
+
+
+def test_explore_takes_flows_time_unit(cli, tmp_path):
+    # --unit t=s is the flow lines' time unit; the field and the saved page leave it out
+    page = tmp_path / "view.html"
+    status, out, err = cli(["explore", "[-y/(1 's'), x/(1 's')]", "--grid", "x=-1:1:5",
+                            "--grid", "y=-1:1:5", "--unit", "x=m,y=m,t=s", "--save",
+                            str(page)])
+    assert status == 0, err
+    text = page.read_text(encoding="utf-8")
+    # |F| of (-y, x)/s over x, y in m is in m/s; each hover label gives x in m
+    assert "x = -1.0 m<br>y = -1.0 m<br>f[0] = 1.0 m/s" in text and "[m/s]" in text
