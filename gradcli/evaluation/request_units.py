@@ -145,7 +145,8 @@ def apply_units(tree: Any, expression: str, request: Any, names: Sequence[str],
         inferred = infer(tree, expression, variables, outputs, steps)
     except UnitError as exc:
         raise EvaluationError(str(exc)) from None
-    compiled = variable_nodes(inferred.tree, variables)
+    constants: dict[int, Any] = {}
+    compiled = variable_nodes(inferred.tree, variables, constants)
     shown = {("f" if len(inferred.outputs) == 1 else f"f[{i}]"): u
              for i, u in enumerate(inferred.outputs)}
     from gradcli.lang.units import _is_offset, _to_base
@@ -153,6 +154,9 @@ def apply_units(tree: Any, expression: str, request: Any, names: Sequence[str],
     units = Units({n: (_to_base(u)[2] if _is_offset(u) else u) for n, u in variables.items()},
                   shown, inferred.steps, {k: v for k, v in to.items() if k not in outputs})
     units.declared = variables  # the variables' own columns are shown in these
+    # the tree compiled, and the base unit of each number in it that had one: graph
+    # follows the units node by node through them
+    units.tree, units.constants = compiled, constants
     return compiled, units, where
 
 

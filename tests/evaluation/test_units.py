@@ -449,6 +449,50 @@ def test_graph_values_and_adjoints_with_units(cli):
     assert all("unit" not in n for n in json.loads(text)["nodes"])
 
 
+def test_every_graph_node_has_its_unit(cli):
+    import json
+
+    # f = x·y + 2 m·s·sin(y/1 s), x = 50 cm, y = 0.5 s, computed in base units and shown
+    # in cm·s (x·y's unit). By hand, node by node (value in its unit; adjoint ∂f/∂node in
+    # cm·s per that unit):
+    #   n1 = x·0.01        = 0.5 m                  ∂f/∂n1 = 100·y        = 50 cm·s/m
+    #   n2 = n1·y          = 0.25 m·s               ∂f/∂n2 = 100          cm/m
+    #   n3 = y/1           = 0.5 (a pure number)    ∂f/∂n3 = 200·cos(0.5) cm·s
+    #   n4 = sin(n3)       = sin(0.5)               ∂f/∂n4 = 200          cm·s
+    #   n5 = 2·n4          = 2 sin(0.5) m·s         ∂f/∂n5 = 100          cm/m
+    #   n6 = n2 + n5       = 0.25 + 2 sin(0.5) m·s  ∂f/∂n6 = 100          cm/m
+    #   n7 = f = 100·n6    cm·s                     1
+    # and the leaves: ∂f/∂x = y = 0.5 s (cm·s per cm), ∂f/∂y = x + 200 cos(0.5) cm
+    status, text, err = cli("graph", "x*y + 2 'm*s'*sin(y/(1 's'))", "--at",
+                            "x=50 cm,y=0.5 s", "-f", "json")
+    assert status == 0, err
+    got = {n["id"]: n for n in json.loads(text)["nodes"]}
+    s5, c5 = math.sin(0.5), math.cos(0.5)
+    truth = {"x": (50.0, "cm", 0.5, "s"), "y": (0.5, "s", 50 + 200 * c5, "cm"),
+             "n1": (0.5, "m", 50.0, "cm*s/m"), "n2": (0.25, "m*s", 100.0, "cm/m"),
+             "n3": (0.5, "1", 200 * c5, "cm*s"), "n4": (s5, "1", 200.0, "cm*s"),
+             "n5": (2 * s5, "m*s", 100.0, "cm/m"),
+             "n6": (0.25 + 2 * s5, "m*s", 100.0, "cm/m"),
+             "n7": (25 + 200 * s5, "cm*s", 1.0, "1")}
+    assert list(got) == list(truth)
+    for name, (value, unit, adjoint, adjoint_unit) in truth.items():
+        node = got[name]
+        assert (node["unit"], node["adjoint_unit"]) == (unit, adjoint_unit), name
+        # rel 1e-14: the conversions by 0.01 and 100 round a few ulps
+        assert node["value"] == pytest.approx(value, rel=1e-14), name
+        assert node["adjoint"] == pytest.approx(adjoint, rel=1e-14), name
+    # a sum's partial sums (no step of the program names them) and a degC temperature:
+    # f = (x + y + z)·T with x, y, z in cm and T = 20 degC, computed in m and K; the
+    # partial sum x + y is 0.03 m, the temperature 293.15 K (T + 273.15)
+    from gradcli.graph.nodes import build_graph
+
+    nodes, _ = build_graph("sum([x, y, z])*T", {"x": "1 cm", "y": "2 cm", "z": "3 cm",
+                                                "T": "20 degC"})
+    assert all(n.unit for n in nodes)
+    by_value = {round(float(n.value), 12): n.unit for n in nodes}
+    assert by_value[0.03] == "m" and by_value[0.06] == "m" and by_value[293.15] == "K"
+
+
 @pytest.mark.parametrize("n", [3, 300])  # the per-row path and the vectorised one (> 256)
 def test_jsonl_lines_each_carry_the_units(cli, n):
     import json
@@ -619,6 +663,12 @@ def test_explore_computes_in_the_command_lines_units():
     assert got["values"]["f"] == pytest.approx(250.0, rel=1e-12)
     assert got["values"]["df/dV"] == pytest.approx(50.0, rel=1e-12)
     assert got["values"]["df/dI"] == pytest.approx(-12.5, rel=1e-12)
+    # the panel's graph as gradcli graph gives it: I*0.001 is 0.02 A, ∂R/∂n1 = -V/n1² =
+    # -12500 Ω/A (hand)
+    graph = {n["id"]: n for n in got["graph"]["nodes"]}
+    assert (graph["I"]["unit"], graph["I"]["adjoint_unit"]) == ("mA", "Ω/mA")
+    assert (graph["n1"]["unit"], graph["n1"]["adjoint_unit"]) == ("A", "Ω/A")
+    assert graph["n1"]["adjoint"] == pytest.approx(-12500.0, rel=1e-12)
     # the field carries each column's unit for the axes, colour bar and hover labels:
     # f = kxy with k in N/m, x and y in m: df/dx = ky in N (hand)
     fl = field({"expression": "k*x*y", "grid": ["x=0:1:3", "y=0:1:3"], "at": ["k=2"],

@@ -285,10 +285,12 @@ def panel(payload: Mapping[str, Any]) -> dict[str, Any]:
         return out
     from gradcli.graph.nodes import build_graph
 
-    nodes, output = build_graph(expression, at)
+    nodes, output = build_graph(expression, at, **physical)
     out["graph"] = {"output": output, "nodes": [
         {"id": n.id, "op": n.op, "inputs": n.inputs, "value": _finite(n.value),
-         "adjoint": None if n.adjoint is None else _finite(n.adjoint)} for n in nodes]}
+         "adjoint": None if n.adjoint is None else _finite(n.adjoint)}
+        | ({"unit": n.unit, "adjoint_unit": n.adjoint_unit} if n.unit else {})
+        for n in nodes]}
     try:
         program = formula(expression, "grad", form="program", at=at)
     except EvaluationError as exc:

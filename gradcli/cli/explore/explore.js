@@ -504,8 +504,11 @@ function showPanel(body) {
     box.append(section("the derivative as a formula", note(body.formula_error)));
   }
   if (body.graph) {
+    // a value with its unit as gradcli graph prints it ("0.5 m"; a pure number bare)
+    const withU = (v, u) => (u && u !== "1" ? `${num(v)} ${u}` : num(v));
     const rows = body.graph.nodes.map((n) => [n.id + (n.id === body.graph.output ? " (f)" : ""),
-      n.op, n.inputs.join(", "), num(n.value), n.adjoint === null ? "" : num(n.adjoint)]);
+      n.op, n.inputs.join(", "), withU(n.value, n.unit),
+      n.adjoint === null ? "" : withU(n.adjoint, n.adjoint_unit)]);
     const t = table(["node", "operation", "inputs", "value", "adjoint ∂f/∂node"], rows);
     t.id = "graph";
     box.append(section("computation graph (gradcli graph)", t));
