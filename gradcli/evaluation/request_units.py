@@ -145,7 +145,8 @@ def apply_units(tree: Any, expression: str, request: Any, names: Sequence[str],
         inferred = infer(tree, expression, variables, outputs, steps)
     except UnitError as exc:
         raise EvaluationError(str(exc)) from None
-    compiled = variable_nodes(inferred.tree, variables)
+    constants: dict[int, Any] = {}
+    compiled = variable_nodes(inferred.tree, variables, constants)
     shown = {("f" if len(inferred.outputs) == 1 else f"f[{i}]"): u
              for i, u in enumerate(inferred.outputs)}
     from gradcli.lang.units import _is_offset, _to_base
@@ -153,6 +154,9 @@ def apply_units(tree: Any, expression: str, request: Any, names: Sequence[str],
     units = Units({n: (_to_base(u)[2] if _is_offset(u) else u) for n, u in variables.items()},
                   shown, inferred.steps, {k: v for k, v in to.items() if k not in outputs})
     units.declared = variables  # the variables' own columns are shown in these
+    # the tree compiled, and the base unit of each number in it that had one: graph
+    # follows the units node by node through them
+    units.tree, units.constants = compiled, constants
     return compiled, units, where
 
 
@@ -463,13 +467,60 @@ def propagate_units(table: Any, prepared: Any, budget: bool) -> Any:
     return table
 
 
+# --- norms of vectors whose components have different units ------------------------------
+
+def norm_factors(units: Sequence[Any]) -> np.ndarray | None:
+    """The factors taking each of ``units`` (pint Units, one per vector component) to the
+    first one's unit: a norm of components in compatible but different units (∇f over x
+    in cm and y in m) is the norm of the components so converted, in the first
+    component's unit. None when two differ in dimension (x in m, t in s: no norm has a
+    unit there, and none is given one) or there are none."""
+    from gradcli.lang.units import registry
+
+    if not units:
+        return None
+    reg = registry()
+    first = _delta(units[0])
+    try:
+        return np.array([float(reg.Quantity(1.0, _delta(u)).to(first).magnitude)
+                         for u in units])
+    except Exception:  # pint's DimensionalityError: no common unit
+        return None
+
+
+def variable_units(function: Any) -> list[Any]:
+    """The unit of each input component of a field function (``function.columns``: x,
+    y, v[0] ...), a difference unit for a temperature; a pure number where none is
+    declared."""
+    from gradcli.lang.units import registry
+
+    declared = getattr(function.units, "declared", function.units.variables)
+    return [_delta(declared[c.split("[")[0]]) if c.split("[")[0] in declared else
+            registry().Unit("") for c in function.columns]
+
+
+def residual_units(function: Any) -> list[Any]:
+    """The unit of each component of the residual a field function's norm is taken of:
+    ∂f/∂x_i in unit(f)/unit(x_i) for a scalar f, F_i in its own unit for a vector field."""
+    from gradcli.lang.units import registry
+
+    units = function.units
+    f = units.outputs.get("f") or next(iter(units.outputs.values()), registry().Unit(""))
+    if function.kind == "scalar":
+        return [_delta(f) / x for x in variable_units(function)]
+    outs = list(units.outputs.values())
+    return [_delta(u) for u in outs] if len(outs) == function.n else \
+        [_delta(outs[0] if outs else f)] * function.n
+
+
 # --- critical points -----------------------------------------------------------------------
 
 def critical_units(columns: Mapping[str, Any], function: Any) -> Any:
     """``critical``'s rows with units: the point in its variables' units, f in its own,
-    |grad f| in unit(f)/unit(x) and the Hessian's eigenvalues in unit(f)/unit(x)² when
-    the variables share one unit (a field's |F| in F's unit, its Jacobian's eigenvalues
-    in unit(F)/unit(x)); unchanged without units."""
+    |grad f| in unit(f)/unit(x) of the first variable x (a field's |F| in its first
+    component's unit) when the components' units are compatible (``norm_factors``), and
+    the Hessian's eigenvalues in unit(f)/unit(x)² when the variables share one unit (the
+    Jacobian's in unit(F)/unit(x)); unchanged without units."""
     from gradcli.lang.units import unit_text
     from gradcli.plan.blocks import as_result
 
@@ -483,10 +534,13 @@ def critical_units(columns: Mapping[str, Any], function: Any) -> Any:
     f = units.outputs.get("f") or next(iter(units.outputs.values()), None)
     xs = {str(units.of(n)) for n in function.variables}
     x = units.of(function.variables[0]) if function.variables else None
+    if function.kind in ("scalar", "vector") and norm_factors(residual_units(function)) \
+            is not None:  # the norm is in its first component's unit (``norm_factors``)
+        per["|grad f|" if function.kind == "scalar" else "|F|"] = \
+            unit_text(residual_units(function)[0]) or "1"
     if f is not None:
-        per["f"] = per["|F|"] = unit_text(f) or "1"
+        per["f"] = unit_text(f) or "1"
         if len(xs) == 1 and x is not None:
-            per["|grad f|"] = unit_text(_delta(f) / x) or "1"
             for c in columns:
                 if c.startswith("eig["):
                     per[c] = unit_text(_delta(f) / x ** 2) or "1"
@@ -515,17 +569,9 @@ def flow_time(function: Any, time_unit: Any) -> tuple[np.ndarray, Any]:
     from gradcli.errors import UnitError
     from gradcli.lang.units import parse_unit, registry, unit_text
 
-    units = function.units
     reg = registry()
-    declared = getattr(units, "declared", units.variables)
-    xs = [_delta(declared[c.split("[")[0]]) if c.split("[")[0] in declared else
-          reg.Unit("") for c in function.columns]
-    if function.kind == "vector":
-        outs = list(units.outputs.values())
-        comps = [_delta(u) for u in outs] if len(outs) == len(xs) else [_delta(outs[0])] * len(xs)
-    else:
-        f = units.outputs.get("f") or next(iter(units.outputs.values()), reg.Unit(""))
-        comps = [_delta(f) / x for x in xs]
+    xs = variable_units(function)
+    comps = residual_units(function)
     if time_unit is not None:
         try:
             t = parse_unit(time_unit, "the unit of the time 't'")
@@ -550,7 +596,8 @@ def flow_time(function: Any, time_unit: Any) -> tuple[np.ndarray, Any]:
 
 def flow_units(columns: Mapping[str, Any], function: Any, time: Any) -> Any:
     """``flow``'s rows with units: t in the time's unit, the point in its variables'
-    units, |F| in unit(x)/unit(t) when the variables share one unit; unchanged without
+    units, |F| in unit(x)/unit(t) of the first variable x when the variables' units are
+    compatible (``norm_factors``: the speed was taken in that unit); unchanged without
     units."""
     from gradcli.lang.units import unit_text
     from gradcli.plan.blocks import as_result
@@ -564,11 +611,10 @@ def flow_units(columns: Mapping[str, Any], function: Any, time: Any) -> Any:
            if c.split("[")[0] in declared}
     if time is not None and unit_text(time):
         per["t"] = unit_text(time)
-    xs = {str(_delta(declared.get(c.split("[")[0], ""))) for c in function.columns}
-    if time is not None and len(xs) == 1 and function.columns and \
-            function.columns[0].split("[")[0] in declared:
-        per["|F|"] = unit_text(_delta(declared[function.columns[0].split("[")[0]]) / time) \
-            or "1"
+    if time is not None and function.columns and \
+            function.columns[0].split("[")[0] in declared and \
+            norm_factors(variable_units(function)) is not None:
+        per["|F|"] = unit_text(variable_units(function)[0] / time) or "1"
     blocks = [replace(b, unit=per[b.name]) if per.get(b.name) else b
               for b in result.layout.blocks]
     result.layout = replace(result.layout, blocks=blocks, _names=None)

@@ -152,7 +152,11 @@ def find_critical(function: FieldFunction, seeds: np.ndarray,
         with np.errstate(over="ignore", invalid="ignore"):
             floor = ROUNDING_ULPS * np.finfo(float).eps * np.sqrt(
                 np.einsum("ijk,ijk->k", J, J)) * column_norms(X)
-        res = np.where(res <= floor, 0.0, res)  # after the merge, which ranks by the digits
+        # after the merge, which ranks by the digits; shown in the first component's
+        # unit when the components' units differ (the search's tolerances stay in theirs)
+        shown = res if function.norm_weights is None else \
+            column_norms(F[:, cols], function.norm_weights)
+        res = np.where(res <= floor, 0.0, shown)
         f = f[cols] if f is not None else None
         eig, types = _classify(function.kind, J, j_scale)
         vec = eigenvectors(function.kind, J, eig)

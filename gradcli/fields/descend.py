@@ -102,7 +102,7 @@ def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: 
     with quiet():
         for k in range(steps + 1):
             f, G, H = _derivatives(function, P, s.order)
-            gn = column_norms(G)
+            gn = column_norms(G, function.norm_weights)
             # one cheap sum finds the common case, every value finite (an overflowing sum
             # only sends a step to the exact test)
             finite = math.isfinite(float(f.sum() + gn.sum() + P.sum()))
@@ -147,9 +147,13 @@ def descend(function: FieldFunction, starts: np.ndarray, s: Settings, *, steps: 
     return _assemble(function.columns, kept, stop_step, stop, final)
 
 
-def column_norms(A: np.ndarray) -> np.ndarray:
+def column_norms(A: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """The 2-norm of each column of A (n, N), without overflow where the squares would
-    overflow but the norm does not (|∇f| = 2.6e154 is finite)."""
+    overflow but the norm does not (|∇f| = 2.6e154 is finite). ``weights`` (n,) scale
+    the rows first: the factors taking components in different units to one
+    (``FieldFunction.norm_weights``)."""
+    if weights is not None:
+        A = A * weights[:, None]
     norms = np.sqrt(np.einsum("ij,ij->j", A, A))
     if not np.isinf(norms).any():
         return norms
@@ -193,7 +197,7 @@ def _settle(function: FieldFunction, P: np.ndarray, f: np.ndarray, G: np.ndarray
             if H is not None:
                 for i, b in enumerate(names):
                     H[j, i, cols] = got[f"d2f/d{a}d{b}"]
-        gn[cols] = column_norms(G[:, cols])
+        gn[cols] = column_norms(G[:, cols], function.norm_weights)
     return bad & ~(np.isfinite(f) & np.isfinite(gn) & np.isfinite(P).all(0)), f, G, H, gn
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -187,6 +188,10 @@ def integrate(function: FieldFunction, starts: np.ndarray, times: Any, *,
         raise EvaluationError(f"the time grid has {grid.n:,} times, over the limit of "
                               f"{MAX_TIMES:,}")
     F = field_of(function)
+    # |F| with its components in one unit (x in cm, y in m: dy/dt counted in cm per time
+    # unit), the factors ``units.norm_factors`` set as ``function.speed_weights``
+    weights = getattr(function, "speed_weights", None)
+    speed_of = column_norms if weights is None else partial(column_norms, weights=weights)
     bounds = _box_bounds(box, function.columns)
     if starts.shape[0] >= 64:
         keep_freed_memory()
@@ -196,9 +201,9 @@ def integrate(function: FieldFunction, starts: np.ndarray, times: Any, *,
                 raise EvaluationError(f"rtol must be > 0 and atol >= 0 (finite), got "
                                       f"rtol={rtol:g}, atol={atol:g}")
             return _adaptive(F, function.columns, starts, grid, every, progress, tol,
-                             bounds, rtol, atol)
+                             bounds, rtol, atol, speed_of)
         return _fixed(F, function.columns, starts, grid, method, every, progress, tol,
-                      bounds)
+                      bounds, speed_of)
 
 
 def _outside(X: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
@@ -211,7 +216,8 @@ def _outside(X: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None) -> np.
 def _fixed(F: Callable[[np.ndarray], np.ndarray], columns: list[str], starts: np.ndarray,
            grid: TimeGrid, method: str, every: int,
            progress: Callable[[int, int], None] | None, tol: float | None,
-           bounds: tuple[np.ndarray, np.ndarray] | None) -> Trajectories:
+           bounds: tuple[np.ndarray, np.ndarray] | None,
+           speed_of: Callable[[np.ndarray], np.ndarray] = column_norms) -> Trajectories:
     N, T = starts.shape[0], grid.n
     X = np.array(starts.T, dtype=np.float64, order="C")
     live = np.ones(N, dtype=bool)
@@ -220,7 +226,7 @@ def _fixed(F: Callable[[np.ndarray], np.ndarray], columns: list[str], starts: np
     rows = _Rows()
     k1 = F(X)
     for k in range(T):
-        speed = column_norms(k1)
+        speed = speed_of(k1)
         bad = live & ~(np.isfinite(X).all(0) & np.isfinite(speed))
         left = live & ~bad & _outside(X, bounds)
         fixed = live & ~bad & ~left & (speed <= tol) if tol is not None else \
@@ -317,7 +323,8 @@ def _first_step(F: Callable[[np.ndarray], np.ndarray], X: np.ndarray, f0: np.nda
 def _adaptive(F: Callable[[np.ndarray], np.ndarray], columns: list[str], starts: np.ndarray,
               grid: TimeGrid, every: int, progress: Callable[[int, int], None] | None,
               tol: float | None, bounds: tuple[np.ndarray, np.ndarray] | None,
-              rtol: float, atol: float) -> Trajectories:
+              rtol: float, atol: float,
+              speed_of: Callable[[np.ndarray], np.ndarray] = column_norms) -> Trajectories:
     """Dormand–Prince 5(4) with per-run steps; rows at the grid's times by dense output."""
     N, T = starts.shape[0], grid.n
     direction = 1.0 if grid.t1 > grid.t0 else -1.0
@@ -333,7 +340,7 @@ def _adaptive(F: Callable[[np.ndarray], np.ndarray], columns: list[str], starts:
     accepted = rejected = 0
     rows = _Rows()
     k1 = F(X)
-    speed = column_norms(k1)
+    speed = speed_of(k1)
 
     def finish(mask: np.ndarray, why: str, Xs: np.ndarray, ts: np.ndarray,
                sp: np.ndarray) -> None:
@@ -404,7 +411,7 @@ def _adaptive(F: Callable[[np.ndarray], np.ndarray], columns: list[str], starts:
                 at = Xl[:, ok][:, which] + hs[ok][which] * np.einsum(
                     "nmj,jm->nm", Q[:, which, :], powers)
                 at = np.where(k_out == T - 1, Xnew[:, ok][:, which], at)
-                sp = column_norms(F(at))
+                sp = speed_of(F(at))
                 rows.add(acc[which], t_out, at, sp)
                 want[which] = _next_kept(k_out + 1, every, T)
                 # a written state that ends its run (non-finite, outside the box, |F| <=
@@ -426,7 +433,7 @@ def _adaptive(F: Callable[[np.ndarray], np.ndarray], columns: list[str], starts:
         k1[:, acc] = k7[:, ok]
         h[idx] = hl * factor
         factor_max[idx] = np.where(ok, 10.0, 1.0)
-        speed_new = column_norms(k7)
+        speed_new = speed_of(k7)
         # the ends: the grid's last time reached, a non-finite state, outside the box,
         # |F| <= tol, a step too small to advance, or the attempts used up
         done = np.zeros(N, dtype=bool)
@@ -445,7 +452,7 @@ def _adaptive(F: Callable[[np.ndarray], np.ndarray], columns: list[str], starts:
             (attempts[idx] >= MAX_ATTEMPTS)
         if (live & tiny).any():
             stuck = live & tiny
-            sp = column_norms(F(X[:, stuck]))
+            sp = speed_of(F(X[:, stuck]))
             full = np.zeros(N)
             full[stuck] = sp
             finish(stuck, "stalled", X, t, full)

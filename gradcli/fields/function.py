@@ -133,6 +133,17 @@ class FieldFunction:
         else:
             self.kind = "other"
         self._cache: dict[tuple[int, int], Traced] = {}
+        #: with units, the factors taking each component of ∇f (a scalar f) or of F (a
+        #: field) to the first one's unit, so that |grad f| and |F| are in that unit
+        #: (x in cm and y in m: ∂f/∂y in unit(f)/m is counted in unit(f)/cm); None
+        #: without units, when they are all 1, or when the components' dimensions differ
+        self.norm_weights: np.ndarray | None = None
+        if self.units is not None and self.kind in ("scalar", "vector"):
+            from gradcli.evaluation.request_units import norm_factors, residual_units
+
+            weights = norm_factors(residual_units(self))
+            if weights is not None and not np.all(weights == 1.0):
+                self.norm_weights = weights
 
     @property
     def n(self) -> int:

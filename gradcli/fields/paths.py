@@ -221,7 +221,11 @@ def flow_paths(expression: str, starts: Any, held: Mapping[str, Any], grid: Any,
         if function.units is None:
             raise EvaluationError("flow: the time has a unit but the variables have none: "
                                   "give theirs too (units, e.g. x=m)")
+        from gradcli.evaluation.request_units import norm_factors, variable_units
+
         function.scale, time = flow_time(function, time_unit)
+        # F's components are now in unit(x_i)/unit(t): |F| in the first one's
+        function.speed_weights = norm_factors(variable_units(function))
     paths = integrate(function, starts.X, grid, method=method, every=every, tol=tol,
                       box=box, progress=progress,
                       rtol=defaults.RTOL if rtol is None else rtol,

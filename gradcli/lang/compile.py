@@ -195,14 +195,23 @@ class Program:
         return regs
 
 
-def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape]) -> Program:
+#: told of every node as it is compiled: the node, its parts' slots and its own slot (a
+#: user function's call is told after its inlined body, and gets the body's slot)
+Observer = Callable[[Node, list[_Slot], _Slot], None]
+
+
+def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape],
+                       observe: Observer | None = None) -> Program:
     """Compile ``tree`` (an expression or a program) given each variable's component shape
-    (``()``, ``(n,)`` or ``(r, c)``).
+    (``()``, ``(n,)`` or ``(r, c)``). ``observe`` is told of each node and the slot it
+    compiled to (``graph`` labels each node with its unit from them).
 
     Raises ExpressionError (with the offending position) for shape mismatches such as
     adding vectors of different lengths or indexing a scalar.
     """
-    return _Compiler(text, shapes).program(tree)
+    compiler = _Compiler(text, shapes)
+    compiler.observe = observe
+    return compiler.program(tree)
 
 
 class _Compiler:
@@ -215,6 +224,7 @@ class _Compiler:
         self.named: dict[str, _Slot] = {}
         self.functions: dict[str, Define] = {}
         self.variables: dict[str, _Slot] = {}
+        self.observe: Observer | None = None
 
     def err(self, msg: str, node: Node, hint: str | None = None) -> ExpressionError:
         return ExpressionError(msg, self.text, node.pos, hint)
@@ -254,7 +264,16 @@ class _Compiler:
         return Program(self.steps, result, list(self.shapes), self.ops, self.named)
 
     def compile(self, node: Node, scope: Mapping[str, _Slot]) -> _Slot:
-        return fold(node, lambda n, parts: self.combine(n, parts, scope))
+        observe = self.observe
+        if observe is None:
+            return fold(node, lambda n, parts: self.combine(n, parts, scope))
+
+        def told(n: Node, parts: list[_Slot]) -> _Slot:
+            slot = self.combine(n, parts, scope)
+            observe(n, parts, slot)
+            return slot
+
+        return fold(node, told)
 
     def combine(self, node: Node, parts: list[_Slot], scope: Mapping[str, _Slot]) -> _Slot:
         if isinstance(node, Num):

@@ -568,18 +568,25 @@ def _from_base(node: Node, unit: Any, target: Any) -> Node:
     return _affine(node, 1.0 / scale, -offset / scale)
 
 
-def variable_nodes(tree: Node, variables: Mapping[str, Any]) -> Node:
+def variable_nodes(tree: Node, variables: Mapping[str, Any],
+                   constants: dict[int, Any] | None = None) -> Node:
     """``tree`` with every variable that has a unit read in SI base units
-    (``x`` in cm -> ``x*0.01``; ``T`` in degC -> ``T + 273.15``)."""
+    (``x`` in cm -> ``x*0.01``; ``T`` in degC -> ``T + 273.15``). ``constants``, when
+    given, gets the unit of each number that had one, as the plain number that replaces
+    it holds it (by that number's id): its own when it is coherent with the SI base units
+    (V, m/s^2), else its SI base unit (km -> m); ``graph`` labels the nodes from them."""
     factors = {n: _to_base(u)[:2] for n, u in variables.items()}
 
     def rewrite(node: Node, parts: list[Node]) -> Node:
         if isinstance(node, Var) and node.name in factors:
             return _affine(node, *factors[node.name])
         if isinstance(node, Num) and node.unit:  # 9.81 'km/h' -> its value in m/s
-            scale, offset, _ = _to_base(parse_unit(node.unit))
+            unit = parse_unit(node.unit)
+            scale, offset, base = _to_base(unit)
             value = node.value * scale + offset
             plain = Num(abs(value), node.pos)
+            if constants is not None:  # a unit its value is in: its own when coherent
+                constants[id(plain)] = unit if (scale, offset) == (1.0, 0.0) else base
             return plain if value >= 0 else Unary("-", plain, node.pos)
         return with_children(node, parts) if parts else node
 

@@ -86,16 +86,19 @@ def graph_dot(expression: str, nodes: list[Any], output: str, precision: int) ->
 
 
 def graph_table(expression: str, nodes: list[Any], output: str, precision: int) -> Any:
-    """A rich table: node, operation, inputs, value, adjoint ∂f/∂node."""
+    """A rich table: node, operation, inputs, value, adjoint ∂f/∂node. Every text is
+    plain (``Text``), never rich markup: ``sum([x, y])`` keeps its brackets."""
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"computation graph of {expression}", title_justify="left")
+    table = Table(title=Text(f"computation graph of {expression}"), title_justify="left")
     for name, just in (("node", "left"), ("operation", "left"), ("inputs", "left"),
                        ("value", "right"), ("adjoint ∂f/∂node", "right")):
         table.add_column(name, justify=just)  # type: ignore[arg-type]
     for n in nodes:
         mark = " (f)" if n.id == output else ""
-        table.add_row(n.id + mark, n.op, ", ".join(n.inputs),
-                      _with_unit(_num(n.value, precision), getattr(n, "unit", "")),
-                      _with_unit(_num(n.adjoint, precision), getattr(n, "adjoint_unit", "")))
+        table.add_row(*map(Text, (
+            n.id + mark, n.op, ", ".join(n.inputs),
+            _with_unit(_num(n.value, precision), getattr(n, "unit", "")),
+            _with_unit(_num(n.adjoint, precision), getattr(n, "adjoint_unit", "")))))
     return table

@@ -148,18 +148,16 @@ def heat(fl: Field, name: str | None, full: bool = False) -> Heat | None:
 
 
 def _heat_unit(fl: Field, name: str) -> str:
-    """The physical unit of a heatmap's quantity when one unit says it: f's own; |∇f| when
-    every partial has one unit; |F| when every component has one (else none)."""
+    """The physical unit of a heatmap's quantity when one unit says it: f's own; |∇f| or
+    |F| in its components' unit, the first one's when they are compatible but differ
+    (``Field.magnitude_unit``; none when their dimensions differ)."""
     units = getattr(fl, "units", {})
     if not units:
         return ""
     if name == "f":
         return units.get("f", "")
     if name == "magnitude":
-        parts = [f"df/d{n}" for n in fl.names[:2]] if fl.kind == "scalar" else \
-            [f"f[{i}]" for i in range(len(fl.values))]
-        found = {units.get(p, "") for p in parts}
-        return found.pop() if len(found) == 1 else ""
+        return fl.magnitude_unit()
     return ""
 
 

@@ -89,9 +89,40 @@ class Field:
         return [a for name, a in self.columns.items() if name.startswith("d")]
 
     def magnitude(self) -> np.ndarray:
-        """|F| for a vector field, |∇f| for a scalar one (over the drawn axes)."""
+        """|F| for a vector field, |∇f| for a scalar one (over the drawn axes); with
+        components in compatible but different units (x in cm, y in m), in the first
+        component's unit (``magnitude_unit``)."""
         parts = self.values if self.kind == "vector" else self.grad
+        weights = self._magnitude_weights()
+        if weights is not None:
+            parts = tuple(w * p for w, p in zip(weights, parts, strict=True))
         return np.sqrt(sum(p * p for p in parts))
+
+    def _magnitude_columns(self) -> list[str]:
+        return [f"df/d{n}" for n in self.names[:len(self.grad)]] if self.kind == "scalar" \
+            else [f"f[{i}]" for i in range(len(self.values))]
+
+    def _magnitude_weights(self) -> np.ndarray | None:
+        """The factors taking each component to the first one's unit (None: no units,
+        one unit, or dimensions that differ)."""
+        texts = [self.units.get(c, "") for c in self._magnitude_columns()]
+        if not self.units or len(set(texts)) <= 1:
+            return None
+        from gradcli.evaluation.request_units import norm_factors
+        from gradcli.lang.units import registry
+
+        try:
+            return norm_factors([registry().Unit(t) for t in texts])
+        except Exception:  # a unit text pint does not read back: no common unit claimed
+            return None
+
+    def magnitude_unit(self) -> str:
+        """The unit |F| or |∇f| is shown in: the components' one unit, or the first
+        one's when they are compatible; empty when they differ in dimension."""
+        texts = [self.units.get(c, "") for c in self._magnitude_columns()]
+        if len(set(texts)) == 1 or self._magnitude_weights() is not None:
+            return texts[0] if texts else ""
+        return ""
 
     def arrows(self) -> tuple[np.ndarray, ...]:
         """The drawn vectors: the gradient of a scalar, the field itself otherwise."""

@@ -109,6 +109,11 @@ def test_graph_table_and_dot(cli):
     status, out, _ = cli("graph", "4*(x^2+x)", "--at", "x=3", "-f", "dot")
     assert status == 0
     assert out.lstrip().startswith("digraph") and "48" in out and "28" in out
+    # brackets in the expression are text, not the terminal's markup: the title keeps
+    # them, and sum's node adds x and y (1 + 2 = 3, ∂f/∂x = 1)
+    status, out, _ = cli("graph", "sum([x, y])", "--at", "x=1,y=2", "-f", "table")
+    assert status == 0
+    assert out.splitlines()[0].rstrip() == "computation graph of sum([x, y])"
 
 
 # --- each command's contract -----------------------------------------------------------------

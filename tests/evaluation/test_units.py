@@ -450,6 +450,50 @@ def test_graph_values_and_adjoints_with_units(cli):
     assert all("unit" not in n for n in json.loads(text)["nodes"])
 
 
+def test_every_graph_node_has_its_unit(cli):
+    import json
+
+    # f = x·y + 2 m·s·sin(y/1 s), x = 50 cm, y = 0.5 s, computed in base units and shown
+    # in cm·s (x·y's unit). By hand, node by node (value in its unit; adjoint ∂f/∂node in
+    # cm·s per that unit):
+    #   n1 = x·0.01        = 0.5 m                  ∂f/∂n1 = 100·y        = 50 cm·s/m
+    #   n2 = n1·y          = 0.25 m·s               ∂f/∂n2 = 100          cm/m
+    #   n3 = y/1           = 0.5 (a pure number)    ∂f/∂n3 = 200·cos(0.5) cm·s
+    #   n4 = sin(n3)       = sin(0.5)               ∂f/∂n4 = 200          cm·s
+    #   n5 = 2·n4          = 2 sin(0.5) m·s         ∂f/∂n5 = 100          cm/m
+    #   n6 = n2 + n5       = 0.25 + 2 sin(0.5) m·s  ∂f/∂n6 = 100          cm/m
+    #   n7 = f = 100·n6    cm·s                     1
+    # and the leaves: ∂f/∂x = y = 0.5 s (cm·s per cm), ∂f/∂y = x + 200 cos(0.5) cm
+    status, text, err = cli("graph", "x*y + 2 'm*s'*sin(y/(1 's'))", "--at",
+                            "x=50 cm,y=0.5 s", "-f", "json")
+    assert status == 0, err
+    got = {n["id"]: n for n in json.loads(text)["nodes"]}
+    s5, c5 = math.sin(0.5), math.cos(0.5)
+    truth = {"x": (50.0, "cm", 0.5, "s"), "y": (0.5, "s", 50 + 200 * c5, "cm"),
+             "n1": (0.5, "m", 50.0, "cm*s/m"), "n2": (0.25, "m*s", 100.0, "cm/m"),
+             "n3": (0.5, "1", 200 * c5, "cm*s"), "n4": (s5, "1", 200.0, "cm*s"),
+             "n5": (2 * s5, "m*s", 100.0, "cm/m"),
+             "n6": (0.25 + 2 * s5, "m*s", 100.0, "cm/m"),
+             "n7": (25 + 200 * s5, "cm*s", 1.0, "1")}
+    assert list(got) == list(truth)
+    for name, (value, unit, adjoint, adjoint_unit) in truth.items():
+        node = got[name]
+        assert (node["unit"], node["adjoint_unit"]) == (unit, adjoint_unit), name
+        # rel 1e-14: the conversions by 0.01 and 100 round a few ulps
+        assert node["value"] == pytest.approx(value, rel=1e-14), name
+        assert node["adjoint"] == pytest.approx(adjoint, rel=1e-14), name
+    # a sum's partial sums (no step of the program names them) and a degC temperature:
+    # f = (x + y + z)·T with x, y, z in cm and T = 20 degC, computed in m and K; the
+    # partial sum x + y is 0.03 m, the temperature 293.15 K (T + 273.15)
+    from gradcli.graph.nodes import build_graph
+
+    nodes, _ = build_graph("sum([x, y, z])*T", {"x": "1 cm", "y": "2 cm", "z": "3 cm",
+                                                "T": "20 degC"})
+    assert all(n.unit for n in nodes)
+    by_value = {round(float(n.value), 12): n.unit for n in nodes}
+    assert by_value[0.03] == "m" and by_value[0.06] == "m" and by_value[293.15] == "K"
+
+
 @pytest.mark.parametrize("n", [3, 300])  # the per-row path and the vectorised one (> 256)
 def test_jsonl_lines_each_carry_the_units(cli, n):
     import json
@@ -620,6 +664,12 @@ def test_explore_computes_in_the_command_lines_units():
     assert got["values"]["f"] == pytest.approx(250.0, rel=1e-12)
     assert got["values"]["df/dV"] == pytest.approx(50.0, rel=1e-12)
     assert got["values"]["df/dI"] == pytest.approx(-12.5, rel=1e-12)
+    # the panel's graph as gradcli graph gives it: I*0.001 is 0.02 A, ∂R/∂n1 = -V/n1² =
+    # -12500 Ω/A (hand)
+    graph = {n["id"]: n for n in got["graph"]["nodes"]}
+    assert (graph["I"]["unit"], graph["I"]["adjoint_unit"]) == ("mA", "Ω/mA")
+    assert (graph["n1"]["unit"], graph["n1"]["adjoint_unit"]) == ("A", "Ω/A")
+    assert graph["n1"]["adjoint"] == pytest.approx(-12500.0, rel=1e-12)
     # the field carries each column's unit for the axes, colour bar and hover labels:
     # f = kxy with k in N/m, x and y in m: df/dx = ky in N (hand)
     fl = field({"expression": "k*x*y", "grid": ["x=0:1:3", "y=0:1:3"], "at": ["k=2"],
@@ -630,6 +680,71 @@ def test_explore_computes_in_the_command_lines_units():
     # a panel without units says none
     assert "units" not in panel({"expression": "x*y", "point": {"x": 1.0, "y": 2.0},
                                  "at": []})
+
+
+def _explored(kind, payload):
+    """The explorer's answer to one request (as its worker computes it), the columns
+    decoded."""
+    import base64
+
+    from gradcli.cli.explore.compute import handle
+
+    status, body = handle(kind, payload)
+    assert status == 200, body
+    columns = {k: (v if k == "type" else np.frombuffer(base64.b64decode(v), "<f8"))
+               for k, v in body["columns"].items()}
+    return columns, body.get("units", {})
+
+
+def test_explore_paths_and_critical_points_carry_units():
+    # descend f = x² from x = 2 m, gd with lr 0.25 (hand): x1 = x0 - 0.25·2·x0 = 1 m,
+    # f = 4 then 1 m², |grad f| = 2x = 4 then 2 m
+    columns, units = _explored("descend", {"expression": "x^2", "start": {"x": 2.0},
+                                           "at": [], "method": "gd", "lr": 0.25,
+                                           "steps": 1, "units": {"x": "m"}})
+    assert units == {"x": "m", "f": "m^2", "|grad f|": "m"}
+    assert list(columns["x"]) == [2.0, 1.0] and list(columns["f"]) == [4.0, 1.0]
+    assert list(columns["|grad f|"]) == [4.0, 2.0]
+    # |grad f| over x in cm and y in m is in cm: at (100 cm, 1 m) 200·√2 cm (hand)
+    columns, units = _explored("descend", {"expression": "x^2 + y^2", "at": [],
+                                           "start": {"x": 100.0, "y": 1.0}, "steps": 0,
+                                           "units": {"x": "cm", "y": "m"}})
+    assert units["|grad f|"] == "cm"
+    assert columns["|grad f|"][0] == pytest.approx(200 * math.sqrt(2), rel=1e-15)
+    # flow of x' = -y/s, y' = x/s with the time in s (the command line's --unit t=s):
+    # |F| = r/s, r² = x² + (100 y)² in cm² (hand), row by row
+    columns, units = _explored("flow", {
+        "expression": "[-y/(1 's'), x/(1 's')]", "start": {"x": 100.0, "y": 0.0},
+        "at": [], "t": "0:1:11", "units": {"x": "cm", "y": "m", "t": "s"}})
+    assert units == {"t": "s", "x": "cm", "y": "m", "|F|": "cm/s"}
+    # rel 1e-13: one hypot of two values rounded once each
+    assert columns["|F|"] == pytest.approx(np.hypot(columns["x"], 100 * columns["y"]),
+                                           rel=1e-13)
+    # a curve: the gradient flow of f = x² (x' = -2x, the time a pure number: m over
+    # m²/m) drawn on f, in m²: x = 2e^(-2t); RK4 with h = 0.01 errs by ~1e-9 relative
+    columns, units = _explored("flow", {"expression": "x^2", "start": {"x": 2.0}, "at": [],
+                                        "t": "0:1:101", "units": {"x": "m"}})
+    assert units == {"x": "m", "|F|": "m", "f": "m^2"}
+    assert columns["x"][-1] == pytest.approx(2 * math.exp(-2), rel=1e-8)
+    assert columns["f"][-1] == pytest.approx(columns["x"][-1] ** 2, rel=1e-15)
+    # critical points of f = k((x - 1 km)² + y²), k = 3 J/m² (hand): the minimum at
+    # (1000 m, 0 m), f = 0 J, the Hessian's eigenvalues 2k = 6 J/m²
+    columns, units = _explored("critical", {
+        "expression": "k*((x - 1 'km')^2 + y^2)", "grid": ["x=-2000:2000:5", "y=-2:2:5"],
+        "at": ["k=3 J/m^2"], "units": {"x": "m", "y": "m"}})
+    assert units["x"] == "m" and units["f"] == "J" and units["eig[0]"] == "J/m^2"
+    assert columns["type"] == ["minimum"]
+    # abs 1e-9 m: Newton's last step leaves rounding of the 1e3 m coordinate
+    assert columns["x"][0] == pytest.approx(1000.0, abs=1e-9)
+    assert columns["eig[0]"][0] == pytest.approx(6.0, rel=1e-12)
+    assert columns["eig[1]"][0] == pytest.approx(6.0, rel=1e-12)
+    # the time's unit is flow's alone: the field of the same session leaves it out
+    _, units = _explored("descend", {"expression": "x^2", "start": {"x": 2.0}, "at": [],
+                                     "steps": 0, "units": {"x": "m", "t": "s"}})
+    assert units["x"] == "m"
+    # without units nothing says one
+    _, units = _explored("critical", {"expression": "x^2", "grid": ["x=-1:1:5"], "at": []})
+    assert units == {}
 
 
 def test_explore_refuses_a_unit_mistake_before_serving(cli):
@@ -781,3 +896,80 @@ def test_dist_versions_as_importlib_metadata_reads_them():
                  "Platformdirs"):
         assert _dist_version(name) == importlib.metadata.version(name), name
     assert _dist_version("no-such-distribution") is None
+
+
+def test_flow_speed_of_compatible_units_is_in_the_first_ones(cli):
+    # x' = -y/s, y' = x/s from x = 100 cm, y = 0 m: F = (-y, x)/s, so |F| = r/s with r the
+    # radius in the first variable's unit (hand): r² = x² + (100·y)² in cm², row by row
+    status, out, err = cli(["flow", "[-y/(1 's'), x/(1 's')]", "--from", "x=100 cm,y=0 m",
+                            "--t", "0:1:11", "--unit", "t=s", "-f", "csv"])
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "t [s],x [cm],y [m],|F| [cm/s]"
+    for line in lines[1:]:
+        _, x, y, speed = map(float, line.split(","))
+        # rel 1e-13: one hypot of two values rounded once each
+        assert speed == pytest.approx(math.hypot(x, 100.0 * y), rel=1e-13)
+    assert float(lines[1].split(",")[3]) == 100.0  # the start: r = 100 cm exactly
+    # x in m and y in s (x' = y·1 m/s² in m/s, y' = x/1 m in s/s): no common unit, so
+    # |F| keeps none (as before)
+    status, out, err = cli(["flow", "[y*1 'm/s^2', x/(1 'm')]", "--from", "x=1 m,y=0 s",
+                            "--t", "0:1:3", "--unit", "t=s", "-f", "csv"])
+    assert status == 0, err
+    assert out.splitlines()[0] == "t [s],x [m],y [s],|F|"
+
+
+def test_gradient_norm_of_compatible_units_is_in_the_first_ones(cli):
+    # f = x² + y² at x = 100 cm, y = 1 m (hand): ∂f/∂x = 200 cm, ∂f/∂y = 2 m in cm²/m is
+    # 20000 cm²/m = 200 cm, so |grad f| = 200·√2 cm (not the 20000.99 of mixed numbers)
+    status, out, err = cli(["descend", "x^2 + y^2", "--from", "x=100 cm,y=1 m",
+                            "--steps", "0", "-f", "csv"])
+    assert status == 0, err
+    head, row = out.splitlines()[:2]
+    assert head == "step,x [cm],y [m],f [cm^2],|grad f| [cm]"
+    # rel 1e-15: one conversion factor (10⁻², exact in pint's rationals) and a hypot
+    assert float(row.split(",")[4]) == pytest.approx(200 * math.sqrt(2), rel=1e-15)
+    t = gradcli.descend("x^2 + y^2", start={"x": 100.0, "y": 1.0},
+                        units={"x": "cm", "y": "m"}, steps=0)
+    assert {b.name: b.unit for b in t.blocks}["|grad f|"] == "cm"
+    # a field F = [x - 1 m, y] over x in cm, y in m (hand): |F| at (0 cm, 1 m) is
+    # |(-100 cm, 100 cm)| = 100·√2 cm; the eigenvalues keep no unit (x and y differ)
+    found = gradcli.critical("[x - 1 'm', y - 1 'm']", grid={"x": (0, 200, 3),
+                             "y": (0, 2, 3)}, units={"x": "cm", "y": "m"})
+    shown = {b.name: b.unit for b in found.blocks}
+    assert shown["|F|"] == "cm" and shown["x"] == "cm" and shown["y"] == "m"
+    assert not shown.get("re[0]")
+    assert float(found["x"][0]) == pytest.approx(100.0, rel=1e-12)
+    assert float(found["y"][0]) == pytest.approx(1.0, rel=1e-12)
+    # dimensions that differ (x in m, t in s): |grad f| keeps no unit, as the eigenvalues
+    status, out, _ = cli(["descend", "x*t", "--from", "x=1 m,t=2 s", "--steps", "0",
+                          "-f", "csv"])
+    assert status == 0
+    assert out.splitlines()[0] == "step,x [m],t [s],f [m*s],|grad f|"
+
+
+def test_plot_magnitude_of_compatible_units_is_in_the_first_ones():
+    from gradcli.plot.colors import heat
+    from gradcli.plot.data import compute_field
+
+    # |∇f| of x² + y² at x = 100 cm, y = 1 m (hand, as above): 200·√2 cm
+    fl = compute_field("x^2 + y^2", {"x": (0, 100, 3), "y": (0, 1, 3)},
+                       units={"x": "cm", "y": "m"})
+    assert fl.magnitude()[2, 2] == pytest.approx(200 * math.sqrt(2), rel=1e-15)
+    assert fl.magnitude_unit() == "cm"
+    assert heat(fl, "magnitude").label.endswith("[cm]")
+    # x in m and t in s: no unit for |∇f|; arrows are refused (one length scale)
+    fl = compute_field("x*t", {"x": (0, 1, 3), "t": (0, 1, 3)}, units={"x": "m", "t": "s"})
+    assert fl.magnitude_unit() == ""
+
+
+def test_explore_takes_flows_time_unit(cli, tmp_path):
+    # --unit t=s is the flow lines' time unit; the field and the saved page leave it out
+    page = tmp_path / "view.html"
+    status, out, err = cli(["explore", "[-y/(1 's'), x/(1 's')]", "--grid", "x=-1:1:5",
+                            "--grid", "y=-1:1:5", "--unit", "x=m,y=m,t=s", "--save",
+                            str(page)])
+    assert status == 0, err
+    text = page.read_text(encoding="utf-8")
+    # |F| of (-y, x)/s over x, y in m is in m/s; each hover label gives x in m
+    assert "x = -1.0 m<br>y = -1.0 m<br>f[0] = 1.0 m/s" in text and "[m/s]" in text

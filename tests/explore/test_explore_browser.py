@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import shlex
 import signal
@@ -357,6 +358,35 @@ def test_zoom_re_evaluates_and_the_pin_drags(browser, cli):
         z = page.page.evaluate("document.getElementById('plot').data[0].z")
         assert {v for row in z for v in row} == {4.0}  # ∇²(x² + y²) = 4 everywhere
         assert "--color laplacian --contour 14" in page.commands()[0]
+        assert page.errors == []
+    finally:
+        server.stop()
+
+
+def test_paths_and_critical_points_show_the_command_lines_units(browser, cli):
+    """With --unit, the descent's, the flow line's and the critical points' tables head
+    each column with its unit, as the command line's tables do, and hold its numbers."""
+    expression = "k*(x^2 + y^2)"
+    server = Explore(expression, "--grid", "x=-2:2:41", "--grid", "y=-2:2:41", "--at",
+                     "k=3", "--unit", "x=m,y=m,k=J/m^2")
+    try:
+        page = Page(browser, server.url)
+        page.click(1.0, 1.0)
+        for kind in ("descend", "flow", "critical"):
+            page.page.click(f"#{kind}")
+            page.page.wait_for_selector(f"#{kind}-table")
+            page.settle()
+        head, first = page.rows("descend-table")[:2]
+        assert head == ["step", "x [m]", "y [m]", "f [J]", "|grad f| [J/m]"]
+        # the first row is the pinned point (hand): f = 3(x² + y²) J, |grad f| = 6|(x, y)|
+        step, x, y, f, g = map(float, first)
+        assert f == pytest.approx(3 * (x * x + y * y), rel=1e-5)  # 6 printed digits
+        assert g == pytest.approx(6 * math.hypot(x, y), rel=1e-5)
+        # the gradient flow's time is in m²/J (x over ∂f/∂x: m over J/m)
+        assert page.rows("flow-table")[0] == ["t [m^2/J]", "x [m]", "y [m]", "|F| [J/m]"]
+        head, row = page.rows("critical-table")
+        assert head == ["x [m]", "y [m]", "f [J]", "type"]
+        assert row[-1] == "minimum" and float(row[0]) == 0 and float(row[1]) == 0
         assert page.errors == []
     finally:
         server.stop()

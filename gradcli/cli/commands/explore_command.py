@@ -59,14 +59,16 @@ def _initial(expression: str, grid: list[str], at: list[str], point: str | None,
 def _save(view: dict[str, Any], path: str, max_points: int, quiet: bool,
           physical: dict[str, Any] | None = None) -> int:
     """Write the static page of the first view with ``gradcli plot``'s page writer."""
-    from gradcli.cli.explore.compute import _held, _layout
+    from gradcli.cli.explore.compute import _held, _layout, _physical
     from gradcli.plot import parse_options, run_plot_request
 
     if not path.lower().endswith((".html", ".htm")):
         raise UsageProblem(f"--save writes a page: give a name ending in .html, not '{path}'")
     held = _held(view["at"])
     grid, _, _ = _layout(view["expression"], view["grid"], held)
-    drawing: dict[str, Any] = {"color": view["color"] or None, **(physical or {})}
+    # the picture's units (flow's time unit t=UNIT is no variable's: left out)
+    physical = _physical({"expression": view["expression"], **(physical or {})})
+    drawing: dict[str, Any] = {"color": view["color"] or None, **physical}
     if view["contour"]:
         drawing["contour"] = CONTOURS
     options = parse_options(**drawing)

@@ -76,9 +76,11 @@ def _max_points(payload: Mapping[str, Any]) -> int:
         else DEFAULT_MAX_POINTS
 
 
-def _physical(payload: Mapping[str, Any]) -> dict[str, Any]:
+def _physical(payload: Mapping[str, Any], time: bool = False) -> dict[str, Any]:
     """The request's units and to (the command line's, set by the server), as the
-    parameter table's mappings; empty without them."""
+    parameter table's mappings; empty without them. ``t=UNIT`` is flow's time unit
+    (``time``) when t is no variable of the expression; every other request leaves it
+    out."""
     out = {}
     for key in ("units", "to"):
         value = payload.get(key)
@@ -87,7 +89,22 @@ def _physical(payload: Mapping[str, Any]) -> dict[str, Any]:
                     isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
                 raise EvaluationError(f"{ref(key)}: name=unit texts")
             out[key] = dict(value)
+    if not time and "t" in out.get("units", {}):
+        expression = payload.get("expression")
+        if isinstance(expression, str) and "t" not in free_variables(parse(expression)):
+            out["units"] = {k: v for k, v in out["units"].items() if k != "t"}
+            if not out["units"]:
+                del out["units"]
     return out
+
+
+def _columns(table: Any) -> dict[str, Any]:
+    """A row table's columns for the page: numbers as base64 floats, ``type`` as texts;
+    with ``units`` (column -> unit) when a column has one, for the page's labels."""
+    columns = {k: (b64(np.asarray(v, dtype=float)) if k != "type" else
+                   [str(t) for t in v]) for k, v in table.items()}
+    units = {b.name: b.unit for b in getattr(table, "blocks", ()) if b.unit}
+    return {"columns": columns, "notes": table.notes} | ({"units": units} if units else {})
 
 
 def _point(payload: Mapping[str, Any], key: str = "point") -> dict[str, float]:
@@ -268,10 +285,12 @@ def panel(payload: Mapping[str, Any]) -> dict[str, Any]:
         return out
     from gradcli.graph.nodes import build_graph
 
-    nodes, output = build_graph(expression, at)
+    nodes, output = build_graph(expression, at, **physical)
     out["graph"] = {"output": output, "nodes": [
         {"id": n.id, "op": n.op, "inputs": n.inputs, "value": _finite(n.value),
-         "adjoint": None if n.adjoint is None else _finite(n.adjoint)} for n in nodes]}
+         "adjoint": None if n.adjoint is None else _finite(n.adjoint)}
+        | ({"unit": n.unit, "adjoint_unit": n.adjoint_unit} if n.unit else {})
+        for n in nodes]}
     try:
         program = formula(expression, "grad", form="program", at=at)
     except EvaluationError as exc:
@@ -310,7 +329,8 @@ def _starts_text(start: Mapping[str, float]) -> str:
 
 def descend(payload: Mapping[str, Any]) -> dict[str, Any]:
     """A descent path from the pinned point, as ``gradcli descend`` runs it (the method's
-    torch.optim update, iterate for iterate)."""
+    torch.optim update, iterate for iterate), in the command line's units: the point in
+    its variables' units, f in its own, |grad f| in unit(f)/unit(x) (``units``)."""
     from gradcli.api import descend as run
 
     expression = _text(payload, "expression")
@@ -322,14 +342,15 @@ def descend(payload: Mapping[str, Any]) -> dict[str, Any]:
     if payload.get("lr") is not None:
         hyper["lr"] = _number(payload["lr"], "lr")
     table = run(expression, start, at=held, method=method, steps=steps,
-                max_points=_max_points(payload), **hyper)
-    return {"columns": {k: b64(np.asarray(v, dtype=float)) for k, v in table.items()},
-            "notes": table.notes}
+                max_points=_max_points(payload), **_physical(payload), **hyper)
+    return _columns(table)
 
 
 def flow(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The trajectory of the field (-∇f for a scalar f) from the pinned point, by RK4 over
-    ``t``, ending where it leaves ``box`` (the visible region), as ``gradcli flow``."""
+    ``t``, ending where it leaves ``box`` (the visible region), as ``gradcli flow``; with
+    units, the time in ``t=UNIT`` of the command line's ``--unit`` (else unit(x)/unit(F)),
+    the point in its variables' units and |F| in unit(x)/unit(t) (``units``)."""
     from gradcli.api import flow as run
     from gradcli.lang.spec_text import parse_grid
 
@@ -349,22 +370,27 @@ def flow(payload: Mapping[str, Any]) -> dict[str, Any]:
             raise Refused("'box' specs are NAME=LOW:HIGH:COUNT")
         box[name] = value[:2]
     table = run(expression, start, at=held, t=t, box=box or None,
-                max_points=_max_points(payload))
-    columns = {k: b64(np.asarray(v, dtype=float)) for k, v in table.items()}
+                max_points=_max_points(payload), **_physical(payload, time=True))
+    out = _columns(table)
     if len(start) == 1:  # a curve: the path is drawn on it, at f of each state
         from gradcli.evaluation import evaluate
 
         name = next(iter(start))
         got = evaluate(expression, "eval", points={name: np.asarray(table[name])},
-                       fixed=held, max_points=_max_points(payload))
+                       fixed=held, max_points=_max_points(payload), **_physical(payload))
         if "f" in got:
-            columns["f"] = b64(np.asarray(got["f"], dtype=float))
-    return {"columns": columns, "notes": table.notes}
+            out["columns"]["f"] = b64(np.asarray(got["f"], dtype=float))
+            unit = (getattr(got, "units", None) or {}).get("f")
+            if unit:
+                out.setdefault("units", {})["f"] = unit
+    return out
 
 
 def critical(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The critical points of the visible region (its grid's specs: the seeds and the
-    box), classified, as ``gradcli critical`` finds them."""
+    box), classified, as ``gradcli critical`` finds them; with units, the points in the
+    variables' units, f in its own, the eigenvalues in unit(f)/unit(x)² when the
+    variables share one unit (``units``)."""
     from gradcli.api import critical as run
     from gradcli.lang.spec_text import parse_grid
 
@@ -374,10 +400,9 @@ def critical(payload: Mapping[str, Any]) -> dict[str, Any]:
     for spec in _texts(payload, "grid"):
         name, value = parse_grid(spec)
         grid[name] = value
-    table = run(expression, grid=grid, at=held, max_points=_max_points(payload))
-    columns = {k: (b64(np.asarray(v, dtype=float)) if k != "type" else
-                   [str(t) for t in v]) for k, v in table.items()}
-    return {"columns": columns, "notes": table.notes}
+    table = run(expression, grid=grid, at=held, max_points=_max_points(payload),
+                **_physical(payload))
+    return _columns(table)
 
 
 HANDLERS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {

@@ -349,7 +349,8 @@ function markTraces() {
     if (!xs || !ys) continue;
     out.push({type: "scatter", mode: kind === "descend" ? "lines+markers" : "lines",
       name: kind === "descend" ? `${state.m} path` : "flow line", x: xs, y: ys,
-      line: {color: color, width: 2}, marker: {size: 4}, hoverinfo: "skip"});
+      line: {color: color, width: 2}, marker: {size: 4}, text: hovers(d),
+      hoverinfo: "text+name"});
   }
   const c = drawn.critical;
   if (c) {
@@ -357,12 +358,27 @@ function markTraces() {
     for (const t of types) {
       const pick = c.types.map((s, i) => (s === t ? i : -1)).filter((i) => i >= 0);
       const ys = field.kind === "curve" ? c.columns.f : c.columns[b];
+      const text = hovers(c);
       out.push({type: "scatter", mode: "markers", name: t,
         x: pick.map((i) => c.columns[a][i]), y: pick.map((i) => ys[i]),
         marker: {symbol: SYMBOLS[t] || "circle", size: 11,
           color: (SYMBOLS[t] || "").endsWith("-open") ? "black" : "white",
-          line: {color: "black", width: 2}}, hoverinfo: "skip"});
+          line: {color: "black", width: 2}}, text: pick.map((i) => text[i]),
+        hoverinfo: "text+name"});
     }
+  }
+  return out;
+}
+
+// each row of a path's or the critical points' table as a hover label, every number with
+// its unit ("x = 100 cm<br>f = 2 m^2"): the point, f, the time, |grad f| or |F|
+function hovers(d) {
+  const keys = Object.keys(d.columns).filter((k) => k !== "type" && k !== "run" &&
+    !k.startsWith("vec[") && !k.startsWith("im["));
+  const n = keys.length ? d.columns[keys[0]].length : 0;
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    out.push(keys.map((k) => `${k} = ${withUnit(d, k, d.columns[k][i])}`).join("<br>"));
   }
   return out;
 }
@@ -488,8 +504,11 @@ function showPanel(body) {
     box.append(section("the derivative as a formula", note(body.formula_error)));
   }
   if (body.graph) {
+    // a value with its unit as gradcli graph prints it ("0.5 m"; a pure number bare)
+    const withU = (v, u) => (u && u !== "1" ? `${num(v)} ${u}` : num(v));
     const rows = body.graph.nodes.map((n) => [n.id + (n.id === body.graph.output ? " (f)" : ""),
-      n.op, n.inputs.join(", "), num(n.value), n.adjoint === null ? "" : num(n.adjoint)]);
+      n.op, n.inputs.join(", "), withU(n.value, n.unit),
+      n.adjoint === null ? "" : withU(n.adjoint, n.adjoint_unit)]);
     const t = table(["node", "operation", "inputs", "value", "adjoint ∂f/∂node"], rows);
     t.id = "graph";
     box.append(section("computation graph (gradcli graph)", t));
@@ -579,7 +598,8 @@ async function path(kind) {
   showError(null);
   const columns = {};
   for (const [k, v] of Object.entries(body.columns)) columns[k] = k === "type" ? v : f64(v);
-  drawn[kind] = {columns: columns, notes: body.notes, types: columns.type || []};
+  drawn[kind] = {columns: columns, notes: body.notes, types: columns.type || [],
+    units: body.units || {}};
   if (kind === "critical") showCritical();
   else showPath(kind);
   writeHash();
@@ -622,7 +642,7 @@ function showPath(kind) {
     if (i >= 20 && i < n - 1) { if (i === 20) rows.push(cols.map(() => "…")); continue; }
     rows.push(cols.map((c) => num(d.columns[c][i])));
   }
-  const t = table(cols, rows);
+  const t = table(cols.map((c) => lab(d, c)), rows);
   t.id = id;
   const title = kind === "descend" ? `descent (${state.m}, lr ${state.lr})` : "flow line";
   $("point").append(section(d.notes.length ? `${title}: ${d.notes.join("; ")}` : title, t));
@@ -634,7 +654,7 @@ function showCritical() {
   if (old) old.parentElement.remove();
   const names = [...field.names, ...(d.columns.f ? ["f"] : [])];
   const rows = d.types.map((t, i) => [...names.map((c) => num(d.columns[c][i])), t]);
-  const tab = table([...names, "type"], rows);
+  const tab = table([...names.map((c) => lab(d, c)), "type"], rows);
   tab.id = "critical-table";
   $("point").append(section(`critical points of the visible region: ${d.notes.join("; ") || d.types.length + " found"}`, tab));
 }
