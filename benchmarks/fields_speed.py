@@ -3,7 +3,7 @@
 Every row is a fresh process under the launcher; each tool runs once untimed (imports,
 torch's first-call set-up), then ``repeat`` times timed, and prints its final iterate(s),
 which must agree between the tools (every tool computes the same float64 iterates; they
-agree to rounding, see tests/evaluation/test_fields_descend_torch.py):
+agree to rounding, see tests/fields/test_fields_descend_torch.py):
 
 - adam: 10,000 Adam steps (lr 1e-3) on Rosenbrock from (-1.2, 1). gradcli's time includes
   parsing, compiling and tracing the formula (``FieldFunction`` + ``descend``); torch's is

@@ -4,7 +4,7 @@ numpy has no t quantile and scipy is not a dependency, so the t distribution's C
 regularized incomplete beta function (a continued fraction, Lentz's method, as in
 *Numerical Recipes* §6.4) and its quantile the CDF's inverse by safeguarded Newton steps.
 Both are accurate to about 1e-13 relative for ν ≥ 1 (1e-11 for ν < 1 far in the tail)
-(``tests/evaluation/test_evaluation_welch.py`` checks them against GUM Table G.2 and
+(``tests/uncertainty/test_uncertainty_welch.py`` checks them against GUM Table G.2 and
 mpmath).
 
 The effective degrees of freedom of u(f) follow GUM G.4 (eq. G.2b) for independent inputs.

@@ -7,7 +7,7 @@ Run with the peers' venv (mpmath), from the repository root:
 Each point is polished by mpmath's multidimensional Newton (``findroot``) at 40 digits on
 the exact gradient written by hand below (not by gradcli), from a rough guess; the
 Hessian's eigenvalues come from ``mpmath.eigsy`` and set the type. The tests never
-import mpmath: ``tests/evaluation/test_fields_critical.py`` reads this file.
+import mpmath: ``tests/fields/test_fields_critical.py`` reads this file.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Generate tests/reference/implicit_sympy.json: implicit derivatives d^k y/dx^k of curves
-and surfaces F = 0 by sympy's ``idiff``, for tests/evaluation/test_implicit.py.
+and surfaces F = 0 by sympy's ``idiff``, for tests/fields/test_fields_implicit.py.
 
 Run from the repository root with any Python that has sympy (a scratch venv outside the
 repository: ``python -m venv /tmp/refvenv && /tmp/refvenv/bin/pip install sympy``):

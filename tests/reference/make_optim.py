@@ -4,7 +4,7 @@ Run with the peers' venv (torch), from the repository root:
 
     /work/peers-venv/bin/python tests/reference/make_optim.py
 
-The tests never import torch: ``tests/evaluation/test_fields_descend_torch.py`` reads the JSON this
+The tests never import torch: ``tests/fields/test_fields_descend_torch.py`` reads the JSON this
 writes and checks that ``gradcli descend`` gives every iterate of every case to 1e-12
 (relative, per iterate). Each function is written twice below, as gradcli's text and as
 the same operations on torch tensors; each case runs ``torch.optim.<Optimizer>`` with

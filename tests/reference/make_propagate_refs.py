@@ -1,4 +1,4 @@
-"""Reference values for tests/evaluation/test_evaluation_propagate.py from the
+"""Reference values for tests/uncertainty/test_uncertainty_propagate.py from the
 `uncertainties` package.
 
 First-order propagation (the GUM's law of propagation, eq. 13) of a set of formulas, each

@@ -1,4 +1,4 @@
-"""Reference values of Student's t quantiles for tests/evaluation/test_evaluation_welch.py,
+"""Reference values of Student's t quantiles for tests/uncertainty/test_uncertainty_welch.py,
 from mpmath (50 significant digits, the quantile by bisection on mpmath's own
 regularized incomplete beta). Run with mpmath installed:
 
