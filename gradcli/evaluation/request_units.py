@@ -210,12 +210,10 @@ def _others(units: Units) -> list[str]:
 
 
 def _delta(unit: Any) -> Any:
-    """A difference of ``unit``: degC -> delta_degC (derivatives of temperatures)."""
-    from gradcli.lang.units import _is_offset, registry
+    """A difference of ``unit`` (``lang.units.difference``: degC -> delta_degC)."""
+    from gradcli.lang.units import difference
 
-    if _is_offset(unit):
-        return registry().Unit("delta_" + str(unit))
-    return unit
+    return difference(unit)
 
 
 def block_unit(name: str, units: Units, plan: Any) -> Any:
@@ -234,35 +232,9 @@ def block_unit(name: str, units: Units, plan: Any) -> Any:
         out = units.outputs.get(match.group(2), f)
         below = _denominator(match.group(3), units)
         return None if below is None else _delta(out) / below
-    # the variables a product or a sum runs over: the direction's (jvp, hvp), the spec's
-    # (laplacian, div, curl), else the targets
-    params = getattr(plan, "params", {}) or {}
-    spec = getattr(plan, "spec", None)
-    if params.get("direction"):
-        targets = [n for n, v in params["direction"].items() if np.any(np.asarray(v) != 0)]
-    elif spec is not None and getattr(spec, "names", None):
-        targets = list(dict.fromkeys(n.split("[")[0] for n in spec.names))
-    else:
-        targets = [n for n, _ in getattr(plan, "targets", ()) or ()] or list(units.variables)
-    common = {str(units.of(n)) for n in targets}
-    x = units.of(targets[0]) if targets else registry().Unit("")
-    if name.startswith("vjp/d"):  # v is a pure number: every output needs one unit
-        if len({str(u) for u in units.outputs.values()}) > 1:
-            return None
-        return _delta(f) / units.of(name[5:])
-    if name.startswith("hvp/d"):
-        return None if len(common) > 1 else _delta(f) / (units.of(name[5:]) * x)
-    if name.startswith("jvp") or name in ("|grad f|",):
-        out = units.outputs.get("f" + name[3:], f) if name.startswith("jvp") else f
-        return None if len(common) > 1 else _delta(out) / x
-    if name == "laplacian":
-        return None if len(common) > 1 else _delta(f) / x ** 2
-    if name in ("div",) or name.startswith("curl"):
-        comps = [u for k, u in units.outputs.items() if k != "f"] or [f]
-        if len(common) > 1 or len({str(u) for u in comps}) > 1:
-            return None
-        return _delta(comps[0]) / x
-    return None
+    rule = getattr(getattr(plan, "computation", None), "units", None)
+    got = rule(name, units, plan) if rule is not None else None
+    return None if isinstance(got, tuple) else got  # per entry: label_blocks says them
 
 
 def label_blocks(layout: Any, units: Units, plan: Any) -> Any:
@@ -290,8 +262,9 @@ def label_blocks(layout: Any, units: Units, plan: Any) -> Any:
                 raise EvaluationError(f"{block.name} is in {unit_text(unit)}, which cannot "
                                       f"be converted to {wanted}") from None
             unit = target
-        per = taylor_units(units, plan) if unit is None and block.name in (
-            "coefficient", "derivative") and getattr(plan, "what", "") == "taylor" else ()
+        rule = getattr(getattr(plan, "computation", None), "units", None)
+        got = rule(block.name, units, plan) if rule is not None and unit is None else None
+        per = got if isinstance(got, tuple) else ()  # one unit per entry (Taylor's)
         # a pure number among results with units says so: "1" (UDUNITS' own spelling)
         blocks.append(replace(block, unit=(unit_text(unit) or "1") if unit is not None
                               else "", units=per))
@@ -300,27 +273,6 @@ def label_blocks(layout: Any, units: Units, plan: Any) -> Any:
         raise EvaluationError(f"{ref('to', text=missing)}: no result column '{missing}' "
                               f"(columns: {', '.join(b.name for b in layout.blocks)})")
     return replace(layout, blocks=blocks, _names=None)
-
-
-def taylor_units(units: Units, plan: Any) -> tuple[str, ...]:
-    """The unit of each Taylor coefficient (and derivative), one per multi-index α of
-    ``plan.spec``: ∂^α f / α! is in unit(f)/Π unit(x)^α_x (a difference of f's unit past
-    order 0: degC -> Δ°C)."""
-    from gradcli.lang.units import registry, unit_text
-
-    spec = getattr(plan, "spec", None)
-    if spec is None or not getattr(spec, "indices", None):
-        return ()
-    f = units.outputs.get("f") or next(iter(units.outputs.values()), registry().Unit(""))
-    xs = [_delta(units.of(n.split("[")[0])) for n in spec.names]
-    out = []
-    for alpha in spec.indices:
-        unit = f if not any(alpha) else _delta(f)
-        for x, k in zip(xs, alpha, strict=True):
-            if k:
-                unit = unit / x ** int(k)
-        out.append(unit_text(unit) or "1")
-    return tuple(out)
 
 
 def label_inputs(inputs: Any, units: Units) -> Any:

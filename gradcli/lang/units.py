@@ -287,6 +287,14 @@ class Inferred(NamedTuple):
     steps: dict[str, Any]
 
 
+def difference(unit: Any) -> Any:
+    """A difference of ``unit``: degC -> delta_degC (derivatives of temperatures); any
+    other unit is its own."""
+    if _is_offset(unit):
+        return registry().Unit("delta_" + str(unit))
+    return unit
+
+
 def _is_offset(unit: Any) -> bool:
     reg = registry()
     return not reg.Quantity(1, unit)._is_multiplicative

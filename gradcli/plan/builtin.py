@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcli.plan import block_units as u
 from gradcli.plan import calculus as c
 from gradcli.plan import kernels as k
 from gradcli.plan.computations import Axes, Computation, register
@@ -48,7 +49,7 @@ register(Computation(
     "grad", "Gradient of a scalar formula: f, then df/dx for each variable.",
     blocks=k.blocks_grad, kernel=k.grad, parameters=("norm", "wrt"), scalar=True,
     scalar_hint=_NOT_SCALAR, check=_FIRST, check_step=1e-6, backward_program=True,
-    formula=lambda c, asked: _formulas().grad_columns(c, asked)))
+    formula=lambda c, asked: _formulas().grad_columns(c, asked), units=u.gradient_norm))
 register(Computation(
     "jacobian", "Every derivative: the values, then df[i]/dx per component and variable.",
     blocks=k.blocks_jacobian, kernel=k.grad, parameters=("wrt",),
@@ -59,11 +60,12 @@ register(Computation(
 register(Computation(
     "vjp", "Vector-Jacobian product vᵀJ (PyTorch's backward(gradient=v)): vjp/dx per "
     "variable.", blocks=k.blocks_vjp, kernel=k.vjp, parameters=("vector", "wrt"),
-    formula=lambda c, asked: _formulas().vjp_columns(c, asked), notes=lambda p: _vjp_shapes(p)))
+    formula=lambda c, asked: _formulas().vjp_columns(c, asked), notes=lambda p: _vjp_shapes(p),
+    units=u.vjp))
 register(Computation(
     "jvp", "Jacobian-vector product J·u by forward mode: jvp (jvp[i] for a vector f).",
     blocks=k.blocks_jvp, kernel=k.jvp, parameters=("direction", "unit"),
-    formula=lambda c, asked: _formulas().jvp_columns(c, asked),
+    formula=lambda c, asked: _formulas().jvp_columns(c, asked), units=u.jvp,
     axes=(Axes("jvp", ("jvp", "jvp[i]: J·u for component f[i]"), ("component",),
                lambda component="f": "jvp" + component[1:]),)))
 register(Computation(
@@ -79,25 +81,26 @@ register(Computation(
     "of df[i]/dx_i; components pair with the variables in binding order, or with wrt.",
     blocks=c.blocks_div, kernel=c.div, parameters=("wrt",), sweeps=c.sweeps_field,
     specify=c.specify_field("div"),
-    formula=lambda cols, asked: _formulas().div_columns(cols, asked)))
+    formula=lambda cols, asked: _formulas().div_columns(cols, asked), units=u.div_curl))
 register(Computation(
     "curl", "Curl of a vector field: [P, Q] gives curl = dQ/dx - dP/dy; [P, Q, R] gives "
     "curl[0], curl[1], curl[2]; components pair with the variables in binding order, or "
     "with wrt.", blocks=c.blocks_curl, kernel=c.curl, parameters=("wrt",),
     sweeps=c.sweeps_field, specify=c.specify_field("curl", sizes=(2, 3)),
-    formula=lambda cols, asked: _formulas().curl_columns(cols, asked)))
+    formula=lambda cols, asked: _formulas().curl_columns(cols, asked), units=u.div_curl))
 register(Computation(
     "laplacian", "Laplacian: f, then laplacian = sum of d2f/dx_i2 over the bound variables "
     "(or wrt); f[i], laplacian[i] for a vector f. Taylor mode.",
     blocks=c.blocks_laplacian, kernel=c.laplacian, parameters=("wrt",),
     sweeps=c.sweeps_laplacian, specify=c.specify_laplacian, blocked=True,
-    formula=lambda cols, asked: _formulas().laplacian_columns(cols, asked)))
+    formula=lambda cols, asked: _formulas().laplacian_columns(cols, asked),
+    units=u.laplacian))
 register(Computation(
     "hvp", "Hessian-vector product H·u by forward over reverse (the values of "
     "torch.autograd.functional.hvp): f, then hvp/dx for each variable.",
     blocks=c.blocks_hvp, kernel=c.hvp, parameters=("direction", "unit"), scalar=True,
     sweeps=lambda plan: 3, specify=c.specify_hvp, blocked=True,
-    formula=lambda cols, asked: _formulas().hvp_columns(cols, asked)))
+    formula=lambda cols, asked: _formulas().hvp_columns(cols, asked), units=u.hvp))
 register(Computation(
     "diff", "A partial derivative of any order (Taylor mode): wrt x with order 3 gives "
     "d3f/dx3, wrt x,x,y gives d3f/dx2dy; f first (f[i] for a vector f).",
@@ -110,4 +113,5 @@ register(Computation(
     "coefficient (d^alpha f / alpha!) and derivative (d^alpha f).",
     blocks=c.blocks_taylor, kernel=c.taylor, parameters=("wrt", "order"), scalar=True,
     sweeps=c.sweeps_taylor, specify=c.specify_taylor, blocked=True,
-    rows=lambda plan: (len(plan.spec.indices), "coefficients"), shown=_long_table))
+    rows=lambda plan: (len(plan.spec.indices), "coefficients"), shown=_long_table,
+    units=u.taylor))

@@ -81,6 +81,8 @@ class Computation(NamedTuple):
     (differenced block, variable), in that order). ``notes(prepared)``: the lines a table
     of its result says under it (vjp: the shapes of v, J and vᵀJ). ``backward_program``:
     its formula also has the backward program's form (``form="program"``).
+    ``units(name, units, plan)``: the unit of one of its blocks that the column's name
+    does not say (``plan/block_units.py``: vjp's, jvp's, the Laplacian's...).
     A NamedTuple: immutable, and cheap to define at start-up.
     """
 
@@ -107,6 +109,7 @@ class Computation(NamedTuple):
     pairs: Callable[[Any], list[tuple[int, int, int]]] | None = None
     notes: Callable[[Any], list[str]] | None = None
     backward_program: bool = False
+    units: Callable[[str, Any, Any], Any] | None = None
 
     @property
     def records(self) -> bool:
