@@ -104,6 +104,9 @@ class _NodeUnits:
                           else _to_base(u)[2] for n, u in declared.items()}
         self.constants = dict(getattr(units, "constants", {}) or {})
         self.steps = dict(units.steps)
+        from gradcli.lang.units import CheckedRules
+
+        self.rules = CheckedRules(self.variables, self.constants)
         #: slot id -> (slot, unit): the slot is kept so that its id stays its own
         self.of: dict[int, tuple[Any, Any]] = {}
 
@@ -128,67 +131,9 @@ class _NodeUnits:
         if unit is not None:
             self.of[id(slot)] = (slot, unit)
 
-    def lift(self, fn: Any, *units: Any) -> Any:
-        n = next((len(u) for u in units if isinstance(u, tuple)), None)
-        if n is None:
-            return fn(*units)
-        return tuple(fn(*[u[i] if isinstance(u, tuple) else u for u in units])
-                     for i in range(n))
-
     def rule(self, node: Any, parts: list[Any]) -> Any:
-        from gradcli.lang.ast import Binary, Call, Compare, Const, Index, Num, Unary, Var, Vector
-        from gradcli.lang.units import KEEP, RATIO, SAME, SIGN, _constant, function_rule
-
-        one = self.one
-        if isinstance(node, Num):
-            return self.constants.get(id(node), one)
-        if isinstance(node, Const):
-            return one
-        if isinstance(node, Var):
-            return self.variables.get(node.name, one)
-        if isinstance(node, Unary):
-            return parts[0]
-        if isinstance(node, Vector):
-            return parts[0] if all(p == parts[0] for p in parts) else tuple(parts)
-        if isinstance(node, Index):
-            target = parts[0]
-            if isinstance(target, tuple):
-                return target[node.index] if isinstance(node.index, int) else target[0]
-            return target
-        if isinstance(node, Compare):
-            return one
-        if isinstance(node, Call) and node.func == "pow":
-            node, parts = Binary("^", node.args[0], node.args[1], node.pos), parts[:2]
-        if isinstance(node, Binary):
-            a, b = parts
-            if node.op in "+-":
-                return b if not isinstance(a, tuple) and a.dimensionless else a
-            if node.op in ("*", "@"):
-                return self.lift(lambda x, y: x * y, a, b)
-            if node.op == "/":
-                return self.lift(lambda x, y: x / y, a, b)
-            if all(u.dimensionless for u in (a if isinstance(a, tuple) else (a,))):
-                return a
-            power = _constant(node.right)
-            return None if power is None else self.lift(lambda x: x ** power, a)
-        if not isinstance(node, Call):
-            return None
-        name = node.func
-        if name == "where":
-            return parts[2] if not isinstance(parts[1], tuple) and \
-                parts[1].dimensionless else parts[1]
-        if name in ("dot", "outer"):
-            return self.lift(lambda x, y: x * y, parts[0], parts[1])
-        if name == "inv":
-            return self.lift(lambda x: 1 / x, parts[0])
-        if name == "solve":
-            return self.lift(lambda x, y: y / x, parts[0], parts[1])
-        rule = function_rule(name)
-        if rule is None or rule in (SIGN, RATIO) or name in ("prod", "det"):
-            return one
-        if rule in (KEEP, SAME):
-            return parts[0]
-        return self.lift(lambda x: x ** (1 / rule[1]), parts[0])
+        """The language's unit rules, without their checks (``lang.units.CheckedRules``)."""
+        return self.rules.rule(node, parts)
 
     def by_node(self, regs: list[Any]) -> dict[int, Any]:
         """The unit of each engine node of a run (by the id of its ``grad_fn``), from

@@ -341,6 +341,11 @@ def _constant(node: Node) -> float | None:
 
 
 class _Inference:
+    """The unit rules of the language, and (``checking``) the checks that refuse a
+    mismatch with a caret."""
+
+    checking = True
+
     def __init__(self, text: str, variables: Mapping[str, Any],
                  steps: Mapping[str, Any]) -> None:
         self.text = text
@@ -367,6 +372,8 @@ class _Inference:
         return unit_text(unit) or "a pure number (no unit)"
 
     def same(self, node: Node, a: Any, b: Any, what: str) -> None:
+        if not self.checking:
+            return
         if isinstance(a, tuple) or isinstance(b, tuple):
             for x, y in zip(a if isinstance(a, tuple) else (a,) * len(b),
                             b if isinstance(b, tuple) else (b,) * len(a), strict=False):
@@ -377,6 +384,8 @@ class _Inference:
                                  f"{self.show(b)}")
 
     def pure(self, node: Node, unit: Any, what: str) -> None:
+        if not self.checking:
+            return
         for u in unit if isinstance(unit, tuple) else (unit,):
             if not u.dimensionless:
                 raise self.err(node, f"{what} needs a pure number (or an angle), got "
@@ -426,6 +435,8 @@ class _Inference:
             op = node.op
             if op in "+-":
                 self.same(node, a, b, f"'{op}' adds values")
+                if not self.checking and not isinstance(a, tuple) and a.dimensionless:
+                    return b  # checked before: a rewritten offset (T + 273.15) is in K
                 return a
             if op in ("*", "@"):
                 return self.lift(lambda x, y: x * y, a, b)
@@ -436,6 +447,8 @@ class _Inference:
             if all(u.dimensionless for u in (a if isinstance(a, tuple) else (a,))):
                 return a
             power = _constant(node.right)
+            if power is None and not self.checking:
+                return None
             if power is None:
                 raise self.err(node, f"a value in {self.show(a)} needs a constant exponent "
                                      "(its unit would depend on the value)")
@@ -452,6 +465,9 @@ class _Inference:
             return self.unit(define.body, inner)
         if name == "where":
             self.same(node, parts[1], parts[2], "where's branches are")
+            if not self.checking and not isinstance(parts[1], tuple) and \
+                    parts[1].dimensionless:
+                return parts[2]
             return parts[1]
         if name == "pow":
             return self.combine(Binary("^", node.args[0], node.args[1], node.pos), parts,
@@ -480,6 +496,30 @@ class _Inference:
             return self.one if rule == RATIO else parts[0]
         _, n = rule
         return self.lift(lambda x: x ** (1 / n), parts[0])
+
+
+class CheckedRules(_Inference):
+    """The unit rules without their checks, for a program already checked and rewritten
+    to compute in SI base units (``gradcli graph`` labels each compiled node with them): a
+    sum takes its first dimensioned part's unit (``T + 273.15`` is in K), ``where`` its
+    dimensioned branch, a power with an exponent that is not constant has no one unit
+    (None); a number with a unit is in the one ``constants`` gives it (by the node's id)."""
+
+    checking = False
+
+    def __init__(self, variables: Mapping[str, Any],
+                 constants: Mapping[int, Any] | None = None) -> None:
+        super().__init__("", {}, {})
+        self.variables = dict(variables)
+        self.constants = dict(constants or {})
+
+    def rule(self, node: Node, parts: list[Any]) -> Any:
+        """The unit of ``node`` from its parts' units (None: no one unit)."""
+        if isinstance(node, Num):
+            return self.constants.get(id(node), self.one)
+        if any(p is None for p in parts):
+            return None
+        return self.combine(node, parts, {})
 
 
 def infer(tree: Node, text: str, variables: Mapping[str, Any],
