@@ -467,6 +467,18 @@ def residual_units(function: Any) -> list[Any]:
 
 # --- critical points -----------------------------------------------------------------------
 
+def _rows_in_units(columns: Mapping[str, Any], units: Any) -> tuple[Any, Any, dict]:
+    """A field command's rows as a Result, the variables' declared units, and each
+    variable column's unit text (``x``, ``v[0]``...)."""
+    from gradcli.lang.units import unit_text
+    from gradcli.plan.blocks import as_result
+
+    declared = getattr(units, "declared", {})
+    per = {c: unit_text(declared[c.split("[")[0]]) for c in columns
+           if c.split("[")[0] in declared}
+    return as_result(columns), declared, per
+
+
 def critical_units(columns: Mapping[str, Any], function: Any) -> Any:
     """``critical``'s rows with units: the point in its variables' units, f in its own,
     |grad f| in unit(f)/unit(x) of the first variable x (a field's |F| in its first
@@ -474,15 +486,11 @@ def critical_units(columns: Mapping[str, Any], function: Any) -> Any:
     the Hessian's eigenvalues in unit(f)/unit(x)² when the variables share one unit (the
     Jacobian's in unit(F)/unit(x)); unchanged without units."""
     from gradcli.lang.units import unit_text
-    from gradcli.plan.blocks import as_result
 
     units = getattr(function, "units", None)
     if units is None:
         return columns
-    result = as_result(columns)
-    declared = getattr(units, "declared", {})
-    per = {c: unit_text(declared[c.split("[")[0]]) for c in columns
-           if c.split("[")[0] in declared}
+    result, declared, per = _rows_in_units(columns, units)
     f = units.outputs.get("f") or next(iter(units.outputs.values()), None)
     xs = {str(units.of(n)) for n in function.variables}
     x = units.of(function.variables[0]) if function.variables else None
@@ -552,15 +560,11 @@ def flow_units(columns: Mapping[str, Any], function: Any, time: Any) -> Any:
     compatible (``norm_factors``: the speed was taken in that unit); unchanged without
     units."""
     from gradcli.lang.units import unit_text
-    from gradcli.plan.blocks import as_result
 
     units = getattr(function, "units", None)
     if units is None:
         return columns
-    result = as_result(columns)
-    declared = getattr(units, "declared", {})
-    per = {c: unit_text(declared[c.split("[")[0]]) for c in columns
-           if c.split("[")[0] in declared}
+    result, declared, per = _rows_in_units(columns, units)
     if time is not None and unit_text(time):
         per["t"] = unit_text(time)
     if time is not None and function.columns and \
