@@ -65,7 +65,14 @@ def execute(request: Request, **context: Any) -> Any:
     record = APPLICATIONS.get(request.what)
     if record is None:
         from gradcli.evaluation import evaluate_request
+        from gradcli.plan.computations import names
 
+        if request.what not in names():
+            from gradcli.errors import EvaluationError
+
+            raise EvaluationError(f"unknown what={request.what!r}: a computation "
+                                  f"({', '.join(names())}) or an application "
+                                  f"({', '.join(APPLICATIONS)})")
         return evaluate_request(request, **context)
     module, _, function = record.run.partition(":")
     return getattr(importlib.import_module(module), function)(request, **context)

@@ -110,3 +110,15 @@ def test_graph_runs_through_the_executor(cli, monkeypatch):
     status, out, _ = cli("graph", "x*y", "--at", "x=2,y=3", "-f", "json")
     assert status == 0 and '"value": 6.0' in out  # x*y at (2, 3), by hand
     assert [(r.what, r.at) for r in seen] == [("graph", [{"x": 2.0, "y": 3.0}])]
+
+
+def test_an_unknown_request_names_every_choice():
+    from gradcli.errors import EvaluationError
+    from gradcli.execute import execute
+    from gradcli.request import Request
+
+    with pytest.raises(EvaluationError) as caught:
+        execute(Request("x", "nope", at={"x": 1}))
+    message = str(caught.value)
+    assert message.startswith("unknown what='nope': a computation (eval, grad,")
+    assert all(name in message for name in APPLICATIONS)
