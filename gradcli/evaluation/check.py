@@ -17,6 +17,7 @@ import numpy as np
 from gradcli.errors import EvaluationError, ref
 from gradcli.evaluation.runner import ArraySink, run
 from gradcli.plan.blocks import Result
+from gradcli.plan.computations import computation
 from gradcli.plan.kernels import Plan
 
 
@@ -70,7 +71,8 @@ def finite_difference_check(prepared: Any, columns: Result) -> CheckResult:
                               f"step of the program (drop {ref('check')}, or "
                               f"{ref('wrt')} the variables)")
     eps = plan.computation.check_step
-    base = replace(plan, what=plan.computation.check_differences, params={})
+    differenced = plan.computation.check_differences
+    base = replace(plan, what=differenced, params={}, record=computation(differenced))
     outs = len(base.outputs)
     # the differenced computation's derivative blocks (the gradient), or its values
     differenced = base.blocks()[outs:] if base.computation.records else \

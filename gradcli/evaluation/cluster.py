@@ -60,6 +60,9 @@ class Job:
 
     request: Any  # the Request, without its points (``Request.for_worker``)
     key: str      # the same text for the same request
+    #: the class of the prepared request (``evaluator.Prepared``): ``.of(request)``
+    #: prepares it again on a worker (pickled by name, so this module imports no evaluator)
+    prepared_as: Any = None
 
     @property
     def expression(self) -> str:
@@ -71,17 +74,15 @@ class Job:
 
     def prepare(self, points: Mapping[str, Any] | None = None) -> Any:
         """Parse, bind and compile on this process (grid, or ``points``)."""
-        from gradcli.evaluation.evaluator import prepare_request
-
         request = self.request if points is None else \
             self.request.replace(grid=None, points=points)
-        return prepare_request(request)
+        return self.prepared_as.of(request)
 
 
 def job_for(prepared: Any) -> Job:
     """The Job of a prepared request (the client side)."""
     request = prepared.request.for_worker()
-    return Job(request, repr(request))
+    return Job(request, repr(request), type(prepared))
 
 
 _GRIDS: OrderedDict[str, tuple[Any, Any, set[int], Any]] = OrderedDict()
@@ -180,7 +181,7 @@ def run_on_cluster(prepared: Any, sink: Sink, client: Any,
     from distributed import as_completed
 
     from gradcli.evaluation.runner import row_ranges
-    from gradcli.plan.blocks import rows_per_block
+    from gradcli.plan.kernels import rows_per_block
     from gradcli.request.budget import memory_budget
 
     binding = prepared.binding

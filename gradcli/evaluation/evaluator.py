@@ -107,6 +107,12 @@ class Prepared:
                       tuple(outputs), tuple(inputs), call,
                       tuple(self.request.fixed or ()))
 
+    @classmethod
+    def of(cls, request: Request) -> Prepared:
+        """``request`` prepared (``prepare_request``): how a Dask worker prepares a job's
+        request again (``cluster.Job``)."""
+        return prepare_request(request)
+
     def run(self, sink: Sink | None = None, *, threads: int | None = None,
             block_size: int | None = None,
             progress: Callable[[int, int], None] | None = None,
@@ -246,7 +252,7 @@ def prepare_request(request: Request) -> Prepared:
     _check_options(record, r.parameters or {})
     names = None if wrt is None or record.specify is not None else wrt_names(wrt)
     plan = Plan(program, what, [(n, binding.shapes[n]) for n in binding.names],
-                wrt=_wrt(names, program, binding))
+                wrt=_wrt(names, program, binding), record=record)
     if record.scalar and program.shape != ():
         hint = f": {record.scalar_hint}" if record.scalar_hint else ""
         raise EvaluationError(f"{what} needs a scalar-valued expression, but this one has "

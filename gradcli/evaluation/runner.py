@@ -17,8 +17,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from gradcli.plan.assemble import input_result, result_layout
-from gradcli.plan.blocks import Layout, Result, rows_per_block
-from gradcli.plan.kernels import Plan, compute_block, full_size_ops, hoist
+from gradcli.plan.blocks import Layout, Result
+from gradcli.plan.kernels import Plan, compute_block, full_size_ops, hoist, rows_per_block
 from gradcli.request.binding import Binding
 from gradcli.request.budget import memory_budget
 from gradcli.support.allocator import keep_freed_memory

@@ -15,9 +15,10 @@ import numpy as np
 
 from gradcli.engine import rules as R
 from gradcli.lang.ast import Call, Index, Node, Slice
+from gradcli.lang.slots import Shape, Slot
 
 if TYPE_CHECKING:
-    from gradcli.lang.compile import Shape, _Compiler, _Slot
+    from gradcli.lang.compile import _Compiler
 
 
 def _axes(k: int) -> tuple[int, ...]:
@@ -32,26 +33,24 @@ def _stack(value: Any, depth: int) -> Any:
     return R.stack(*[_stack(item, depth - 1) for item in value], dim=-depth)
 
 
-def to_array(c: _Compiler, slot: _Slot, k: int) -> _Slot:
+def to_array(c: _Compiler, slot: Slot, k: int) -> Slot:
     """``slot`` as an operand of an array step whose values have ``k`` component axes: a
     literal stacked, a per-point scalar with ``k`` unit axes appended."""
-    from gradcli.lang.compile import _Slot
-
     if slot.array or (slot.shape == () and (slot.reg < 0 or k == 0)):
         return slot
     if slot.shape == ():
         return c.emit((), lambda a, env: R.unsqueeze(a, dim=_axes(k)), [slot], array=True)
     if slot.reg < 0:
-        return _Slot(slot.shape, const=np.asarray(slot.const, dtype=np.float64), array=True)
+        return Slot(slot.shape, const=np.asarray(slot.const, dtype=np.float64), array=True)
     depth = len(slot.shape)
     return c.emit(slot.shape, lambda a, env: _stack(a, depth), [slot], array=True)
 
 
-def _vector(c: _Compiler, slot: _Slot) -> _Slot:
+def _vector(c: _Compiler, slot: Slot) -> Slot:
     return to_array(c, slot, len(slot.shape))
 
 
-def align(c: _Compiler, node: Node, parts: list[_Slot]) -> tuple[Shape, list[_Slot], bool]:
+def align(c: _Compiler, node: Node, parts: list[Slot]) -> tuple[Shape, list[Slot], bool]:
     """The common shape of an elementwise operation's operands (each that shape or a
     scalar), the operands made ready, and whether the result is an array."""
     shapes = {p.shape for p in parts if p.shape != ()}
@@ -64,7 +63,7 @@ def align(c: _Compiler, node: Node, parts: list[_Slot]) -> tuple[Shape, list[_Sl
     return shape, [to_array(c, p, len(shape)) for p in parts], True
 
 
-def literal(c: _Compiler, node: Node, parts: list[_Slot]) -> _Slot:
+def literal(c: _Compiler, node: Node, parts: list[Slot]) -> Slot:
     """``[a, b]``: a literal of scalars stays a list; items that are arrays are stacked."""
     shape = (len(parts),) + parts[0].shape
     if not any(p.array for p in parts):
@@ -81,7 +80,7 @@ def _key_text(key: Any) -> str:
                     ).rstrip(":") or ":"
 
 
-def index(c: _Compiler, node: Index, target: _Slot) -> _Slot:
+def index(c: _Compiler, node: Index, target: Slot) -> Slot:
     """``x[i]``, ``x[-1]``, ``x[1:3]``, ``x[::2]``, ``A[0]`` (a row), ``A[0, 1]``, ``A[:, 0]``."""
     keys = node.keys
     if target.shape == ():
@@ -119,7 +118,7 @@ def _pick(value: Any, picks: list[Any]) -> Any:
     return _pick(value[head], rest)
 
 
-def matmul(c: _Compiler, node: Node, a: _Slot, b: _Slot) -> _Slot:
+def matmul(c: _Compiler, node: Node, a: Slot, b: Slot) -> Slot:
     """``a @ b``: matrix-vector, vector-matrix, matrix-matrix, vector-vector (a dot)."""
     sa, sb = a.shape, b.shape
     if not (1 <= len(sa) <= 2 and 1 <= len(sb) <= 2) or sa[-1] != sb[0]:
@@ -138,29 +137,29 @@ def matmul(c: _Compiler, node: Node, a: _Slot, b: _Slot) -> _Slot:
     return c.emit((sa[0], sb[1]), lambda x, y, env: R.matmul(x, y), [a, b], array=True)
 
 
-def _need(c: _Compiler, node: Call, slot: _Slot, what: str, ok: bool) -> None:
+def _need(c: _Compiler, node: Call, slot: Slot, what: str, ok: bool) -> None:
     if not ok:
         got = "a scalar" if slot.shape == () else f"shape {slot.shape}"
         raise c.err(f"{node.func} needs {what}, got {got}", node)
 
 
-def _square(c: _Compiler, node: Call, slot: _Slot) -> None:
+def _square(c: _Compiler, node: Call, slot: Slot) -> None:
     _need(c, node, slot, "a square matrix",
           len(slot.shape) == 2 and slot.shape[0] == slot.shape[1])
 
 
-def _vec(c: _Compiler, node: Call, slot: _Slot) -> None:
+def _vec(c: _Compiler, node: Call, slot: Slot) -> None:
     _need(c, node, slot, "a vector", len(slot.shape) == 1)
 
 
-def _order(c: _Compiler, node: Call, p: _Slot) -> float:
+def _order(c: _Compiler, node: Call, p: Slot) -> float:
     """norm's p: a constant >= 1, or inf."""
     if p.reg >= 0 or p.shape != () or not (p.const >= 1):
         raise c.err("norm(v, p) needs a constant p >= 1 (or inf)", node)
     return float(p.const)
 
 
-def _class(c: _Compiler, node: Call, k: _Slot, n: int) -> None:
+def _class(c: _Compiler, node: Call, k: Slot, n: int) -> None:
     if k.shape != ():
         raise c.err(f"cross_entropy's class must be a number, got shape {k.shape}", node)
     if k.reg < 0 and not (float(k.const).is_integer() and 0 <= k.const < n):
@@ -168,7 +167,7 @@ def _class(c: _Compiler, node: Call, k: _Slot, n: int) -> None:
                     f"got {k.const:g}", node)
 
 
-def call(c: _Compiler, node: Call, parts: list[_Slot]) -> _Slot:
+def call(c: _Compiler, node: Call, parts: list[Slot]) -> Slot:
     """The functions of vectors and matrices (reductions, softmax, linear algebra)."""
     name, a = node.func, parts[0]
     if name in ("sum", "mean", "prod", "norm", "max", "min") and len(parts) == 1:

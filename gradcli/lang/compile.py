@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,8 +51,8 @@ from gradcli.lang.ast import (
 )
 from gradcli.lang.ast import Program as Statements
 from gradcli.lang.names import CONSTANTS, FUNCTIONS
+from gradcli.lang.slots import Shape, Slot
 
-Shape = tuple[int, ...]
 _BINARY = {"+": R.add, "-": R.sub, "*": R.mul, "/": R.div, "^": R.power}
 _COMPARE = {"<": R.lt, "<=": R.le, ">": R.gt, ">=": R.ge, "==": R.eq, "!=": R.ne}
 # the engine function behind each FunctionSpec.engine name; pow(a, b) is the operator ^
@@ -62,21 +61,6 @@ _ENGINE = {**R.PRIMITIVES, "pow": R.power}
 MAX_STEPS = 1_000_000
 #: the deepest chain of functions calling functions (each level is a few Python frames)
 MAX_CALLS = 100
-
-
-@dataclass
-class _Slot:
-    """A compile-time value: a folded constant, or the register a step will fill.
-
-    ``array`` marks the one-array form of a vector or matrix (see the module docstring);
-    on a scalar it marks a scalar given unit component axes to meet an array."""
-
-    shape: Shape
-    const: Any = None
-    reg: int = -1
-    deps: frozenset[str] = frozenset()  # the variables this value depends on
-    call: tuple[str, _Slot] | None = None  # a function applied to one argument: (name, arg)
-    array: bool = False
 
 
 def _map(fn: Callable[..., Any], *vals: Any) -> Any:
@@ -129,8 +113,8 @@ class Program:
     component axes for a vector or matrix variable.
     """
 
-    def __init__(self, steps: list, result: _Slot, variables: list[str],
-                 op_count: int = 0, named: Mapping[str, _Slot] | None = None) -> None:
+    def __init__(self, steps: list, result: Slot, variables: list[str],
+                 op_count: int = 0, named: Mapping[str, Slot] | None = None) -> None:
         self.steps = steps
         self.result = result
         self.variables = variables
@@ -158,7 +142,7 @@ class Program:
         """A result value as one value per output block (see ``outputs``)."""
         return [value] if self.result.array or self.shape == () else _flatten(value)
 
-    def value(self, regs: list[Any], slot: _Slot) -> Any:
+    def value(self, regs: list[Any], slot: Slot) -> Any:
         """The value of ``slot`` in a run's registers (``run_all``)."""
         return slot.const if slot.reg < 0 else regs[slot.reg]
 
@@ -197,7 +181,7 @@ class Program:
 
 #: told of every node as it is compiled: the node, its parts' slots and its own slot (a
 #: user function's call is told after its inlined body, and gets the body's slot)
-Observer = Callable[[Node, list[_Slot], _Slot], None]
+Observer = Callable[[Node, list[Slot], Slot], None]
 
 
 def compile_expression(tree: Node, text: str, shapes: Mapping[str, Shape],
@@ -221,21 +205,21 @@ class _Compiler:
         self.text, self.shapes = text, shapes
         self.steps: list = []
         self.ops = 0
-        self.named: dict[str, _Slot] = {}
+        self.named: dict[str, Slot] = {}
         self.functions: dict[str, Define] = {}
-        self.variables: dict[str, _Slot] = {}
+        self.variables: dict[str, Slot] = {}
         self.observe: Observer | None = None
 
     def err(self, msg: str, node: Node, hint: str | None = None) -> ExpressionError:
         return ExpressionError(msg, self.text, node.pos, hint)
 
-    def emit(self, shape: Shape, fn: Callable[..., Any], args: list[_Slot],
-             array: bool = False) -> _Slot:
+    def emit(self, shape: Shape, fn: Callable[..., Any], args: list[Slot],
+             array: bool = False) -> Slot:
         """A step computing ``fn(*args, env)``, folded now when every input is a constant."""
         if all(a.reg < 0 for a in args):
             with quiet():
                 value = fn(*[a.const for a in args], {})
-            return _Slot(shape, const=_as_const(value, array), array=array)
+            return Slot(shape, const=_as_const(value, array), array=array)
         deps = frozenset().union(*(a.deps for a in args))
         self.steps.append((fn, args, deps))
         if len(self.steps) > MAX_STEPS:
@@ -244,7 +228,7 @@ class _Compiler:
         # one engine operation per component of the widest literal operand or result
         self.ops += 1 if array or any(a.array for a in args) else max(
             math.prod(s) for s in [shape, *(a.shape for a in args)])
-        return _Slot(shape, reg=len(self.steps) - 1, deps=deps, array=array)
+        return Slot(shape, reg=len(self.steps) - 1, deps=deps, array=array)
 
     def program(self, tree: Node) -> Program:
         _check_size(tree, self.text)
@@ -263,25 +247,25 @@ class _Compiler:
         assert result is not None, "the parser ends every program with a value"
         return Program(self.steps, result, list(self.shapes), self.ops, self.named)
 
-    def compile(self, node: Node, scope: Mapping[str, _Slot]) -> _Slot:
+    def compile(self, node: Node, scope: Mapping[str, Slot]) -> Slot:
         observe = self.observe
         if observe is None:
             return fold(node, lambda n, parts: self.combine(n, parts, scope))
 
-        def told(n: Node, parts: list[_Slot]) -> _Slot:
+        def told(n: Node, parts: list[Slot]) -> Slot:
             slot = self.combine(n, parts, scope)
             observe(n, parts, slot)
             return slot
 
         return fold(node, told)
 
-    def combine(self, node: Node, parts: list[_Slot], scope: Mapping[str, _Slot]) -> _Slot:
+    def combine(self, node: Node, parts: list[Slot], scope: Mapping[str, Slot]) -> Slot:
         if isinstance(node, Num):
             if node.unit:  # the units pass (units.py) turns every such number into SI
                 raise self.err("a number with a unit is read by the units pass only", node)
-            return _Slot((), const=float(node.value))
+            return Slot((), const=float(node.value))
         if isinstance(node, Const):
-            return _Slot((), const=float(CONSTANTS[node.name]))
+            return Slot((), const=float(CONSTANTS[node.name]))
         if isinstance(node, Ref):
             return scope[node.name] if node.name in scope else self.named[node.name]
         if isinstance(node, Var):
@@ -309,7 +293,7 @@ class _Compiler:
             return self.inline(node, parts)
         return self.call(node, parts)
 
-    def variable(self, node: Var) -> _Slot:
+    def variable(self, node: Var) -> Slot:
         name = node.name
         if name not in self.shapes:
             raise self.err(f"variable '{name}' is not bound", node)
@@ -317,11 +301,11 @@ class _Compiler:
             deps = frozenset((name,))
             self.steps.append((lambda env: env[name], [], deps))
             shape = tuple(self.shapes[name])
-            self.variables[name] = _Slot(shape, reg=len(self.steps) - 1, deps=deps,
+            self.variables[name] = Slot(shape, reg=len(self.steps) - 1, deps=deps,
                                          array=shape != ())
         return self.variables[name]
 
-    def inline(self, node: Call, parts: list[_Slot]) -> _Slot:
+    def inline(self, node: Call, parts: list[Slot]) -> Slot:
         """A call of the program's own function: its body compiled with the arguments."""
         define = self.functions[node.func]
         try:
@@ -333,7 +317,7 @@ class _Compiler:
             raise ExpressionError(f"{exc.reason} (in {node.func}, called at {where})",
                                   self.text, exc.position, exc.hint) from None
 
-    def call(self, node: Call, parts: list[_Slot]) -> _Slot:
+    def call(self, node: Call, parts: list[Slot]) -> Slot:
         spec = FUNCTIONS[node.func]
         prim = _ENGINE.get(spec.engine)
         if spec.kind == "elementwise":

@@ -60,6 +60,9 @@ class Plan:
     wrt: list[tuple[str, Shape]] | None = None
     params: dict[str, Any] = field(default_factory=dict)
     spec: Any = None
+    #: the record of the computation table (``computations.computation(what)``), given by
+    #: whoever makes the plan, so the kernels never look it up
+    record: Any = field(default=None, repr=False, compare=False)
 
     @property
     def vector(self) -> list[np.ndarray] | None:
@@ -89,9 +92,7 @@ class Plan:
     @property
     def computation(self) -> Any:
         """This plan's record of the computation table."""
-        from gradcli.plan.computations import computation
-
-        return computation(self.what)
+        return self.record
 
     def blocks(self) -> list[Block]:
         """The result blocks: the outputs, then the derivative blocks the kernel returns."""
@@ -481,3 +482,83 @@ def peak_bytes(plan: Plan, values: dict[str, np.ndarray]) -> int:
         if started:
             tracemalloc.stop()
     return max(0, peak - before)
+
+
+def rows_per_block(plan: Any, binding: Any, budget: int, threads: int, window: int = 0,
+                   kept: int = 0, most_points: int = 1 << 18) -> int:
+    """The rows of the batch's first axis in each block, so that a run stays within
+    ``budget`` bytes of working memory: ``threads`` blocks being computed at once, each
+    holding what its recorded operations and sweeps make, plus ``window`` finished blocks
+    waiting to be written, less ``kept`` bytes of results held in memory whole.
+
+    The cost of a point is measured, not guessed: the block kernel runs on small probe
+    blocks (1 and 2 points, then 64 and 256 when a point is cheap) with allocations
+    traced, and the difference between two probes is the cost of the points added, so
+    it counts every recorded operation, every sweep and the outputs, whatever the
+    expression and the values per point. At most ``most_points`` points per block
+    (blocks small enough for the caches), at least one row.
+    """
+
+    shape = binding.batch_shape
+    if not shape:
+        return 1
+    per_row = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+    cap = max(1, most_points // max(per_row, 1))
+    if shape[0] == 1:  # one row: nothing to cut
+        return 1
+    if min(shape[0] * per_row, most_points) * _bound_per_point(plan) * max(threads, 1) \
+            <= budget // 4:
+        return cap  # far within the budget even at a generous bound: no probe needed
+
+    def probe(points: int) -> tuple[int, int]:
+        """The peak bytes of a block of about ``points`` points, and its point count."""
+        rows = min(shape[0], points)
+        across = min(shape[1], -(-points // rows)) if len(shape) > 1 else 1
+        cut = [rows] + ([across] + [1] * (len(shape) - 2) if len(shape) > 1 else [])
+        values = {}
+        for name, v in binding.values.items():
+            index = tuple(slice(0, n) if axis < np.ndim(v) and np.shape(v)[axis] != 1
+                          else slice(None) for axis, n in enumerate(cut))
+            values[name] = v[index] if np.ndim(v) else v
+        return peak_bytes(plan, values), rows * across
+
+    def slope(a: tuple[int, int], b: tuple[int, int]) -> float:
+        if b[1] > a[1]:
+            return max(b[0] - a[0], 0) / (b[1] - a[1])
+        return b[0] / max(b[1], 1)
+
+    one = probe(1)
+    if shape[0] * per_row <= 256:  # a small batch: one point's whole cost, an upper bound
+        per_point = one[0] / max(one[1], 1)
+    else:
+        per_point = slope(one, probe(2))
+    if shape[0] * per_row > 256 and per_point * 256 < budget / 16:  # cheap: larger probes
+        per_point = max(per_point, slope(probe(64), probe(256)))
+    if per_point <= 0:
+        # A point always costs something (its outputs at least), so no growth means a
+        # smaller probe was inflated: tracemalloc counts every thread's allocations, and a
+        # Dask client's event loop allocates beside the probes. Probe once more; if it
+        # still shows none, the larger probe's whole cost per point (an upper bound).
+        big = probe(256)
+        per_point = slope(probe(64), big) or big[0] / max(big[1], 1)
+    out_row = _result_bytes(plan, binding) * per_row
+    row_bytes = per_point * per_row
+    cost = max(threads, 1) * (row_bytes + out_row) + window * out_row
+    rows = int(max(budget - kept, 0) // cost) if cost > 0 else cap
+    return max(1, min(rows, cap))
+
+
+def _bound_per_point(plan: Any) -> int:
+    """A generous bound on a point's working bytes, from the program alone: every recorded
+    operation and its partials on every sweep, each as large as the square of all the
+    variables' and outputs' components (so a small run needs no probe)."""
+    values = sum(math.prod(s) for _, s in plan.variables) + \
+        sum(math.prod(s) for _, s in plan.program.outputs)
+    ops = max(plan.program.op_count, len(plan.program.steps), 1)
+    return ops * max(values, 1) ** 2 * 8 * 2 * (plan.sweeps() + 1)
+
+
+def _result_bytes(plan: Any, binding: Any) -> int:
+    """Bytes of one point's results (every result block's components)."""
+    itemsize = next((np.asarray(v).dtype.itemsize for v in binding.values.values()), 8)
+    return sum(b.size for b in plan.blocks()) * max(itemsize, 8)

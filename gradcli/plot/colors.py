@@ -18,6 +18,7 @@ import numpy as np
 from gradcli.engine.grad_mode import quiet
 from gradcli.errors import EvaluationError
 from gradcli.plot.data import Field
+from gradcli.plot.layout import short
 
 __all__ = ["Heat", "HEATS", "heat", "ColorScale", "color_scale", "ROUNDOFF", "short",
            "held_text"]
@@ -53,9 +54,6 @@ def value_text(value: Any) -> str:
     return "[" + ", ".join(value_text(row) for row in a) + "]"
 
 
-def short(text: str, limit: int = 60) -> str:
-    """``text`` cut to ``limit`` characters with an ellipsis."""
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _finite_max(*arrays: np.ndarray) -> float:

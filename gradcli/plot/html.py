@@ -27,14 +27,16 @@ from gradcli.errors import EvaluationError, ref
 from gradcli.output.atomic import atomic_open
 from gradcli.plot import breaks
 from gradcli.plot.arrows import clip_note, fit_plane, plane_lattice, shown_lengths
-from gradcli.plot.colors import color_scale, heat, heat_name, held_text, short, value_text
+from gradcli.plot.colors import color_scale, heat, heat_name, held_text, value_text
 from gradcli.plot.data import Field
 from gradcli.plot.layout import (
     choose_aspect,
     clamp_every,
     default_every,
     fit_arrows,
+    json_numbers,
     lattice,
+    short,
     y_range,
 )
 from gradcli.plot.marks_page import add_marks
@@ -71,20 +73,8 @@ def _num(v: float) -> str:
     return repr(float(v))
 
 
-def _json_numbers(a: Any) -> list[Any]:
-    """A nested list of floats with nan/inf as null (JSON has neither)."""
-    arr = np.asarray(a, dtype=float)
-    out = np.where(np.isfinite(arr), arr, 0.0).tolist()
-    if not np.isfinite(arr).all():
-        mask = (~np.isfinite(arr)).tolist()
-        out = _nulls(out, mask)
-    return out
 
 
-def _nulls(values: Any, mask: Any) -> Any:
-    if isinstance(values, list):
-        return [_nulls(v, m) for v, m in zip(values, mask, strict=True)]
-    return None if mask else values
 
 
 def hover_lines(fl: Field, order: tuple[int, ...] | None = None,
@@ -197,12 +187,12 @@ def _plane(fl: Field, opts: PlotOptions, limits: Any = None
         ticks = np.unique(np.concatenate([np.linspace(scale.vmin, scale.vmax, 5), [0.0]]
                                          if scale.kind == "symlog" else
                                          [np.geomspace(scale.vmin, scale.vmax, 5)]))
-        bar |= {"tickvals": _json_numbers(scale.transform(ticks)),
+        bar |= {"tickvals": json_numbers(scale.transform(ticks)),
                 "ticktext": [f"{t:.3g}" for t in ticks]}
     text = hover_lines(fl, (1, 0))
     traces: list[Any] = [{
-        "type": "heatmap", "x": _json_numbers(x), "y": _json_numbers(y),
-        "z": _json_numbers(scale.transform(hm.values).T), "zmin": float(lo),
+        "type": "heatmap", "x": json_numbers(x), "y": json_numbers(y),
+        "z": json_numbers(scale.transform(hm.values).T), "zmin": float(lo),
         "zmax": float(hi), "colorscale": colors, "reversescale": reverse,
         "zsmooth": False, "colorbar": bar, "name": hm.name,
         "text": [text[j * len(x):(j + 1) * len(x)] for j in range(len(y))],
@@ -255,8 +245,8 @@ def _contour_trace(fl: Field, values: np.ndarray, count: int) -> dict[str, Any]:
     lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
     count = min(count, MAX_CONTOUR_LEVELS)
     step = (hi - lo) / (count + 1) or 1.0
-    return {"type": "contour", "x": _json_numbers(fl.coords[0]),
-            "y": _json_numbers(fl.coords[1]), "z": _json_numbers(values.T),
+    return {"type": "contour", "x": json_numbers(fl.coords[0]),
+            "y": json_numbers(fl.coords[1]), "z": json_numbers(values.T),
             "contours": {"coloring": "lines", "start": lo + step, "end": hi - step / 2,
                          "size": step},
             "line": {"color": "white", "width": 1}, "showscale": False,
@@ -277,15 +267,15 @@ def _curve(fl: Field, opts: PlotOptions, limits: Any = None
             xs, ys = breaks.broken_line(x, series, cut)
             hover = np.insert(text, cut + 1, None) if cut.size else text
             traces.append({"type": "scatter", "mode": "lines", "name": html.escape(what),
-                           "x": _json_numbers(xs), "y": _json_numbers(ys),
+                           "x": json_numbers(xs), "y": json_numbers(ys),
                            "line": {"color": PALETTE[i % 10],
                                     "dash": dash, "width": 2 if dash == "solid" else 1.5},
                            "text": hover.tolist(), "hovertemplate": "%{text}<extra></extra>"})
     if fl.taylor is not None:  # the taylor polynomials, dashed; the y-range stays f's
         at = fl.taylor[0]
         for i, order in enumerate(opts.taylor_orders()):
-            traces.append({"type": "scatter", "mode": "lines", "x": _json_numbers(x),
-                           "y": _json_numbers(fl.polynomial(order)),
+            traces.append({"type": "scatter", "mode": "lines", "x": json_numbers(x),
+                           "y": json_numbers(fl.polynomial(order)),
                            "name": f"Taylor polynomial of order {order} at {name} = {at:g}",
                            "line": {"color": PALETTE[(i + 1) % 10], "dash": "dot",
                                     "width": 1.5}, "hoverinfo": "skip"})
@@ -330,11 +320,11 @@ def _cones(fl: Field, opts: PlotOptions) -> tuple[list[Any], dict[str, Any], lis
             continue
         traces.append({
             "type": "cone", "name": name, "sizemode": "raw", "anchor": "center",
-            "x": _json_numbers(pts[0][sel]), "y": _json_numbers(pts[1][sel]),
-            "z": _json_numbers(pts[2][sel]),
-            "u": _json_numbers((vecs[0] * shrink)[sel]),
-            "v": _json_numbers((vecs[1] * shrink)[sel]),
-            "w": _json_numbers((vecs[2] * shrink)[sel]), "colorscale": colors,
+            "x": json_numbers(pts[0][sel]), "y": json_numbers(pts[1][sel]),
+            "z": json_numbers(pts[2][sel]),
+            "u": json_numbers((vecs[0] * shrink)[sel]),
+            "v": json_numbers((vecs[1] * shrink)[sel]),
+            "w": json_numbers((vecs[2] * shrink)[sel]), "colorscale": colors,
             "showscale": False, "text": text[sel].tolist(),
             "hovertemplate": "%{text}<extra></extra>"})
     spans = [float(c[-1] - c[0]) for c in fl.coords]

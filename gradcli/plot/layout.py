@@ -12,6 +12,7 @@ so the picture, the interactive page and the terminal preview agree on the arrow
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -208,3 +209,24 @@ def normalized(u: np.ndarray, v: np.ndarray, ratio: float) -> tuple[np.ndarray, 
     n = np.hypot(u, v / ratio)
     safe = np.where(n > 0, n, 1.0)
     return u / safe, v / safe
+
+
+def json_numbers(a: Any) -> list[Any]:
+    """A nested list of floats with nan/inf as null (JSON has neither)."""
+    arr = np.asarray(a, dtype=float)
+    out = np.where(np.isfinite(arr), arr, 0.0).tolist()
+    if not np.isfinite(arr).all():
+        mask = (~np.isfinite(arr)).tolist()
+        out = _nulls(out, mask)
+    return out
+
+
+def _nulls(values: Any, mask: Any) -> Any:
+    if isinstance(values, list):
+        return [_nulls(v, m) for v, m in zip(values, mask, strict=True)]
+    return None if mask else values
+
+
+def short(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"

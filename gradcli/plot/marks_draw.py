@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.colors import BoundaryNorm, ListedColormap
 
-from gradcli.plot.colors import short
+from gradcli.plot.layout import short
 from gradcli.plot.marks import point_text
 
 if TYPE_CHECKING:

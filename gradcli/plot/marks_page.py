@@ -161,7 +161,7 @@ def _traced(fl: Field) -> list[dict[str, Any]]:
     an arrowhead at the end along the last step; surface and ball as a translucent
     surface with a cone along r_u x r_v at its centre. Each trace's ``meta`` names what it
     draws (``traced-K``, ``traced-K-start``, ``traced-K-direction``), for tests."""
-    from gradcli.plot.html import _json_numbers
+    from gradcli.plot.layout import json_numbers
     from gradcli.plot.marks_draw import TRACED_COLORS
 
     out: list[dict[str, Any]] = []
@@ -170,7 +170,7 @@ def _traced(fl: Field) -> list[dict[str, Any]]:
         color = TRACED_COLORS[k % len(TRACED_COLORS)]
         gid, name = f"traced-{k + 1}", html.escape(drawn.label)
         if drawn.surface:
-            x, y, z = (_json_numbers(a) for a in drawn.points)
+            x, y, z = (json_numbers(a) for a in drawn.points)
             out.append({"type": "surface", "name": name, "meta": gid, "x": x, "y": y, "z": z,
                         "opacity": 0.45, "showscale": False, "showlegend": True,
                         "colorscale": [[0, color], [1, color]], "hoverinfo": "skip"})
@@ -183,7 +183,7 @@ def _traced(fl: Field) -> list[dict[str, Any]]:
                         "sizemode": "scaled", "sizeref": 0.6, "showscale": False,
                         "colorscale": [[0, color], [1, color]], "hoverinfo": "skip"})
             continue
-        coords = {a: _json_numbers(drawn.points[:, i])
+        coords = {a: json_numbers(drawn.points[:, i])
                   for i, a in enumerate("xyz"[:len(fl.names)])}
         param = drawn.params[0]
         text = [f"{param} = {_num(t)}" for t in drawn.samples[0]]

@@ -15,9 +15,9 @@ from typing import Any, TextIO
 import numpy as np
 
 from gradcli.plot import breaks
-from gradcli.plot.colors import ColorScale, color_scale, heat, heat_name, held_text, short
+from gradcli.plot.colors import ColorScale, color_scale, heat, heat_name, held_text
 from gradcli.plot.data import Field, flat_error
-from gradcli.plot.layout import y_range
+from gradcli.plot.layout import short, y_range
 from gradcli.plot.options import PlotOptions
 
 __all__ = ["preview", "GLYPHS", "RAMP"]

@@ -63,7 +63,7 @@ class Traced:
     @property
     def label(self) -> str:
         """The legend's text: the option's name and the spec as given."""
-        from gradcli.plot.colors import short
+        from gradcli.plot.layout import short
 
         return f"{self.kind} {short(self.spec, 48)}"
 

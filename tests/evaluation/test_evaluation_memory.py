@@ -23,7 +23,7 @@ import pytest
 import gradcli
 from gradcli.errors import EvaluationError
 from gradcli.evaluation import prepare
-from gradcli.plan.blocks import rows_per_block
+from gradcli.plan.kernels import rows_per_block
 from gradcli.request.budget import (
     DEFAULT_MEMORY,
     FIXED_OVERHEAD,

@@ -22,7 +22,7 @@ _NOT_WITH_COORDS = {"check": "--check", "scheduler": "--scheduler",
 
 def run_coords(what: str, coords: str, form: str | None, **options: Any) -> int:
     """One numeric command line with --coords: its rows, or (--formula) its formulas."""
-    from gradcli.cli.commands.numeric_commands import build_request
+    from gradcli.cli.command_request import build_request
 
     for name, flag in _NOT_WITH_COORDS.items():
         if options.get(name):

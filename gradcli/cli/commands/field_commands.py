@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.cli.commands.numeric_commands import held_values
+from gradcli.cli.command_request import held_values
 from gradcli.cli.grid_option import resolve_grid
 from gradcli.cli.messages import (
     ExitStatus,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradcli.cli.commands.numeric_commands import held_values
+from gradcli.cli.command_request import held_values
 from gradcli.cli.messages import ExitStatus, expression_warnings, say
 from gradcli.cli.row_writing import chosen_format, read_parameters, said, write_rows
 from gradcli.execute import execute

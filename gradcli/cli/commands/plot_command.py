@@ -32,7 +32,7 @@ def run_plot(what: str, expression: str, output: str | None, grid: list[str] | N
     """Draw ``expression`` sampled on ``grid`` (bare or missing: the default grid) into
     ``output`` (``-`` or None with --preview: the terminal); return the exit status.
     ``at`` holds variables fixed, as beside any other command's --grid."""
-    from gradcli.cli.commands.numeric_commands import held_values
+    from gradcli.cli.command_request import held_values
     from gradcli.cli.grid_option import resolve_grid
     from gradcli.cli.row_writing import read_parameters
     from gradcli.execute import execute
