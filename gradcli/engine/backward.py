@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.engine import core
 from gradcli.engine.core import AccumulateGrad, Tensor, as_array, raw
 from gradcli.engine.grad_mode import batch_ndim, forward_level, quiet, set_grad_enabled
 from gradcli.engine.primitive import Ctx, Node, collect_nodes
@@ -240,3 +241,5 @@ def grad(
             g = broadcast_to(g, shape=ins[i].shape)
         result.append(g)
     return tuple(result)
+
+core.install(sweep=backward)  # Tensor.backward runs this sweep

@@ -1,8 +1,10 @@
 """The engine's core object: Tensor, a numpy array with autograd bookkeeping.
 
 Its operators apply the primitives of the table in ``rules.py`` (recorded by
-``primitive.apply``); the table is looked up on first use, so the two modules import each
-other in no particular order.
+``primitive.apply``), its methods the public operations of ``ops.py`` and the reverse
+sweep of ``backward.py``. Those modules import this one, never the other way: each
+installs itself here when it loads (:func:`install`), and the package ``gradcli.engine``
+loads them all before any Tensor is used, so this module imports none of them.
 """
 
 from __future__ import annotations
@@ -177,22 +179,22 @@ class Tensor:
 
     # --- shapes, reductions and products: PyTorch-style signatures (ops.py) -------------
     def __getitem__(self, key: Any) -> Tensor:
-        return _ops().index(self, key)
+        return _OPS.index(self, key)
 
     def sum(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops().sum(self, dim, keepdim)
+        return _OPS.sum(self, dim, keepdim)
 
     def mean(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops().mean(self, dim, keepdim)
+        return _OPS.mean(self, dim, keepdim)
 
     def prod(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops().prod(self, dim, keepdim)
+        return _OPS.prod(self, dim, keepdim)
 
     def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops().norm(self, p, dim, keepdim)
+        return _OPS.norm(self, p, dim, keepdim)
 
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
-        return _ops().clamp(self, min, max)
+        return _OPS.clamp(self, min, max)
 
     clip = clamp
 
@@ -215,21 +217,21 @@ class Tensor:
         return self @ o
 
     def dot(self, o: Any) -> Tensor:
-        return _ops().dot(self, o)
+        return _OPS.dot(self, o)
 
     def reshape(self, *shape: Any) -> Tensor:
-        return _ops().reshape(self, *shape)
+        return _OPS.reshape(self, *shape)
 
     view = reshape
 
     def permute(self, *axes: Any) -> Tensor:
-        return _ops().permute(self, *axes)
+        return _OPS.permute(self, *axes)
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
-        return _ops().transpose(self, dim0, dim1)
+        return _OPS.transpose(self, dim0, dim1)
 
     def t(self) -> Tensor:
-        return _ops().permute(self, tuple(reversed(range(self.ndim))))
+        return _OPS.permute(self, tuple(reversed(range(self.ndim))))
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
@@ -237,7 +239,7 @@ class Tensor:
 
     def expand(self, *shape: Any) -> Tensor:
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return _ops().broadcast_to(self, shape)
+        return _OPS.broadcast_to(self, shape)
 
     def flatten(self) -> Tensor:
         return self.reshape(-1)
@@ -406,10 +408,8 @@ class Tensor:
         inputs: Any = None,
     ) -> None:
         """Accumulate the vector-Jacobian product ``gradientᵀ·J`` into the leaves' ``.grad``."""
-        from gradcli.engine.backward import backward
-
-        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-                 inputs)
+        _SWEEP([self], None if gradient is None else [gradient], retain_graph, create_graph,
+               inputs)
 
 
 class _HookHandle:
@@ -421,29 +421,30 @@ class _HookHandle:
             self._hooks.remove(self._hook)
 
 
-def _ops() -> Any:
-    """The PyTorch-style public operations: they import this module, so they are looked
-    up on use."""
-    from gradcli.engine import ops
+class _Missing:
+    """A part of the engine not installed yet: says which (a Tensor used before
+    ``gradcli.engine`` finished loading)."""
 
-    return ops
-
-
-class _RuleTable:
-    """The rule table (``rules``), imported when an operator first runs.
-
-    The table is written with Tensor's operators, and Tensor's operators apply the table's
-    primitives; ``rules`` imports this module, never the other way at load time: the first
-    lookup imports it (already imported by then whenever the package ``gradcli.engine`` is)
-    and puts the module itself in ``_R``, so every later operator reads a plain module
-    attribute, as fast as before."""
+    def __init__(self, part: str) -> None:
+        self.part = part
 
     def __getattr__(self, name: str) -> Any:
-        global _R
-        from gradcli.engine import rules
+        raise RuntimeError(f"the engine's {self.part} is not loaded yet: import gradcli.engine")
 
+
+#: the rule table, the public operations and the reverse sweep, installed by their modules
+_R: Any = _Missing("rule table (rules.py)")
+_OPS: Any = _Missing("operations (ops.py)")
+_SWEEP: Any = _Missing("reverse sweep (backward.py)")
+
+
+def install(*, rules: Any = None, ops: Any = None, sweep: Any = None) -> None:
+    """Give Tensor the rule table (the ``rules`` module), the public operations (``ops``)
+    or the reverse sweep (``backward.backward``): each module calls this when it loads."""
+    global _R, _OPS, _SWEEP
+    if rules is not None:
         _R = rules
-        return getattr(rules, name)
-
-
-_R: Any = _RuleTable()
+    if ops is not None:
+        _OPS = ops
+    if sweep is not None:
+        _SWEEP = sweep

@@ -9,11 +9,13 @@ The elementwise functions and operators are generated from the table (its ``func
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from gradcli.engine import core
 from gradcli.engine import rules as R
 from gradcli.engine.core import Tensor, operand, raw
 from gradcli.engine.primitive import Primitive
@@ -241,3 +243,5 @@ __all__ = [*_ELEMENTWISE, *_BINARY, "arcsin", "arccos", "arctan", "multiply", "d
            "dot", "stack", "cat", "reshape", "permute", "transpose", "broadcast_to", "index",
            "logsumexp", "softmax", "log_softmax", "cumsum", "amax", "amin", "outer", "trace",
            "det", "inverse", "solve", "vector_norm"]
+
+core.install(ops=sys.modules[__name__])  # Tensor's methods call these operations

@@ -13,7 +13,16 @@ Adding a function is one entry in a half plus its test: ``kind="function"`` make
 ``gc.NAME``, ``Tensor.NAME`` and a function of the expression language.
 """
 
-from gradcli.engine import rules_array, rules_axes, rules_elementwise, rules_linalg, rules_special
+import sys
+
+from gradcli.engine import (
+    core,
+    rules_array,
+    rules_axes,
+    rules_elementwise,
+    rules_linalg,
+    rules_special,
+)
 from gradcli.engine.primitive import Primitive
 from gradcli.engine.rules_array import *  # noqa: F403 - shapes and reductions
 from gradcli.engine.rules_axes import *  # noqa: F403 - along trailing axes
@@ -31,3 +40,5 @@ __all__ = sorted(name for name, value in globals().items()
                  if isinstance(value, Primitive) and not name.startswith("_"))
 #: the elementwise functions: gc.NAME, Tensor.NAME and the expression language's NAME(...)
 FUNCTIONS: dict[str, Primitive] = {n: p for n, p in PRIMITIVES.items() if p.kind == "function"}
+
+core.install(rules=sys.modules[__name__])  # Tensor's operators apply this table

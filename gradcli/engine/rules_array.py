@@ -13,33 +13,16 @@ import numpy as np
 from gradcli.engine import taylor as T
 from gradcli.engine.core import raw
 from gradcli.engine.primitive import Ctx, Primitive
-from gradcli.engine.rules_elementwise import linear, mul, unbroadcast, where
-
-Dim = int | tuple[int, ...]
-
-
-def _negative(dim: Dim, ndim: int) -> tuple[int, ...]:
-    """``dim`` as negative axes of an array of ``ndim`` axes (robust to leading axes)."""
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    return tuple(sorted(d - ndim if d >= 0 else d for d in dims))
-
-
-def _reduced_shape_back(g: Any, shape: tuple, dim: Any = None, keepdim: bool = False) -> Any:
-    """A reduction's cotangent with unit axes where ``dim`` was reduced, so that it
-    broadcasts against the input. The axes are inserted counting from the end, so ``g``
-    may have fewer leading axes than the output (a scalar seed) or, inside ``batch_axes``,
-    larger ones (a per-point cotangent of a shared input)."""
-    if keepdim or not np.ndim(raw(g)):
-        return g
-    if dim is None:
-        return reshape(g, shape=(1,) * len(shape))
-    return unsqueeze(g, dim=_negative(dim, len(shape)))
-
-
-def _sum_t(ctx: Ctx, g: Any) -> Any:
-    back = _reduced_shape_back(g, ctx.shapes[0], **ctx.params)
-    # a per-point cotangent of a shared input (inside batch_axes) keeps its leading axes
-    return broadcast_to(back, shape=np.broadcast_shapes(np.shape(raw(back)), ctx.shapes[0]))
+from gradcli.engine.rules_elementwise import (  # the broadcasting primitives are written there
+    _reduced_shape_back,
+    broadcast_to,
+    linear,
+    mul,
+    reshape,
+    sum,  # noqa: A004 - mirrors torch.sum
+    unbroadcast,
+    where,
+)
 
 
 def _mean_t(ctx: Ctx, g: Any) -> Any:
@@ -59,43 +42,20 @@ def _axes_back(ctx: Ctx) -> tuple:
     return tuple(int(i) for i in np.argsort(ctx.params["axes"]))
 
 
-def _squeeze_fwd(a: Any, dim: Dim) -> Any:
-    # a 0-d value is a broadcast scalar (a seed): it has no axes to remove
-    return a if np.ndim(a) == 0 else np.squeeze(a, axis=dim)
 
 
-# unit axes in and out, and the swap of the last two axes: whatever the leading axes are
-unsqueeze = linear("unsqueeze", lambda a, dim: np.expand_dims(a, dim),
-                   lambda ctx, g: squeeze(g, dim=ctx.params["dim"]))
-squeeze = linear("squeeze", _squeeze_fwd, lambda ctx, g: unsqueeze(g, dim=ctx.params["dim"]),
-                 grad_name="SqueezeBackward1")
 matrix_transpose = linear("matrix_transpose", lambda a: np.swapaxes(a, -1, -2),
                           lambda ctx, g: matrix_transpose(g), grad_name="TransposeBackward0")
-sum_to = linear("sum_to", lambda a, shape: _sum_to(np.asarray(a), shape),
-                lambda ctx, g: broadcast_to(g, shape=ctx.shapes[0]), grad_name="SumBackward1")
-broadcast_to = linear("broadcast_to", lambda a, shape: np.broadcast_to(a, shape),
-                      lambda ctx, g: unbroadcast(g, ctx.shapes[0]), grad_name="ExpandBackward0")
-reshape = linear("reshape", lambda a, shape: np.reshape(a, shape),
-                 lambda ctx, g: reshape(g, shape=ctx.shapes[0]), grad_name="ViewBackward0")
 permute = linear("permute", lambda a, axes: np.transpose(a, axes),
                  lambda ctx, g: permute(g, axes=_axes_back(ctx)))
 index = linear("index", lambda a, key: np.asarray(a)[key],
                lambda ctx, g: index_put(g, key=ctx.params["key"], shape=ctx.shapes[0]),
                grad_name="IndexBackward0")
 index_put = linear("index_put", _index_put, lambda ctx, g: index(g, key=ctx.params["key"]))
-sum = linear("sum",  # noqa: A001 - mirrors torch.sum
-             lambda a, dim=None, keepdim=False: np.sum(a, axis=dim, keepdims=keepdim), _sum_t)
 mean = linear("mean", lambda a, dim=None, keepdim=False: np.mean(a, axis=dim, keepdims=keepdim),
               _mean_t)
 
 
-def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
-    lead = a.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(shape) if n == 1 and a.shape[i + lead] != 1
-    )
-    out = a.sum(axis=axes, keepdims=True) if axes else a
-    return out.reshape(shape)
 
 
 # --- products -----------------------------------------------------------------------------
@@ -278,4 +238,3 @@ stack = Primitive("stack", lambda *a, dim=0: np.stack(np.broadcast_arrays(*a), a
 cat = Primitive("cat", lambda *a, dim=0: np.concatenate(a, axis=dim), vjp=_cat_vjp,
                 jvp=lambda ctx, ts: _joined_jvp(cat, ctx, ts), jet=T.per_coefficient,
                 saves=False)
-

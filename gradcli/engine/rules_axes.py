@@ -25,8 +25,20 @@ import numpy as np
 from gradcli.engine import taylor as T
 from gradcli.engine.core import raw
 from gradcli.engine.primitive import Ctx, Primitive
-from gradcli.engine.rules_array import Dim, _negative, broadcast_to, sum, unsqueeze  # noqa: A004
-from gradcli.engine.rules_elementwise import abs, exp, linear, pow_scalar, sgn, where, zeros  # noqa: A004
+from gradcli.engine.rules_elementwise import (  # noqa: A004 - abs, sum mirror torch's
+    Dim,
+    _negative,
+    abs,
+    broadcast_to,
+    exp,
+    linear,
+    pow_scalar,
+    sgn,
+    sum,
+    unsqueeze,
+    where,
+    zeros,
+)
 
 
 def _kept(g: Any, dim: Dim, keepdim: bool, ndim: int) -> Any:

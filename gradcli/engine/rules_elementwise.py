@@ -91,8 +91,6 @@ def linear(name: str, fwd: Callable, transpose: Callable[[Ctx, Any], Any],
         return [transpose(ctx, g)]
 
     def jvp(ctx: Ctx, tangents: list) -> Any:
-        from gradcli.engine.rules_array import broadcast_to  # the array half imports this one
-
         return prim(broadcast_to(tangents[0], shape=ctx.shapes[0]), **ctx.params)
 
     prim = Primitive(name, fwd, vjp=vjp, jvp=jvp, jet=T.per_coefficient, arity=1,
@@ -122,8 +120,6 @@ def unbroadcast(g: Any, shape: tuple) -> Any:
     gshape = np.shape(g)
     if gshape == shape:
         return g
-    from gradcli.engine.rules_array import sum, sum_to  # noqa: A004 - the array half imports this one
-
     b = batch_ndim()
     if not b:
         return sum_to(g, shape=shape)
@@ -420,3 +416,69 @@ def _where_jvp(ctx: Ctx, tangents: list) -> Any:
 
 where = Primitive("where", lambda c, a, b: np.where(c, a, b), vjp=_where_vjp, jvp=_where_jvp,
                   jet=T.per_coefficient, arity=3)
+
+
+Dim = int | tuple[int, ...]
+
+
+def _negative(dim: Dim, ndim: int) -> tuple[int, ...]:
+    """``dim`` as negative axes of an array of ``ndim`` axes (robust to leading axes)."""
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return tuple(sorted(d - ndim if d >= 0 else d for d in dims))
+
+
+def _reduced_shape_back(g: Any, shape: tuple, dim: Any = None, keepdim: bool = False) -> Any:
+    """A reduction's cotangent with unit axes where ``dim`` was reduced, so that it
+    broadcasts against the input. The axes are inserted counting from the end, so ``g``
+    may have fewer leading axes than the output (a scalar seed) or, inside ``batch_axes``,
+    larger ones (a per-point cotangent of a shared input)."""
+    if keepdim or not np.ndim(raw(g)):
+        return g
+    if dim is None:
+        return reshape(g, shape=(1,) * len(shape))
+    return unsqueeze(g, dim=_negative(dim, len(shape)))
+
+
+def _sum_t(ctx: Ctx, g: Any) -> Any:
+    back = _reduced_shape_back(g, ctx.shapes[0], **ctx.params)
+    # a per-point cotangent of a shared input (inside batch_axes) keeps its leading axes
+    return broadcast_to(back, shape=np.broadcast_shapes(np.shape(raw(back)), ctx.shapes[0]))
+
+
+def _squeeze_fwd(a: Any, dim: Dim) -> Any:
+    # a 0-d value is a broadcast scalar (a seed): it has no axes to remove
+    return a if np.ndim(a) == 0 else np.squeeze(a, axis=dim)
+
+
+# unit axes in and out, and the swap of the last two axes: whatever the leading axes are
+unsqueeze = linear("unsqueeze", lambda a, dim: np.expand_dims(a, dim),
+                   lambda ctx, g: squeeze(g, dim=ctx.params["dim"]))
+
+
+squeeze = linear("squeeze", _squeeze_fwd, lambda ctx, g: unsqueeze(g, dim=ctx.params["dim"]),
+                 grad_name="SqueezeBackward1")
+
+
+sum_to = linear("sum_to", lambda a, shape: _sum_to(np.asarray(a), shape),
+                lambda ctx, g: broadcast_to(g, shape=ctx.shapes[0]), grad_name="SumBackward1")
+
+
+broadcast_to = linear("broadcast_to", lambda a, shape: np.broadcast_to(a, shape),
+                      lambda ctx, g: unbroadcast(g, ctx.shapes[0]), grad_name="ExpandBackward0")
+
+
+sum = linear("sum",  # noqa: A001 - mirrors torch.sum
+             lambda a, dim=None, keepdim=False: np.sum(a, axis=dim, keepdims=keepdim), _sum_t)
+
+
+def _sum_to(a: np.ndarray, shape: tuple) -> np.ndarray:
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and a.shape[i + lead] != 1
+    )
+    out = a.sum(axis=axes, keepdims=True) if axes else a
+    return out.reshape(shape)
+
+
+reshape = linear("reshape", lambda a, shape: np.reshape(a, shape),
+                 lambda ctx, g: reshape(g, shape=ctx.shapes[0]), grad_name="ViewBackward0")

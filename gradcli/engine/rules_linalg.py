@@ -20,9 +20,9 @@ import numpy as np
 from gradcli.engine import taylor as T
 from gradcli.engine.homogeneous import per_monomial
 from gradcli.engine.primitive import Ctx, Primitive
-from gradcli.engine.rules_array import matmul, matrix_transpose, sum, unsqueeze  # noqa: A004
+from gradcli.engine.rules_array import matmul, matrix_transpose
 from gradcli.engine.rules_axes import _spread
-from gradcli.engine.rules_elementwise import unbroadcast
+from gradcli.engine.rules_elementwise import sum, unbroadcast, unsqueeze  # noqa: A004
 
 _LAST2 = (-2, -1)
 
