@@ -12,14 +12,14 @@ from __future__ import annotations
 import numbers
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from gradcli.engine.grad_mode import is_grad_enabled, quiet
 
-if TYPE_CHECKING:
-    from gradcli.engine.primitive import Node
+#: a recorded operation (``primitive.Node``, which imports this module)
+Node = Any
 
 class AccumulateGrad:
     """The graph's edge into a leaf tensor: backward accumulates into its ``.grad``."""

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from gradcli.engine.core import Tensor
+#: ``core.Tensor`` (which imports this module to show itself)
+Tensor = Any
 
 
 def _format(arr: np.ndarray) -> str:

@@ -9,7 +9,7 @@ Shapes are checked here, at compile time, with the caret under the culprit.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -17,8 +17,8 @@ from gradcli.engine import rules as R
 from gradcli.lang.ast import Call, Index, Node, Slice
 from gradcli.lang.slots import Shape, Slot
 
-if TYPE_CHECKING:
-    from gradcli.lang.compile import _Compiler
+#: ``compile._Compiler``, which calls these steps (it imports this module)
+_Compiler = Any
 
 
 def _axes(k: int) -> tuple[int, ...]:

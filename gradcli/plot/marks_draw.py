@@ -9,7 +9,7 @@ under them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 from matplotlib.colors import BoundaryNorm, ListedColormap
@@ -17,8 +17,8 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from gradcli.plot.layout import short
 from gradcli.plot.marks import point_text
 
-if TYPE_CHECKING:
-    from gradcli.plot.figures import Canvas
+#: ``figures.Canvas``, which calls these drawers (it imports this module)
+Canvas = Any
 
 __all__ = ["draw_basins", "draw_critical", "draw_paths", "draw_flows", "draw_legend",
            "draw_traced", "TRACED_COLORS", "MARKERS", "basin_colors", "saddle_segments",
