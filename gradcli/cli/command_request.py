@@ -17,9 +17,10 @@ from gradcli.cli.format_choice import choose_format
 from gradcli.cli.grid_option import resolve_grid
 from gradcli.cli.inputs import read_array
 from gradcli.cli.messages import UsageProblem
+from gradcli.cli.row_writing import output_part
 from gradcli.lang import free_variables, parse
 from gradcli.lang.spec_text import parse_point
-from gradcli.request import Output, Request
+from gradcli.request import Request
 
 __all__ = ["build_request", "held_values", "read_parameters", "command_line"]
 
@@ -99,9 +100,8 @@ def build_request(what: str, options: Mapping[str, Any]) -> Request:
                       scheduler_timeout=o.get("scheduler_timeout", 10.0),
                       threads=o.get("threads"), memory=o.get("memory"),
                       options={"expression": expression, **o}, **where)
-    return request.replace(output=Output(
-        o.get("fmt") or "auto", o.get("output"), o.get("precision", 6),
-        bool(o.get("overwrite")), command_line(request), bool(o.get("quiet"))))
+    return request.replace(output=output_part(what, dict(o), command_line(request),
+                                              choose=False))
 
 
 def read_parameters(what: str, options: Mapping[str, Any]) -> dict[str, Any]:

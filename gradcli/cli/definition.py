@@ -48,8 +48,10 @@ class Option:
     use into a list; ``once`` refuses a second use instead of letting the last one win.
     ``bare`` is the value an option stands for when given without one (``--grid``).
     ``shown_default`` replaces the default in --help and the README when the default is
-    decided at run time. ``help`` may be a function giving the text when it is shown (the
-    format options' texts are read from the format table then). A ``default`` of
+    decided at run time. ``to_writer`` names the rows writer's keyword an output option
+    feeds (its value travels in the request's output part). ``help`` may be a function
+    giving the text when it is shown (the format options' texts are read from the format
+    table then). A ``default`` of
     :data:`PLOT_DEFAULT` is PlotOptions' own (:attr:`default_value` looks it up). (Not
     frozen only because frozen dataclasses cost start-up time: nothing changes a
     declaration after it is made.)
@@ -71,6 +73,9 @@ class Option:
     bare: str | None = None
     shown_default: str | None = None
     suggest: tuple[str, ...] = ()  # values shell completion offers (choices are offered too)
+    #: the rows writer's keyword this option's value goes to (``output.write(title=...)``):
+    #: it travels in the request's output part, so no command body names it
+    to_writer: str | None = None
 
     @property
     def takes_value(self) -> bool:

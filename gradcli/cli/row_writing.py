@@ -14,9 +14,9 @@ from typing import Any
 from gradcli.cli.definition import BY_NAME
 from gradcli.cli.format_choice import choose_format
 from gradcli.cli.messages import note, notes_for, option_words, writing_stdout
-from gradcli.request import Request
+from gradcli.request import Output, Request
 
-__all__ = ["chosen_format", "write_rows", "said", "read_parameters"]
+__all__ = ["chosen_format", "write_rows", "said", "read_parameters", "output_part"]
 
 
 def chosen_format(command: str, fmt: str, output: str | None) -> str:
@@ -41,7 +41,7 @@ def write_rows(columns: Any, request: Request, variables: Any = (),
         notes = output.write(columns, fmt=o.format, path=o.path,
                              expression=request.expression, variables=list(variables),
                              notes=notes_for(o.format, (), after), precision=o.precision,
-                             stdout=sys.stdout, history=o.history)
+                             stdout=sys.stdout, history=o.history, **(o.extras or {}))
     for line in notes:
         note(line, o.quiet)
 
@@ -69,3 +69,28 @@ def read_parameters(given: dict[str, Any], units: list[str] | None = None,
            and not (name in defaults and value == defaults[name])}
     out |= {n: TABLE[n].read(g, None) for n, g in (("units", units), ("to", to)) if g}
     return out
+
+
+#: the output part's own options, by the keyword a body receives
+_OUTPUT = ("fmt", "output", "precision", "overwrite", "quiet")
+
+
+def output_part(command: str, options: dict[str, Any], history: str = "",
+                choose: bool = True) -> Output:
+    """The request's output part from ``command``'s declared options, taken out of
+    ``options`` (a body's keywords): ``fmt`` (the format chosen from it and ``output``'s
+    extension, its extra checked now), ``output``, ``precision``, ``overwrite``, ``quiet``
+    and every option declared ``to_writer`` (into ``extras``, by the writer's keyword), so
+    that a new output option is its declaration and nothing in the bodies. ``choose``
+    False leaves the format as given (the numeric commands choose it from the plan)."""
+    declared = {o.name: o for o in BY_NAME[command].options}
+    given = {name: options.pop(name) for name in list(options)
+             if name in _OUTPUT or getattr(declared.get(name), "to_writer", None)}
+    extras = {declared[n].to_writer: v for n, v in given.items()
+              if n not in _OUTPUT and v is not None}
+    fmt = given.get("fmt") or "auto"
+    if choose:
+        fmt = chosen_format(command, fmt, given.get("output"))
+    return Output(fmt, given.get("output"), given.get("precision", 6),
+                  bool(given.get("overwrite")), history, bool(given.get("quiet")),
+                  extras or None)

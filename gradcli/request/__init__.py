@@ -39,6 +39,8 @@ class Output(NamedTuple):
     overwrite: bool = False
     history: str = ""
     quiet: bool = False
+    #: the writer's keywords a front end's output options give (a table's ``title``)
+    extras: Mapping[str, Any] | None = None
 
     def replace(self, **changes: Any) -> Output:
         """This output part with some fields changed."""

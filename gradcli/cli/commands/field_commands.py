@@ -24,11 +24,11 @@ from gradcli.cli.messages import (
     writing_stdout,
 )
 from gradcli.cli.progress import RunProgress, wanted
-from gradcli.cli.row_writing import chosen_format, read_parameters, said, write_rows
+from gradcli.cli.row_writing import output_part, read_parameters, said, write_rows
 from gradcli.execute import execute
 from gradcli.lang import free_variables, parse
 from gradcli.lang.spec_text import parse_grid, parse_point
-from gradcli.request import Output, Request
+from gradcli.request import Request
 
 
 def _starts(expression: str, start: list[str], start_grid: list[str],
@@ -72,13 +72,15 @@ _UNBOUND = {
 
 
 def run_critical(what: str, expression: str, grid: list[str], points: str | None,
-                 at: list[str], fmt: str, output: str | None, precision: int, quiet: bool,
-                 max_points: int, track: str | None = None,
-                 units: list[str] | None = None, to: list[str] | None = None) -> int:
+                 at: list[str], max_points: int, track: str | None = None,
+                 units: list[str] | None = None, to: list[str] | None = None,
+                 **writing: Any) -> int:
     """Find, classify and write the critical points seeded by --grid or --points: the
-    options' text read into one Request (the library's parameters), run by the executor
+    options' text read into one Request (the library's parameters; ``writing``, the
+    output options, its output part), run by the executor
     (``fields.paths.critical_request``, which ``gradcli.critical`` runs too)."""
-    fmt = chosen_format(what, fmt, output)
+    out_part = output_part(what, writing)
+    quiet = out_part.quiet
     if grid and points:
         raise UsageProblem("use only one of --grid and --points (--at beside either holds "
                            "a variable fixed)")
@@ -104,7 +106,7 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
             seeds["grid"] = spec
         request = Request(expression, what, fixed=held, max_points=max_points,
                           parameters=read_parameters({"track": track}, units, to),
-                          output=Output(fmt, output, precision, quiet=quiet), **seeds)
+                          output=out_part, **seeds)
         out = execute(request, unbound=_UNBOUND["critical"])
     for line in said(out.notes):
         note(line, quiet)
@@ -114,13 +116,14 @@ def run_critical(what: str, expression: str, grid: list[str], points: str | None
 
 def run_descend(what: str, expression: str, start: list[str], start_grid: list[str],
                 at: list[str], method: str, steps: int, tol: float | None, every: int,
-                fmt: str, output: str | None, precision: int, quiet: bool, max_points: int,
-                units: list[str] | None = None, to: list[str] | None = None,
-                **hyper: Any) -> int:
+                max_points: int, units: list[str] | None = None,
+                to: list[str] | None = None, **options: Any) -> int:
     """Descend from every start; write the path rows; report why the runs stopped. The
-    options' text is read into one Request, run by the executor
+    options' text is read into one Request (the output options its output part, the rest
+    of ``options`` the optimiser's hyper-parameters), run by the executor
     (``fields.paths.descend_request``, which ``gradcli.descend`` runs too)."""
-    chosen_fmt = chosen_format(what, fmt, output)
+    out_part = output_part(what, options)
+    hyper, quiet, chosen_fmt, output = options, out_part.quiet, out_part.format, out_part.path
     held = held_values(at)
     with expression_warnings(quiet):
         starts = _starts(expression, start, start_grid, held)
@@ -133,7 +136,7 @@ def run_descend(what: str, expression: str, start: list[str], start_grid: list[s
                           parameters=read_parameters({**starts, "method": method, "steps": steps,
                                             "tol": tol, "every": every, **hyper}, units, to,
                                                      what),
-                          output=Output(chosen_fmt, output, precision, quiet=quiet))
+                          output=out_part)
         with RunProgress(wanted(quiet, count * steps * 4, False)) as bar, \
                 writing_stdout() if streaming else nullcontext():
             out = execute(request, unbound=_UNBOUND["starts"],
@@ -167,11 +170,10 @@ class _JsonlRows:
 
 
 def run_flow(what: str, expression: str, start: list[str], start_grid: list[str],
-             at: list[str], t: str | None, method: str, every: int, fmt: str,
-             output: str | None, precision: int, quiet: bool, max_points: int,
+             at: list[str], t: str | None, method: str, every: int, max_points: int,
              tol: float | None = None, box: str | None = None, rtol: float | None = None,
              atol: float | None = None, units: list[str] | None = None,
-             to: list[str] | None = None) -> int:
+             to: list[str] | None = None, **writing: Any) -> int:
     """Integrate from every start over the time grid; write the rows; say why runs ended
     early and, for dopri5, the steps it took. The options' text is read into one
     Request, run by the executor (``fields.paths.flow_request``, which ``gradcli.flow``
@@ -180,7 +182,8 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
     from gradcli.fields.flow import MAX_TIMES
     from gradcli.lang.spec_text import parse_box, parse_times
 
-    chosen_fmt = chosen_format(what, fmt, output)
+    out_part = output_part(what, writing)
+    quiet = out_part.quiet
     held = held_values(at)
     times = parse_times(t, MAX_TIMES) if t is not None else defaults.TIMES
     bounds = parse_box(box) if box is not None else None
@@ -192,7 +195,7 @@ def run_flow(what: str, expression: str, start: list[str], start_grid: list[str]
                           parameters=read_parameters({**starts, "t": times, "method": method,
                                             "every": every, "tol": tol, "box": bounds,
                                             "rtol": rtol, "atol": atol}, units, to),
-                          output=Output(chosen_fmt, output, precision, quiet=quiet))
+                          output=out_part)
         with RunProgress(wanted(quiet, count * times[2] * 4, False)) as bar:
             out = execute(request, unbound=_UNBOUND["starts"],
                           progress=bar.stage("integrating"))

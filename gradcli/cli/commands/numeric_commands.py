@@ -109,7 +109,7 @@ def run_request(req: Request) -> int:
                     precision=o.precision, stdout=sys.stdout,
                     progress=bar.stage(f"writing {o.path or 'standard output'}"),
                     origin=prepared.origin(o.history), history=o.history,
-                    overwrite=o.overwrite)
+                    overwrite=o.overwrite, **(o.extras or {}))
             for line in notes:
                 note(line, o.quiet)
     return _nonfinite_status(bad, req) or status
@@ -154,7 +154,7 @@ def run_shown(req: Request, prepared: Prepared) -> int:
                                  variables=list(prepared.binding.names),
                                  notes=notes_for(o.format, (), after),
                                  precision=o.precision, stdout=sys.stdout,
-                                 history=o.history)
+                                 history=o.history, **(o.extras or {}))
         for line in notes:
             note(line, o.quiet)
     return _nonfinite_status(bad, req)
