@@ -4,30 +4,34 @@ one row, written like the field commands'."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from gradcli.cli.command_request import held_values
 from gradcli.cli.messages import ExitStatus, expression_warnings, say
-from gradcli.cli.row_writing import chosen_format, read_parameters, said, write_rows
+from gradcli.cli.row_writing import output_part, read_parameters, said, write_rows
 from gradcli.execute import execute
-from gradcli.request import Output, Request
+from gradcli.request import Request
 
 
 def run_integrate(what: str, expression: str, path: str | None, disc: str | None,
                   box: str | None, surface: str | None, ball: str | None, flux: bool,
                   check: str | None, tol: float | None, wrt: list[str] | None, at: list[str],
-                  fmt: str, output: str | None, precision: int, quiet: bool,
-                  units: list[str] | None = None, to: list[str] | None = None) -> int:
+                  units: list[str] | None = None, to: list[str] | None = None,
+                  **writing: Any) -> int:
     """Integrate; write the row; with --check green, say whether both sides agree within
-    their error estimates (exit 1 if not)."""
-    fmt = chosen_format(what, fmt, output)
+    their error estimates (exit 1 if not). ``writing``: the output options, the request's
+    output part."""
+    out_part = output_part(what, writing)
+    quiet = out_part.quiet
     names = [n.strip() for spec in wrt or [] for n in spec.split(",") if n.strip()] or None
     request = Request(expression, what, fixed=held_values(at),
                       parameters=read_parameters(
                           {"path": path, "disc": disc, "box": box, "surface": surface,
                            "ball": ball, "flux": flux or None, "check": check, "tol": tol,
                            "wrt": names}, units, to),
-                      output=Output(fmt, output, precision, quiet=quiet))
+                      output=out_part)
     with expression_warnings(quiet):
         out = execute(request)
     columns = out.columns
